@@ -1,0 +1,27 @@
+// Shared vitest project preset for Apertus.ts.
+// Every `@apertus/<name>` import resolves to `packages/<name>/src/index.ts`, so a test
+// always runs against the sources next to it, never a stale build.
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { defineProject } from 'vitest/config';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Build a vitest project config for the package at `dir` (pass `import.meta.dirname`). */
+export function apertusProject(dir, overrides = {}) {
+  const { test = {}, ...rest } = overrides;
+  return defineProject({
+    resolve: {
+      alias: [{ find: /^@apertus\/([a-z0-9-]+)$/, replacement: path.join(root, 'packages/$1/src/index.ts') }],
+    },
+    test: {
+      name: path.basename(dir),
+      root: dir,
+      include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+      environment: 'node',
+      testTimeout: 60_000,
+      ...test,
+    },
+    ...rest,
+  });
+}
