@@ -1,1 +1,14 @@
-export {};
+/**
+ * @apertus/model — the Apertus decoder (ApertusForCausalLM) on @apertus/tensor: config,
+ * initialisation, training forward, Hugging Face checkpoints, KV-cache generation.
+ * @packageDocumentation
+ */
+export { type ApertusConfig, type RopeScaling, type PresetName, PRESETS, presetConfig, parseConfig, validateConfig, toHfConfig, parameterCount } from './config';
+export { ModelError, ConfigError, CheckpointError, GenerationError } from './errors';
+export { ropeInvFreq } from './rope';
+export { parameterShapes, initParameters, isBuffer } from './params';
+export { ApertusModel, type LayerWeights, type ForwardOptions } from './model';
+export { KVCache } from './kv-cache';
+export { step, type StepInput } from './infer';
+export { Sampler, validateSampling, type SamplingParams } from './sampling';
+export { generate, generateBatch, generateStream, type GenerateOptions, type Generation, type FinishReason } from './generate';

@@ -1,1 +1,26 @@
-export {};
+/**
+ * @apertus/tensor — tensors, reverse-mode autograd and compute kernels for Apertus.ts.
+ * @packageDocumentation
+ */
+export { Tensor, type GradNode, type NestedArray } from './tensor';
+export { type DType, type Storage, f32ToBf16Bits, bf16BitsToF32, f32ToF16Bits, f16BitsToF32, f32ArrayToBf16, bf16ArrayToF32, f32ArrayToF16, f16ArrayToF32 } from './dtype';
+export { type Shape, numel, broadcastShapes } from './shape';
+export { TensorError, ShapeError, DTypeError, AutogradError, BackendError } from './errors';
+export { Rng } from './random';
+export { backward, noGrad, isGradEnabled, record } from './autograd';
+export { registerBackend, setBackend, backendOf, listBackends, kernel, kernelNames, type BackendInfo } from './backend';
+export type { KernelSet, KernelName, UnaryOp, BinaryOp, AttentionArgs, AttentionBackwardArgs } from './kernels/types';
+export { jsKernels } from './kernels/js/index';
+export { sgemm, sgemmBf16, sgemmReference, gemmBackend, setGemmBackend, setGemmThreads, type GemmArgs, type GemmBf16Args } from './kernels/gemm/index';
+export { add, sub, mul, div, maximum, minimum, pow, neg, exp, log, expm1, log1p, softplus, sigmoid, silu, tanh, sqrt, rsqrt, square, abs, relu, scale, type TensorLike } from './ops/elementwise';
+export { sum, mean, max, argmax } from './ops/reduce';
+export { reshape, permute, transpose, narrow, unsqueeze, squeeze, contiguous, cat } from './ops/view';
+export { matmul, linear } from './ops/matmul';
+export { rmsnorm } from './ops/rmsnorm';
+export { softmax, logSoftmax } from './ops/softmax';
+export { embedding } from './ops/embedding';
+export { rope } from './ops/rope';
+export { attention, type AttentionOptions } from './ops/attention';
+export { crossEntropy, type CrossEntropyOptions } from './ops/cross-entropy';
+export { defineOp, type CustomOp, type CustomOpContext } from './ops/custom';
+export { gradcheck, type GradcheckResult } from './gradcheck';

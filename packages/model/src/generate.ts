@@ -1,0 +1,145 @@
+import { GenerationError } from './errors';
+import { step } from './infer';
+import { KVCache } from './kv-cache';
+import type { ApertusModel } from './model';
+import { Sampler, type SamplingParams } from './sampling';
+
+/** Why generation stopped (OpenAI's names). */
+export type FinishReason = 'stop' | 'length';
+
+/** Options of `generate` and friends. */
+export interface GenerateOptions extends SamplingParams {
+  /** Maximum new tokens. Default 256. */
+  maxTokens?: number;
+  /** Token ids that end generation (not included in the output). Default: the config's eos ids. */
+  stopTokenIds?: readonly number[];
+  /** Strings that end generation; needs `decode`. The output text is cut before the match. */
+  stop?: readonly string[];
+  /** Detokenizer used to look for stop strings. */
+  decode?: (ids: readonly number[]) => string;
+  /** Called with each new token; return false to stop early. */
+  onToken?: (token: number) => boolean | void;
+  /** Abort generation (e.g. the client went away). */
+  signal?: AbortSignal;
+  /** Tokens of prefill per step (long prompts are fed in chunks). Default 512. */
+  prefillChunk?: number;
+}
+
+/** Result of one generated sequence. */
+export interface Generation {
+  /** New token ids (stop tokens and stop strings excluded). */
+  tokens: number[];
+  /** 'stop' (a stop token/string) or 'length' (maxTokens or the context limit). */
+  finishReason: FinishReason;
+  /** Matched stop string, when that is why generation stopped. */
+  stopString?: string;
+}
+
+function eosIds(model: ApertusModel, o: GenerateOptions): Set<number> {
+  const e = model.config.eos_token_id;
+  return new Set(o.stopTokenIds ?? (Array.isArray(e) ? e : [e]));
+}
+
+/** State of one sequence inside a batched generation. */
+interface Seq {
+  prompt: readonly number[];
+  cache: KVCache;
+  sampler: Sampler;
+  out: number[];
+  done: Generation | null;
+  opts: GenerateOptions;
+  eos: Set<number>;
+}
+
+function checkStop(s: Seq, token: number): Generation | null {
+  const max = s.opts.maxTokens ?? 256;
+  if (s.eos.has(token)) return { tokens: s.out, finishReason: 'stop' };
+  s.out.push(token);
+  if (s.opts.onToken?.(token) === false) return { tokens: s.out, finishReason: 'stop' };
+  if (s.opts.stop?.length) {
+    if (!s.opts.decode) throw new GenerationError('stop', 'stop strings need a decode function');
+    const text = s.opts.decode(s.out);
+    for (const str of s.opts.stop) {
+      if (str && text.includes(str)) return { tokens: s.out, finishReason: 'stop', stopString: str };
+    }
+  }
+  if (s.out.length >= max || s.cache.length >= s.cache.capacity) return { tokens: s.out, finishReason: 'length' };
+  return null;
+}
+
+function newSeq(model: ApertusModel, prompt: readonly number[], opts: GenerateOptions): Seq {
+  if (prompt.length === 0) throw new GenerationError('prompt', 'the prompt has no tokens');
+  const maxTokens = opts.maxTokens ?? 256;
+  if (!Number.isInteger(maxTokens) || maxTokens < 1) throw new GenerationError('maxTokens', `must be a positive integer, got ${maxTokens}`);
+  const limit = model.config.max_position_embeddings;
+  if (prompt.length >= limit) throw new GenerationError('prompt', `${prompt.length} prompt tokens leave no room in the ${limit}-token context`);
+  const capacity = Math.min(limit, prompt.length + maxTokens);
+  return { prompt, cache: new KVCache(model.config, capacity), sampler: new Sampler(opts, prompt), out: [], done: null, opts, eos: eosIds(model, opts) };
+}
+
+/**
+ * Generate continuations of several prompts of different lengths together: each sequence has its
+ * own KV cache and sampler; prefill chunks and decode steps of all unfinished sequences share one
+ * batched `step`. Returns one Generation per prompt, in order.
+ */
+export function generateBatch(model: ApertusModel, prompts: readonly (readonly number[])[], opts: GenerateOptions = {}): Generation[] {
+  const seqs = prompts.map((p) => newSeq(model, p, opts));
+  const chunk = opts.prefillChunk ?? 512;
+  // Prefill: feed prompts in chunks; the last chunk's logits give each sequence's first token.
+  const pending = new Map<Seq, number>(seqs.map((s) => [s, 0]));
+  let next = new Map<Seq, number>();
+  while (pending.size > 0) {
+    const batch = [...pending].map(([s, off]) => ({ s, tokens: s.prompt.slice(off, off + chunk) }));
+    const logits = step(model, batch.map(({ s, tokens }) => ({ cache: s.cache, tokens })));
+    const V = model.config.vocab_size;
+    batch.forEach(({ s, tokens }, i) => {
+      const off = pending.get(s)! + tokens.length;
+      if (off < s.prompt.length) pending.set(s, off);
+      else { pending.delete(s); next.set(s, s.sampler.sample(logits.subarray(i * V, (i + 1) * V))); }
+    });
+  }
+  // Decode.
+  for (;;) {
+    const live: Seq[] = [];
+    for (const [s, tok] of next) {
+      if (opts.signal?.aborted) s.done = { tokens: s.out, finishReason: 'stop' };
+      else s.done = checkStop(s, tok);
+      if (!s.done) live.push(s);
+    }
+    if (live.length === 0) break;
+    const logits = step(model, live.map((s) => ({ cache: s.cache, tokens: [next.get(s)!] })));
+    const V = model.config.vocab_size;
+    next = new Map(live.map((s, i) => [s, s.sampler.sample(logits.subarray(i * V, (i + 1) * V))]));
+  }
+  return seqs.map((s) => s.done!);
+}
+
+/** Generate a continuation of one prompt (token ids). */
+export function generate(model: ApertusModel, prompt: readonly number[], opts: GenerateOptions = {}): Generation {
+  return generateBatch(model, [prompt], opts)[0]!;
+}
+
+/**
+ * Stream tokens as they are produced; each `await` yields to the event loop between tokens, so a
+ * server stays responsive. The return value of the iterator is the final Generation.
+ */
+export async function* generateStream(model: ApertusModel, prompt: readonly number[], opts: GenerateOptions = {}): AsyncGenerator<number, Generation> {
+  const s = newSeq(model, prompt, opts);
+  const V = model.config.vocab_size;
+  const chunk = opts.prefillChunk ?? 512;
+  let logits: Float32Array = new Float32Array(0);
+  for (let off = 0; off < prompt.length; off += chunk) {
+    logits = step(model, [{ cache: s.cache, tokens: prompt.slice(off, off + chunk) }]);
+    await new Promise((r) => setImmediate(r));
+  }
+  let tok = s.sampler.sample(logits.subarray(0, V));
+  for (;;) {
+    if (opts.signal?.aborted) return { tokens: s.out, finishReason: 'stop' };
+    const done = checkStop(s, tok);
+    if (done) return done;
+    yield tok;
+    logits = step(model, [{ cache: s.cache, tokens: [tok] }]);
+    await new Promise((r) => setImmediate(r));
+    tok = s.sampler.sample(logits.subarray(0, V));
+  }
+}

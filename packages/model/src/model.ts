@@ -1,0 +1,115 @@
+import {
+  add, attention, embedding, linear, reshape, rmsnorm, rope, Tensor,
+} from '@apertus/tensor';
+import { xielu, type XieluParams } from '@apertus/xielu';
+import type { ApertusConfig } from './config';
+import { CheckpointError } from './errors';
+import { initParameters, isBuffer, parameterShapes } from './params';
+import { ropeInvFreq } from './rope';
+
+/** The tensors of one decoder layer. */
+export interface LayerWeights {
+  attention_layernorm: Tensor;
+  q_proj: Tensor; k_proj: Tensor; v_proj: Tensor; o_proj: Tensor;
+  q_norm: Tensor; k_norm: Tensor;
+  feedforward_layernorm: Tensor;
+  up_proj: Tensor; down_proj: Tensor;
+  act: XieluParams;
+}
+
+/** Inputs of a training/scoring forward pass. */
+export interface ForwardOptions {
+  /** Position ids [B, T] (i32); default 0…T−1 per row. With packing: positions reset after each EoD. */
+  positions?: Tensor;
+  /** Document ids [B, T] (i32): attention never crosses documents (packing's cross-document mask). */
+  docIds?: Tensor;
+}
+
+/**
+ * ApertusForCausalLM: token embedding, L pre-norm decoder layers (QK-norm, llama3 RoPE, causal
+ * GQA attention, xIELU MLP), final RMSNorm and an untied LM head. Weights are named exactly as in
+ * Hugging Face checkpoints (`params`); large matrices may stay bf16 for inference.
+ */
+export class ApertusModel {
+  /** Architecture. */
+  readonly config: ApertusConfig;
+  /** Every checkpoint tensor by its Hugging Face name. */
+  readonly params: Map<string, Tensor>;
+  /** Typed views of the per-layer tensors. */
+  readonly layers: LayerWeights[];
+  /** RoPE inverse frequencies (float32, llama3-scaled). */
+  readonly invFreq: Float32Array;
+
+  /** Wrap a complete set of named tensors; throws CheckpointError naming the first missing or misshapen one. */
+  constructor(config: ApertusConfig, params: Map<string, Tensor>) {
+    this.config = config;
+    this.params = params;
+    for (const [name, shape] of parameterShapes(config)) {
+      const t = params.get(name);
+      if (!t) throw new CheckpointError('missing tensor', name);
+      if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
+        throw new CheckpointError(`shape [${t.shape}] does not match config (expected [${shape}])`, name);
+      }
+    }
+    const get = (n: string) => params.get(n)!;
+    this.layers = Array.from({ length: config.num_hidden_layers }, (_, i) => {
+      const p = `model.layers.${i}.`;
+      return {
+        attention_layernorm: get(p + 'attention_layernorm.weight'),
+        q_proj: get(p + 'self_attn.q_proj.weight'), k_proj: get(p + 'self_attn.k_proj.weight'),
+        v_proj: get(p + 'self_attn.v_proj.weight'), o_proj: get(p + 'self_attn.o_proj.weight'),
+        q_norm: get(p + 'self_attn.q_norm.weight'), k_norm: get(p + 'self_attn.k_norm.weight'),
+        feedforward_layernorm: get(p + 'feedforward_layernorm.weight'),
+        up_proj: get(p + 'mlp.up_proj.weight'), down_proj: get(p + 'mlp.down_proj.weight'),
+        act: { alpha_p: get(p + 'mlp.act_fn.alpha_p'), alpha_n: get(p + 'mlp.act_fn.alpha_n'), beta: get(p + 'mlp.act_fn.beta'), eps: get(p + 'mlp.act_fn.eps') },
+      };
+    });
+    this.invFreq = ropeInvFreq(config);
+  }
+
+  /** A randomly initialised model (Apertus recipe init, §initParameters). */
+  static init(config: ApertusConfig, seed = 28): ApertusModel {
+    return new ApertusModel(config, initParameters(config, seed));
+  }
+
+  /** Trainable parameters in checkpoint order (buffers β, ε excluded). */
+  parameters(): [string, Tensor][] {
+    return [...this.params].filter(([n]) => !isBuffer(n));
+  }
+
+  /** The embedding table. */
+  get embedTokens(): Tensor { return this.params.get('model.embed_tokens.weight')!; }
+  /** The final norm weight. */
+  get norm(): Tensor { return this.params.get('model.norm.weight')!; }
+  /** The LM head [V, H]. */
+  get lmHead(): Tensor { return this.params.get('lm_head.weight')!; }
+
+  /**
+   * Final hidden states [B, T, H] for token ids [B, T], recorded for autograd when parameters
+   * require grad. Positions and document ids implement packed-sequence training (§4.4).
+   */
+  hidden(ids: Tensor, opts: ForwardOptions = {}): Tensor {
+    const c = this.config;
+    const [B, T] = ids.shape as [number, number];
+    const positions = opts.positions ?? Tensor.ints(Array.from({ length: B * T }, (_, i) => i % T), [B, T]);
+    let h = embedding(ids, this.embedTokens);
+    for (const L of this.layers) {
+      const a = rmsnorm(h, L.attention_layernorm, c.rms_norm_eps);
+      let q = reshape(linear(a, L.q_proj), [B, T, c.num_attention_heads, c.head_dim]);
+      let k = reshape(linear(a, L.k_proj), [B, T, c.num_key_value_heads, c.head_dim]);
+      const v = reshape(linear(a, L.v_proj), [B, T, c.num_key_value_heads, c.head_dim]);
+      q = rope(rmsnorm(q, L.q_norm, c.rms_norm_eps), positions, this.invFreq);
+      k = rope(rmsnorm(k, L.k_norm, c.rms_norm_eps), positions, this.invFreq);
+      const o = attention(q, k, v, opts.docIds ? { docQ: opts.docIds } : {});
+      h = add(h, linear(reshape(o, [B, T, c.num_attention_heads * c.head_dim]), L.o_proj));
+      const m = rmsnorm(h, L.feedforward_layernorm, c.rms_norm_eps);
+      h = add(h, linear(xielu(linear(m, L.up_proj), L.act), L.down_proj));
+    }
+    return rmsnorm(h, this.norm, c.rms_norm_eps);
+  }
+
+  /** Logits [B, T, V] for token ids [B, T]. */
+  forward(ids: Tensor, opts: ForwardOptions = {}): Tensor {
+    return linear(this.hidden(ids, opts), this.lmHead);
+  }
+}

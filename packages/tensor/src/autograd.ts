@@ -1,0 +1,105 @@
+import { AutogradError, ShapeError } from './errors';
+import { sameShape } from './shape';
+import { Tensor, type GradNode } from './tensor';
+
+let gradEnabled = true;
+
+/** Whether ops are currently recorded for autograd. */
+export function isGradEnabled(): boolean {
+  return gradEnabled;
+}
+
+/** Run `fn` without recording ops (inference, optimizer updates, evaluation). */
+export function noGrad<T>(fn: () => T): T {
+  const prev = gradEnabled;
+  gradEnabled = false;
+  try {
+    return fn();
+  } finally {
+    gradEnabled = prev;
+  }
+}
+
+/**
+ * Record `out = op(inputs)` on the tape when grad mode is on and any input requires grad.
+ * `backward` maps dLoss/dOut to dLoss/dInput per input. Returns `out`.
+ */
+export function record(out: Tensor, op: string, inputs: readonly Tensor[], backward: GradNode['backward']): Tensor {
+  if (gradEnabled && inputs.some((t) => t.requiresGrad)) {
+    out.requiresGrad = true;
+    out.node = { op, inputs, backward };
+  }
+  return out;
+}
+
+/** Add `g` into `acc` elementwise (both contiguous f32, same size). */
+function accumulate(acc: Float32Array, g: Tensor): void {
+  const src = g.materialize().data;
+  for (let i = 0; i < acc.length; i++) acc[i]! += src[i]!;
+}
+
+/**
+ * Reverse-mode differentiation from `root`: topological order over recorded nodes, gradients
+ * summed where a tensor is used several times, and added into `.grad` of every leaf that
+ * requires grad (so calling backward several times accumulates, as in gradient accumulation).
+ * `grad` defaults to 1 for a one-element root.
+ */
+export function backward(root: Tensor, grad?: Tensor): void {
+  if (!root.requiresGrad) throw new AutogradError(`backward: ${root} does not require grad (was it computed under noGrad, or from constants only?)`);
+  if (!grad) {
+    if (root.size !== 1) throw new AutogradError(`backward: ${root} is not a scalar; pass the output gradient`);
+    grad = Tensor.full(root.shape, 1);
+  } else if (!sameShape(grad.shape, root.shape)) {
+    throw new ShapeError(`backward: gradient shape [${grad.shape}] differs from output shape [${root.shape}]`);
+  }
+
+  // Topological order (iterative DFS: graphs of deep models would overflow a recursive one).
+  const order: Tensor[] = [];
+  const seen = new Set<Tensor>();
+  const stack: [Tensor, number][] = [[root, 0]];
+  seen.add(root);
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1]!;
+    const [t, i] = top;
+    const inputs = t.node?.inputs ?? [];
+    if (i < inputs.length) {
+      top[1]++;
+      const c = inputs[i]!;
+      if (c.requiresGrad && !seen.has(c)) { seen.add(c); stack.push([c, 0]); }
+    } else {
+      stack.pop();
+      order.push(t);
+    }
+  }
+
+  const grads = new Map<Tensor, Float32Array>();
+  grads.set(root, grad.materialize().data.slice());
+  const prev = gradEnabled;
+  gradEnabled = false;
+  try {
+    for (let i = order.length - 1; i >= 0; i--) {
+      const t = order[i]!;
+      const g = grads.get(t);
+      if (!g) continue;
+      grads.delete(t);
+      if (!t.node) {
+        if (t.grad === null) t.grad = new Tensor(g, t.shape, 'f32');
+        else accumulate(t.grad.data, new Tensor(g, t.shape, 'f32'));
+        continue;
+      }
+      const gin = t.node.backward(new Tensor(g, t.shape, 'f32'));
+      t.node.inputs.forEach((inp, k) => {
+        const gi = gin[k];
+        if (!gi || !inp.requiresGrad) return;
+        if (!sameShape(gi.shape, inp.shape)) {
+          throw new AutogradError(`backward of ${t.node!.op}: gradient [${gi.shape}] for input ${k} of shape [${inp.shape}]`);
+        }
+        const acc = grads.get(inp);
+        if (acc) accumulate(acc, gi);
+        else grads.set(inp, gi.materialize().data.slice());
+      });
+    }
+  } finally {
+    gradEnabled = prev;
+  }
+}

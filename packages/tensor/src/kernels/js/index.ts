@@ -1,0 +1,19 @@
+import type { KernelSet } from '../types';
+import { attention, attentionBackward } from './attention';
+import { crossEntropy, crossEntropyBackward } from './cross-entropy';
+import { binary, unary, unaryBackward } from './elementwise';
+import { embedding, embeddingBackward } from './embedding';
+import { max, sum } from './reduce';
+import { rmsnorm, rmsnormBackward } from './rmsnorm';
+import { rope } from './rope';
+import { logSoftmax, logSoftmaxBackward, softmax, softmaxBackward } from './softmax';
+
+/** The plain TypeScript kernels: the reference every other backend is tested against. */
+export const jsKernels: KernelSet = {
+  unary, unaryBackward, binary, sum, max,
+  softmax, softmaxBackward, logSoftmax, logSoftmaxBackward,
+  rmsnorm, rmsnormBackward, embedding, embeddingBackward, rope,
+  attention, attentionBackward, crossEntropy, crossEntropyBackward,
+};
+
+export { sigmoid, softplus } from './elementwise';

@@ -1,0 +1,137 @@
+/**
+ * The raw kernel contract of @apertus/tensor.
+ *
+ * A kernel works on contiguous, row-major typed arrays and writes into the output arrays it is
+ * given; it never allocates tensors and knows nothing about autograd. Every kernel has a plain
+ * TypeScript implementation (`kernels/js`, the reference) and a gpu.js implementation
+ * (`kernels/gpujs`); GEMM also has WebAssembly SIMD implementations (`kernels/gemm`). Which one
+ * runs is chosen per op by the backend registry (`backend.ts`) and can be queried.
+ *
+ * Conventions: `F32` arrays hold float32 values, `I32` arrays hold token ids or positions.
+ * "accumulate" means the kernel adds into the output instead of overwriting it.
+ */
+
+/** Float32 buffer. */
+export type F32 = Float32Array;
+/** Int32 buffer. */
+export type I32 = Int32Array;
+
+/** Elementwise functions y = f(x). */
+export type UnaryOp =
+  | 'neg'
+  | 'exp'
+  | 'log'
+  | 'expm1'
+  | 'log1p'
+  | 'softplus'
+  | 'sigmoid'
+  | 'silu'
+  | 'tanh'
+  | 'sqrt'
+  | 'rsqrt'
+  | 'square'
+  | 'abs'
+  | 'relu';
+
+/** Elementwise functions of two broadcast operands. */
+export type BinaryOp = 'add' | 'sub' | 'mul' | 'div' | 'maximum' | 'minimum' | 'pow';
+
+/** Arguments of the fused causal attention kernels (flash-style streaming softmax). */
+export interface AttentionArgs {
+  /** Batch size. */
+  B: number;
+  /** Number of queries per sequence. */
+  T: number;
+  /** Number of keys per sequence (T for training; cached length + T when decoding). */
+  S: number;
+  /** Query heads. */
+  nh: number;
+  /** Key/value heads; query head h uses kv head floor(h / (nh / nkv)). */
+  nkv: number;
+  /** Head dimension. */
+  d: number;
+  /** Queries, layout [B, T, nh, d]. */
+  q: F32;
+  /** Keys, layout [B, S, nkv, d]. */
+  k: F32;
+  /** Values, layout [B, S, nkv, d]. */
+  v: F32;
+  /** Score scale, usually d^-1/2. */
+  scale: number;
+  /** Query t of a sequence sits at key position `qOffset + t` (0 in training; the cache length when decoding). Causal: key s is visible iff s <= qOffset + t. */
+  qOffset: number;
+  /** Optional document ids of the queries, [B, T]; key s is visible only if docK[s] === docQ[t]. */
+  docQ?: I32;
+  /** Optional document ids of the keys, [B, S]; required when docQ is given. */
+  docK?: I32;
+  /** Output [B, T, nh, d]. */
+  out: F32;
+  /** Log-sum-exp of the scaled scores per query and head, [B, nh, T] (saved for the backward pass). */
+  lse: F32;
+}
+
+/** Extra arguments of the attention backward kernel (gradients are overwritten, not accumulated). */
+export interface AttentionBackwardArgs extends AttentionArgs {
+  /** Gradient of the output, [B, T, nh, d]. */
+  gout: F32;
+  /** Gradient of q, [B, T, nh, d]. */
+  gq: F32;
+  /** Gradient of k, [B, S, nkv, d]. */
+  gk: F32;
+  /** Gradient of v, [B, S, nkv, d]. */
+  gv: F32;
+}
+
+/** The full set of raw kernels one backend provides. */
+export interface KernelSet {
+  /** out[i] = f(x[i]). */
+  unary(op: UnaryOp, x: F32, out: F32): void;
+  /** gx[i] = gy[i] * f'(x[i]); y = f(x) is passed so kernels can reuse it (exp, sigmoid...). */
+  unaryBackward(op: UnaryOp, x: F32, y: F32, gy: F32, gx: F32): void;
+  /**
+   * out = a (op) b with broadcasting. `outShape` has rank r; `aStrides`/`bStrides` are the
+   * operands' element strides for each of the r output axes (0 on a broadcast axis).
+   */
+  binary(op: BinaryOp, a: F32, aStrides: readonly number[], b: F32, bStrides: readonly number[], outShape: readonly number[], out: F32): void;
+  /** out[o, i] = sum_j x[o, j, i] for x viewed as [outer, n, inner]. */
+  sum(x: F32, outer: number, n: number, inner: number, out: F32): void;
+  /** out[o, i] = max_j x[o, j, i]; arg[o, i] = first j attaining it. */
+  max(x: F32, outer: number, n: number, inner: number, out: F32, arg: I32): void;
+  /** Row softmax over the last axis of x viewed as [rows, n]. */
+  softmax(x: F32, rows: number, n: number, out: F32): void;
+  /** gx = y * (gy - sum(gy * y)) per row. */
+  softmaxBackward(y: F32, gy: F32, rows: number, n: number, gx: F32): void;
+  /** Row log-softmax. */
+  logSoftmax(x: F32, rows: number, n: number, out: F32): void;
+  /** gx = gy - exp(y) * sum(gy) per row. */
+  logSoftmaxBackward(y: F32, gy: F32, rows: number, n: number, gx: F32): void;
+  /** out = w * x / sqrt(mean(x^2) + eps) per row of length n; rstd[row] = 1/sqrt(mean(x^2)+eps). */
+  rmsnorm(x: F32, w: F32, rows: number, n: number, eps: number, out: F32, rstd: F32): void;
+  /** gx overwritten; gw accumulated (summed over rows). */
+  rmsnormBackward(x: F32, w: F32, rstd: F32, gy: F32, rows: number, n: number, gx: F32, gw: F32): void;
+  /** out[t, :] = table[ids[t], :] with table [V, H]. */
+  embedding(ids: I32, table: F32, H: number, out: F32): void;
+  /** gtable[ids[t], :] += gy[t, :] (scatter-add, accumulate). */
+  embeddingBackward(ids: I32, gy: F32, H: number, gtable: F32): void;
+  /**
+   * Rotary embedding, rotate_half (NeoX) form, on x [N, heads, d] with one position per row:
+   * for i < d/2, angle = pos * invFreq[i]; (x1, x2) = (x[i], x[i + d/2]);
+   * out[i] = x1 cos - x2 sin, out[i + d/2] = x2 cos + x1 sin. `inverse` rotates by -angle (the backward pass).
+   */
+  rope(x: F32, N: number, heads: number, d: number, positions: I32, invFreq: F32, inverse: boolean, out: F32): void;
+  /** Fused causal (GQA, optional document mask) attention forward. */
+  attention(args: AttentionArgs): void;
+  /** Fused attention backward recomputing probabilities from the saved lse. */
+  attentionBackward(args: AttentionBackwardArgs): void;
+  /**
+   * Row cross-entropy with weights: loss[r] = w[r] * (lse[r] - logits[r, targets[r]]); rows whose
+   * target is negative (ignore index) get loss 0 and w treated as 0. `weights` null means all 1.
+   * lse[r] is written for the backward pass.
+   */
+  crossEntropy(logits: F32, targets: I32, weights: F32 | null, rows: number, V: number, loss: F32, lse: F32): void;
+  /** glogits[r, :] = g[r] * w[r] * (softmax(logits[r]) - onehot(targets[r])); g is the per-row upstream gradient. */
+  crossEntropyBackward(logits: F32, targets: I32, weights: F32 | null, lse: F32, g: F32, rows: number, V: number, glogits: F32): void;
+}
+
+/** Names of the ops in a KernelSet, used for per-op backend selection. */
+export type KernelName = keyof KernelSet;

@@ -1,0 +1,48 @@
+import { record } from '../autograd';
+import { kernel } from '../backend';
+import { ShapeError } from '../errors';
+import type { Tensor } from '../tensor';
+import { f32, i32, out } from './util';
+
+/** Options of `attention`. */
+export interface AttentionOptions {
+  /** Score scale; default 1/√d. */
+  scale?: number;
+  /** Absolute position of the first query among the keys (the KV-cache length when decoding); default S − T. */
+  qOffset?: number;
+  /** Document ids of the queries [B, T] (i32): attention never crosses documents. */
+  docQ?: Tensor;
+  /** Document ids of the keys [B, S]; defaults to docQ when S = T. */
+  docK?: Tensor;
+}
+
+/**
+ * Causal grouped-query attention with streaming softmax (memory O(T·d), never T×S):
+ * q [B, T, nh, d], k and v [B, S, nkv, d] → [B, T, nh, d]. Query head h reads kv head
+ * ⌊h / (nh/nkv)⌋. Optional document ids restrict attention to the same document.
+ */
+export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOptions = {}): Tensor {
+  if (q.rank !== 4 || k.rank !== 4 || v.rank !== 4) throw new ShapeError(`attention: q, k, v must be [B, T, heads, d], got [${q.shape}], [${k.shape}], [${v.shape}]`);
+  const [B, T, nh, d] = q.shape as [number, number, number, number];
+  const [Bk, S, nkv, dk] = k.shape as [number, number, number, number];
+  if (Bk !== B || dk !== d || v.shape.some((x, i) => x !== k.shape[i]) || nh % nkv !== 0) {
+    throw new ShapeError(`attention: incompatible q [${q.shape}], k [${k.shape}], v [${v.shape}] (need same B and d, k = v, heads divisible)`);
+  }
+  const qOffset = opts.qOffset ?? S - T;
+  const docQ = opts.docQ ? i32(opts.docQ, 'attention') : undefined;
+  const docK = opts.docK ? i32(opts.docK, 'attention') : docQ;
+  if (docQ && (docQ.length !== B * T || docK!.length !== B * S)) throw new ShapeError(`attention: document ids must be [B, T] and [B, S]`);
+  const args = {
+    B, T, S, nh, nkv, d, scale: opts.scale ?? 1 / Math.sqrt(d), qOffset,
+    q: f32(q, 'attention'), k: f32(k, 'attention'), v: f32(v, 'attention'),
+    ...(docQ ? { docQ, docK: docK! } : {}),
+    out: new Float32Array(B * T * nh * d), lse: new Float32Array(B * nh * T),
+  };
+  kernel('attention')(args);
+  const res = out(q.shape, args.out);
+  return record(res, 'attention', [q, k, v], (g) => {
+    const gq = out(q.shape), gk = out(k.shape), gv = out(v.shape);
+    kernel('attentionBackward')({ ...args, gout: f32(g, 'attention'), gq: gq.data, gk: gk.data, gv: gv.data });
+    return [gq, gk, gv];
+  });
+}

@@ -1,0 +1,122 @@
+import { record } from '../autograd';
+import { kernel } from '../backend';
+import type { BinaryOp, UnaryOp } from '../kernels/types';
+import { broadcastShapes, numel } from '../shape';
+import { Tensor } from '../tensor';
+import { f32, out, sumTo } from './util';
+
+/** A tensor or a plain number (broadcast as a scalar). */
+export type TensorLike = Tensor | number;
+
+function lift(x: TensorLike): Tensor {
+  return typeof x === 'number' ? Tensor.scalar(x) : x;
+}
+
+/** Element strides of `shape` broadcast into `outShape` (0 on broadcast axes). */
+function broadcastStrides(shape: readonly number[], outShape: readonly number[]): number[] {
+  const r = outShape.length;
+  const st = new Array<number>(r).fill(0);
+  let s = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    st[r - shape.length + i] = shape[i] === 1 ? 0 : s;
+    s *= shape[i]!;
+  }
+  return st;
+}
+
+function binaryRaw(op: BinaryOp, a: Tensor, b: Tensor, shape: number[]): Float32Array {
+  const res = new Float32Array(numel(shape));
+  kernel('binary')(op, f32(a, op), broadcastStrides(a.shape, shape), f32(b, op), broadcastStrides(b.shape, shape), shape, res);
+  return res;
+}
+
+function binaryOp(op: BinaryOp, x: TensorLike, y: TensorLike, grads: (a: Tensor, b: Tensor, res: Tensor, g: Tensor) => [Tensor | null, Tensor | null]): Tensor {
+  const a = lift(x), b = lift(y);
+  const shape = broadcastShapes(a.shape, b.shape, op);
+  const res = out(shape, binaryRaw(op, a, b, shape));
+  return record(res, op, [a, b], (g) => {
+    const [ga, gb] = grads(a, b, res, g);
+    return [
+      ga && a.requiresGrad ? out(a.shape, sumTo(f32(ga, op), shape, a.shape)) : null,
+      gb && b.requiresGrad ? out(b.shape, sumTo(f32(gb, op), shape, b.shape)) : null,
+    ];
+  });
+}
+
+/** a + b with broadcasting. */
+export function add(a: TensorLike, b: TensorLike): Tensor {
+  return binaryOp('add', a, b, (_a, _b, _r, g) => [g, g]);
+}
+
+/** a − b with broadcasting. */
+export function sub(a: TensorLike, b: TensorLike): Tensor {
+  return binaryOp('sub', a, b, (_a, _b, _r, g) => [g, neg(g)]);
+}
+
+/** a · b elementwise with broadcasting. */
+export function mul(a: TensorLike, b: TensorLike): Tensor {
+  return binaryOp('mul', a, b, (x, y, _r, g) => [mul(g, y), mul(g, x)]);
+}
+
+/** a / b elementwise with broadcasting. */
+export function div(a: TensorLike, b: TensorLike): Tensor {
+  return binaryOp('div', a, b, (_x, y, r, g) => [div(g, y), neg(div(mul(g, r), y))]);
+}
+
+/** max(a, b) elementwise; the gradient goes to a where a ≥ b. */
+export function maximum(a: TensorLike, b: TensorLike): Tensor {
+  return binaryOp('maximum', a, b, (x, y, _r, g) => {
+    const shape = g.shape as number[];
+    const pick = binaryRaw('sub', x, y, shape).map((d) => (d >= 0 ? 1 : 0));
+    const mask = out(shape, pick);
+    return [mul(g, mask), mul(g, sub(1, mask))];
+  });
+}
+
+/** min(a, b) elementwise; the gradient goes to a where a ≤ b. */
+export function minimum(a: TensorLike, b: TensorLike): Tensor {
+  return binaryOp('minimum', a, b, (x, y, _r, g) => {
+    const shape = g.shape as number[];
+    const mask = out(shape, binaryRaw('sub', x, y, shape).map((d) => (d <= 0 ? 1 : 0)));
+    return [mul(g, mask), mul(g, sub(1, mask))];
+  });
+}
+
+/** a ** b elementwise (a > 0 where b needs a gradient). */
+export function pow(a: TensorLike, b: TensorLike): Tensor {
+  return binaryOp('pow', a, b, (x, y, r, g) => [mul(g, mul(y, pow(x, sub(y, 1)))), mul(g, mul(r, log(x)))]);
+}
+
+function unaryOp(op: UnaryOp, x: Tensor): Tensor {
+  const xs = f32(x, op);
+  const y = new Float32Array(xs.length);
+  kernel('unary')(op, xs, y);
+  const res = out(x.shape, y);
+  return record(res, op, [x], (g) => {
+    const gx = new Float32Array(xs.length);
+    kernel('unaryBackward')(op, xs, y, f32(g, op), gx);
+    return [out(x.shape, gx)];
+  });
+}
+
+/** −x. */ export const neg = (x: Tensor): Tensor => unaryOp('neg', x);
+/** eˣ. */ export const exp = (x: Tensor): Tensor => unaryOp('exp', x);
+/** ln x. */ export const log = (x: Tensor): Tensor => unaryOp('log', x);
+/** eˣ − 1, accurate near 0. */ export const expm1 = (x: Tensor): Tensor => unaryOp('expm1', x);
+/** ln(1 + x), accurate near 0. */ export const log1p = (x: Tensor): Tensor => unaryOp('log1p', x);
+/** ln(1 + eˣ), overflow-safe. */ export const softplus = (x: Tensor): Tensor => unaryOp('softplus', x);
+/** 1 / (1 + e⁻ˣ). */ export const sigmoid = (x: Tensor): Tensor => unaryOp('sigmoid', x);
+/** x · sigmoid(x). */ export const silu = (x: Tensor): Tensor => unaryOp('silu', x);
+/** tanh x. */ export const tanh = (x: Tensor): Tensor => unaryOp('tanh', x);
+/** √x. */ export const sqrt = (x: Tensor): Tensor => unaryOp('sqrt', x);
+/** 1/√x. */ export const rsqrt = (x: Tensor): Tensor => unaryOp('rsqrt', x);
+/** x². */ export const square = (x: Tensor): Tensor => unaryOp('square', x);
+/** |x|. */ export const abs = (x: Tensor): Tensor => unaryOp('abs', x);
+/** max(x, 0). */ export const relu = (x: Tensor): Tensor => unaryOp('relu', x);
+
+/** x · c for a constant c (cheaper than mul with a scalar tensor). */
+export function scale(x: Tensor, c: number): Tensor {
+  const xs = f32(x, 'scale');
+  const res = out(x.shape, xs.map((v) => v * c));
+  return record(res, 'scale', [x], (g) => [scale(g, c)]);
+}

@@ -1,0 +1,62 @@
+import { record } from '../autograd';
+import { kernel } from '../backend';
+import { normAxis, numel } from '../shape';
+import type { Tensor } from '../tensor';
+import { f32, out } from './util';
+
+function split(t: Tensor, axis: number, op: string): [number, number, number, number] {
+  const a = normAxis(axis, t.rank, op);
+  return [a, numel(t.shape.slice(0, a)), t.shape[a]!, numel(t.shape.slice(a + 1))];
+}
+
+function reducedShape(t: Tensor, a: number, keepdim: boolean): number[] {
+  return keepdim ? t.shape.map((d, i) => (i === a ? 1 : d)) : t.shape.filter((_, i) => i !== a);
+}
+
+/** Sum over `axis` (all elements when omitted). */
+export function sum(t: Tensor, axis?: number, keepdim = false): Tensor {
+  if (axis === undefined) {
+    const xs = f32(t, 'sum');
+    const res = out([], new Float32Array(1));
+    kernel('sum')(xs, 1, xs.length, 1, res.data);
+    return record(res, 'sum', [t], (g) => [out(t.shape, new Float32Array(t.size).fill(g.item()))]);
+  }
+  const [a, outer, n, inner] = split(t, axis, 'sum');
+  const res = out(reducedShape(t, a, keepdim));
+  kernel('sum')(f32(t, 'sum'), outer, n, inner, res.data);
+  return record(res, 'sum', [t], (g) => {
+    const gs = f32(g, 'sum'), gx = new Float32Array(t.size);
+    for (let o = 0; o < outer; o++) for (let j = 0; j < n; j++) gx.set(gs.subarray(o * inner, o * inner + inner), (o * n + j) * inner);
+    return [out(t.shape, gx)];
+  });
+}
+
+/** Mean over `axis` (all elements when omitted). */
+export function mean(t: Tensor, axis?: number, keepdim = false): Tensor {
+  const n = axis === undefined ? t.size : t.shape[normAxis(axis, t.rank, 'mean')]!;
+  const s = sum(t, axis, keepdim);
+  const res = out(s.shape, s.data.map((v) => v / n));
+  return record(res, 'mean', [s], (g) => [out(s.shape, f32(g, 'mean').map((v) => v / n))]);
+}
+
+/** Maximum over `axis`; the gradient flows to the first maximal element. */
+export function max(t: Tensor, axis: number, keepdim = false): Tensor {
+  const [a, outer, n, inner] = split(t, axis, 'max');
+  const res = out(reducedShape(t, a, keepdim));
+  const arg = new Int32Array(outer * inner);
+  kernel('max')(f32(t, 'max'), outer, n, inner, res.data, arg);
+  return record(res, 'max', [t], (g) => {
+    const gs = f32(g, 'max'), gx = new Float32Array(t.size);
+    for (let o = 0; o < outer; o++) for (let i = 0; i < inner; i++) gx[(o * n + arg[o * inner + i]!) * inner + i] = gs[o * inner + i]!;
+    return [out(t.shape, gx)];
+  });
+}
+
+/** Index of the maximum over the last axis (no gradient), as plain numbers. */
+export function argmax(t: Tensor): Int32Array {
+  const n = t.shape[t.rank - 1]!;
+  const outer = t.size / n;
+  const arg = new Int32Array(outer);
+  kernel('max')(f32(t, 'argmax'), outer, n, 1, new Float32Array(outer), arg);
+  return arg;
+}

@@ -1,0 +1,45 @@
+import { DTypeError } from '../errors';
+import { numel, type Shape } from '../shape';
+import { Tensor } from '../tensor';
+
+/** Contiguous float32 values of `t` (a view when already contiguous f32, else a converted copy). */
+export function f32(t: Tensor, op: string): Float32Array {
+  if (t.dtype === 'i32') throw new DTypeError(`${op}: expected a float tensor, got i32 ${t}`);
+  return t.dtype === 'f32' ? t.materialize().data : t.toFloat32();
+}
+
+/** Contiguous int32 values of an id tensor. */
+export function i32(t: Tensor, op: string): Int32Array {
+  if (t.dtype !== 'i32') throw new DTypeError(`${op}: expected an i32 tensor of ids, got ${t.dtype} ${t}`);
+  return t.materialize().ints;
+}
+
+/** A new float32 tensor of `shape` wrapping `data` (allocated when omitted). */
+export function out(shape: Shape, data: Float32Array = new Float32Array(numel(shape))): Tensor {
+  return new Tensor(data, shape, 'f32');
+}
+
+/** Sum a gradient of broadcast shape `from` down to `to` (the inverse of broadcasting). */
+export function sumTo(g: Float32Array, from: Shape, to: Shape): Float32Array {
+  if (from.length === to.length && from.every((d, i) => d === to[i])) return g;
+  const r = from.length;
+  const padded = new Array<number>(r - to.length).fill(1).concat(to);
+  const res = new Float32Array(numel(to));
+  // Strides of the target inside the broadcast index space (0 on broadcast axes).
+  const st = new Array<number>(r);
+  let s = 1;
+  for (let i = r - 1; i >= 0; i--) { st[i] = padded[i] === 1 ? 0 : s; s *= padded[i]!; }
+  const idx = new Array<number>(r).fill(0);
+  let o = 0;
+  for (let i = 0; i < g.length; i++) {
+    res[o]! += g[i]!;
+    for (let ax = r - 1; ax >= 0; ax--) {
+      idx[ax]!++;
+      o += st[ax]!;
+      if (idx[ax]! < from[ax]!) break;
+      o -= st[ax]! * from[ax]!;
+      idx[ax] = 0;
+    }
+  }
+  return res;
+}

@@ -1,0 +1,101 @@
+import { defineOp, ShapeError, Tensor } from '@apertus/tensor';
+import { sigmoid, softplus } from './math';
+
+/**
+ * The four per-layer scalars of an xIELU activation, named and shaped as Apertus checkpoints
+ * store them (`mlp.act_fn.*`): trainable raw `alpha_p` [1] and `alpha_n` [1] (softplus is
+ * applied in the forward pass), buffers `beta` [] and `eps` [] (no gradient).
+ */
+export interface XieluParams {
+  /** Raw positive-branch scalar a_p, shape [1]. */
+  alpha_p: Tensor;
+  /** Raw negative-branch scalar a_n, shape [1]. */
+  alpha_n: Tensor;
+  /** β, shape [] (buffer). */
+  beta: Tensor;
+  /** ε (negative, tiny), shape [] (buffer). */
+  eps: Tensor;
+}
+
+/** Initial values (the reference constructor defaults). */
+export interface XieluInit {
+  /** αp at init; a_p = ln(expm1(alphaPInit)). Default 0.8. */
+  alphaPInit?: number;
+  /** αn at init; a_n = ln(expm1(alphaNInit − β)). Default 0.8. */
+  alphaNInit?: number;
+  /** β. Default 0.5. */
+  beta?: number;
+  /** ε. Default −1e-6. */
+  eps?: number;
+}
+
+/** Fresh xIELU scalars as the reference initialises them (αp = αn = 0.8, β = 0.5, ε = −1e-6). */
+export function initXielu(init: XieluInit = {}): XieluParams {
+  const beta = init.beta ?? 0.5, eps = init.eps ?? -1e-6;
+  const a_p = Math.log(Math.expm1(init.alphaPInit ?? 0.8));
+  const a_n = Math.log(Math.expm1((init.alphaNInit ?? 0.8) - beta));
+  return {
+    alpha_p: Tensor.from(Float32Array.of(a_p), [1]).requireGrad(),
+    alpha_n: Tensor.from(Float32Array.of(a_n), [1]).requireGrad(),
+    beta: Tensor.from(Float32Array.of(beta), []),
+    eps: Tensor.from(Float32Array.of(eps), []),
+  };
+}
+
+interface Scalars { beta: number; eps: number }
+
+function scalar(t: Tensor, name: string): number {
+  if (t.size !== 1) throw new ShapeError(`xielu: ${name} must hold one value, got shape [${t.shape}]`);
+  return t.item();
+}
+
+/**
+ * Forward: per element, only the branch that applies is evaluated (no overflow in the other).
+ * Backward: ∂/∂x per element, and ∂/∂a_p, ∂/∂a_n summed over all elements (float64 accumulation).
+ */
+const xieluOp = defineOp<Scalars, Float32Array>({
+  name: 'xielu',
+  forward([x, ap, an], { beta, eps }) {
+    const xs = x!.dtype === 'f32' ? x!.materialize().data : x!.toFloat32();
+    const alpha_p = softplus(ap!.item()), alpha_n = beta + softplus(an!.item());
+    const y = new Float32Array(xs.length);
+    for (let i = 0; i < xs.length; i++) {
+      const v = xs[i]!;
+      y[i] = v > 0 ? v * (alpha_p * v + beta) : alpha_n * (Math.expm1(v < eps ? v : eps) - v) + beta * v;
+    }
+    return { output: Tensor.from(y, x!.shape), saved: xs };
+  },
+  backward(g, { inputs: [x, ap, an], attrs: { beta, eps }, saved: xs }) {
+    const a_p = ap!.item(), a_n = an!.item();
+    const alpha_p = softplus(a_p), alpha_n = beta + softplus(a_n);
+    const gy = g.materialize().data;
+    const gx = new Float32Array(xs.length);
+    let sp = 0, sn = 0;
+    for (let i = 0; i < xs.length; i++) {
+      const v = xs[i]!, gi = gy[i]!;
+      if (v > 0) {
+        gx[i] = gi * (2 * alpha_p * v + beta);
+        sp += gi * v * v;
+      } else if (v <= eps) {
+        const em1 = Math.expm1(v);
+        gx[i] = gi * (alpha_n * em1 + beta);
+        sn += gi * (em1 - v);
+      } else {
+        gx[i] = gi * (beta - alpha_n);
+        sn += gi * (Math.expm1(eps) - v);
+      }
+    }
+    return [
+      Tensor.from(gx, x!.shape),
+      Tensor.from(Float32Array.of(sp * sigmoid(a_p)), ap!.shape),
+      Tensor.from(Float32Array.of(sn * sigmoid(a_n)), an!.shape),
+    ];
+  },
+});
+
+/** Apply xIELU with a layer's scalars: differentiable w.r.t. x, alpha_p and alpha_n. */
+export function xielu(x: Tensor, p: XieluParams): Tensor {
+  scalar(p.alpha_p, 'alpha_p');
+  scalar(p.alpha_n, 'alpha_n');
+  return xieluOp([x, p.alpha_p, p.alpha_n], { beta: scalar(p.beta, 'beta'), eps: scalar(p.eps, 'eps') });
+}
