@@ -63,7 +63,8 @@ function checkStop(s: Seq, token: number): Generation | null {
       if (str && text.includes(str)) return { tokens: s.out, finishReason: 'stop', stopString: str };
     }
   }
-  if (s.out.length >= max || s.cache.length >= s.cache.capacity) return { tokens: s.out, finishReason: 'length' };
+  // The whole sequence (prompt + output) must fit the context: HF's max_length semantics.
+  if (s.out.length >= max || s.prompt.length + s.out.length >= s.cache.capacity) return { tokens: s.out, finishReason: 'length' };
   return null;
 }
 
@@ -135,9 +136,10 @@ export async function* generateStream(model: ApertusModel, prompt: readonly numb
   let tok = s.sampler.sample(logits.subarray(0, V));
   for (;;) {
     if (opts.signal?.aborted) return { tokens: s.out, finishReason: 'stop' };
+    const before = s.out.length;
     const done = checkStop(s, tok);
+    if (s.out.length > before) yield tok;
     if (done) return done;
-    yield tok;
     logits = step(model, [{ cache: s.cache, tokens: [tok] }]);
     await new Promise((r) => setImmediate(r));
     tok = s.sampler.sample(logits.subarray(0, V));

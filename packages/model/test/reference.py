@@ -1,6 +1,8 @@
 """Independent PyTorch reference of the Apertus decoder (spec apertus-model.md §2-4), in float64.
 
-Usage: python3 reference.py DIR
+Usage: python3 reference.py DIR [--checkpoint CKPT_DIR]
+With --checkpoint the weights come from a Hugging Face checkpoint directory (config.json and
+model.safetensors or shards + index, parsed here from the raw bytes) instead of weights.bin.
 DIR holds config.json (HF names), weights.json (list of [name, shape]) + weights.bin (float32, in
 that order), inputs.json {ids, positions, doc_ids?, targets} with [B][T] lists. Writes
 DIR/output.json: {"logits": flat list, "loss": float, "grads": {name: flat list}}.
@@ -12,16 +14,61 @@ import numpy as np
 import torch
 
 d = sys.argv[1]
-cfg = json.load(open(f"{d}/config.json"))
-names = json.load(open(f"{d}/weights.json"))
-raw = np.fromfile(f"{d}/weights.bin", dtype=np.float32)
 inp = json.load(open(f"{d}/inputs.json"))
+W = {}
 
-W, off = {}, 0
-for name, shape in names:
-    n = int(np.prod(shape)) if shape else 1
-    W[name] = torch.tensor(raw[off:off + n].reshape(shape), dtype=torch.float64, requires_grad=not (name.endswith("act_fn.beta") or name.endswith("act_fn.eps")))
-    off += n
+def trainable(name):
+    return not (name.endswith("act_fn.beta") or name.endswith("act_fn.eps"))
+
+def read_safetensors(path):
+    """Parse a safetensors file from its bytes (8-byte little-endian header size, JSON header, data)."""
+    buf = open(path, "rb").read()
+    n = int.from_bytes(buf[:8], "little")
+    header = json.loads(buf[8:8 + n])
+    meta = header.pop("__metadata__", {})
+    assert meta.get("format") == "pt", f"{path}: __metadata__.format must be 'pt', got {meta}"
+    base = 8 + n
+    assert base % 8 == 0, "data must start 8-byte aligned"
+    ends = sorted(v["data_offsets"] for v in header.values())
+    assert ends[0][0] == 0 and all(a[1] == b[0] for a, b in zip(ends, ends[1:])) and base + ends[-1][1] == len(buf), "holes or trailing bytes"
+    out = {}
+    for name, v in header.items():
+        b, e = v["data_offsets"]
+        raw = buf[base + b: base + e]
+        if v["dtype"] == "BF16":
+            arr = (np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+        elif v["dtype"] == "F32":
+            arr = np.frombuffer(raw, dtype=np.float32)
+        else:
+            raise ValueError(f"{name}: unexpected dtype {v['dtype']}")
+        out[name] = arr.reshape(v["shape"])
+    return out
+
+if len(sys.argv) > 2 and sys.argv[2] == "--checkpoint":
+    ck = sys.argv[3]
+    cfg = json.load(open(f"{ck}/config.json"))
+    assert cfg["model_type"] == "apertus" and cfg["architectures"] == ["ApertusForCausalLM"]
+    import os
+    if os.path.exists(f"{ck}/model.safetensors.index.json"):
+        index = json.load(open(f"{ck}/model.safetensors.index.json"))
+        tensors = {}
+        for shard in sorted(set(index["weight_map"].values())):
+            tensors.update(read_safetensors(f"{ck}/{shard}"))
+        assert set(tensors) == set(index["weight_map"]), "index and shards disagree"
+        assert index["metadata"]["total_size"] == sum(t.nbytes // (2 if cfg.get("torch_dtype") == "bfloat16" else 1) for t in tensors.values()), "total_size"
+    else:
+        tensors = read_safetensors(f"{ck}/model.safetensors")
+    for name, arr in tensors.items():
+        W[name] = torch.tensor(np.array(arr), dtype=torch.float64, requires_grad=trainable(name))
+else:
+    cfg = json.load(open(f"{d}/config.json"))
+    names = json.load(open(f"{d}/weights.json"))
+    raw = np.fromfile(f"{d}/weights.bin", dtype=np.float32)
+    off = 0
+    for name, shape in names:
+        n = int(np.prod(shape)) if shape else 1
+        W[name] = torch.tensor(raw[off:off + n].reshape(shape), dtype=torch.float64, requires_grad=trainable(name))
+        off += n
 
 H, nh, nkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
 hd = cfg.get("head_dim") or H // nh

@@ -1,0 +1,138 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { INDEX_FILE_NAME, openCheckpoint, SafetensorsFile, writeCheckpoint, type Tensor as StTensor, type TensorEntry } from '@apertus/safetensors';
+import { f32ArrayToBf16, Tensor, bf16ArrayToF32, f16ArrayToF32 } from '@apertus/tensor';
+import { parseConfig, toHfConfig, type ApertusConfig } from './config';
+import { CheckpointError, ConfigError } from './errors';
+import { ApertusModel } from './model';
+import { isBuffer, parameterShapes } from './params';
+
+/** How weights are held in memory after loading. */
+export type WeightPrecision =
+  /** Matrices stay bf16 as stored (inference: 8B fits in ≈16 GB); vectors and scalars become f32. */
+  | 'auto'
+  /** Everything converted to f32 (training, fine-tuning). */
+  | 'f32';
+
+/** Contents of `generation_config.json` that matter here. */
+export interface GenerationConfig {
+  bos_token_id?: number;
+  eos_token_id?: number | number[];
+  pad_token_id?: number;
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  do_sample?: boolean;
+  max_new_tokens?: number;
+}
+
+/** A loaded checkpoint directory. */
+export interface LoadedCheckpoint {
+  model: ApertusModel;
+  /** generation_config.json, when present. */
+  generationConfig: GenerationConfig | null;
+  /** The directory it came from. */
+  dir: string;
+}
+
+function readJson(file: string): unknown {
+  let text: string;
+  try { text = fs.readFileSync(file, 'utf8'); } catch (e) { throw new CheckpointError(`cannot read (${(e as Error).message})`, undefined, file); }
+  try { return JSON.parse(text); } catch (e) { throw new ConfigError('(json)', `invalid JSON: ${(e as Error).message}`, file); }
+}
+
+function toTensor(st: StTensor, name: string, precision: WeightPrecision, file: string): Tensor {
+  const keepBf16 = precision === 'auto' && st.shape.length === 2;
+  switch (st.dtype) {
+    case 'BF16': return keepBf16 ? new Tensor(st.data, st.shape, 'bf16') : new Tensor(bf16ArrayToF32(st.data), st.shape, 'f32');
+    case 'F16': return new Tensor(f16ArrayToF32(st.data), st.shape, 'f32');
+    case 'F32': return new Tensor(st.data, st.shape, 'f32');
+    default: throw new CheckpointError(`dtype ${st.dtype} is not supported (BF16, F16, F32)`, name, file);
+  }
+}
+
+/**
+ * Load a Hugging Face Apertus checkpoint directory: `config.json`, `model.safetensors` or the
+ * sharded `model.safetensors.index.json`, and `generation_config.json` if present. Tensors are read
+ * one at a time from the files (never the whole file at once); every expected tensor must be
+ * present with the config's shape, and no unexpected tensor may be present.
+ */
+export function loadCheckpoint(dir: string, opts: { precision?: WeightPrecision } = {}): LoadedCheckpoint {
+  const config = parseConfig(readJson(path.join(dir, 'config.json')), path.join(dir, 'config.json'));
+  const genFile = path.join(dir, 'generation_config.json');
+  const generationConfig = fs.existsSync(genFile) ? (readJson(genFile) as GenerationConfig) : null;
+  const reader = openCheckpoint(dir);
+  const file = reader instanceof SafetensorsFile ? reader.path : path.join(dir, INDEX_FILE_NAME);
+  try {
+    const expected = parameterShapes(config);
+    const unexpected = reader.keys().filter((k) => !expected.has(k));
+    if (unexpected.length > 0) throw new CheckpointError(`unexpected tensors for an Apertus config: ${unexpected.slice(0, 5).join(', ')}${unexpected.length > 5 ? ', …' : ''}`, undefined, file);
+    const params = new Map<string, Tensor>();
+    for (const [name, shape] of expected) {
+      if (!reader.has(name)) throw new CheckpointError('missing tensor', name, file);
+      const info = reader.info(name);
+      if (info.shape.length !== shape.length || info.shape.some((d, i) => d !== shape[i])) {
+        throw new CheckpointError(`shape [${info.shape}] does not match config.json (expected [${shape}])`, name, file);
+      }
+      const t = toTensor(reader.read(name), name, opts.precision ?? 'auto', file);
+      t.name = name;
+      if (t.dtype === 'f32' && !isBuffer(name)) t.requireGrad(opts.precision === 'f32');
+      params.set(name, t);
+    }
+    return { model: new ApertusModel(config, params), generationConfig, dir };
+  } finally {
+    reader.close();
+  }
+}
+
+/** Options of `saveCheckpoint`. */
+export interface SaveOptions {
+  /** Stored dtype of every tensor. Default 'bf16' (as released Apertus checkpoints). */
+  dtype?: 'bf16' | 'f32';
+  /** Shard size limit (bytes or '5GB'); default 5GB as transformers. */
+  maxShardSize?: number | string;
+  /** generation_config.json contents; default bos/eos/pad from the config. */
+  generationConfig?: GenerationConfig;
+  /** Extra files to write next to the weights (tokenizer.json, tokenizer_config.json, …): name → contents. */
+  files?: Record<string, string | Uint8Array>;
+}
+
+/**
+ * Save a model as a Hugging Face checkpoint directory loadable by `AutoModelForCausalLM`:
+ * config.json, generation_config.json, model.safetensors (or shards + index) with
+ * `__metadata__.format = "pt"`, plus any extra files. The directory is written under a temporary
+ * name and renamed into place, so a crash never leaves a half-written checkpoint at `dir`.
+ */
+export function saveCheckpoint(model: ApertusModel, dir: string, opts: SaveOptions = {}): void {
+  const dtype = opts.dtype ?? 'bf16';
+  const c: ApertusConfig = model.config;
+  const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
+  fs.mkdirSync(tmp, { recursive: true });
+  try {
+    const hf = { ...toHfConfig(c), torch_dtype: dtype === 'bf16' ? 'bfloat16' : 'float32' };
+    fs.writeFileSync(path.join(tmp, 'config.json'), JSON.stringify(hf, null, 2) + '\n');
+    const gen = opts.generationConfig ?? { bos_token_id: c.bos_token_id, eos_token_id: c.eos_token_id, pad_token_id: c.pad_token_id };
+    fs.writeFileSync(path.join(tmp, 'generation_config.json'), JSON.stringify({ _from_model_config: true, ...gen, transformers_version: '4.56.2' }, null, 2) + '\n');
+    const entries: [string, TensorEntry][] = [];
+    for (const [name] of parameterShapes(c)) {
+      const t = model.params.get(name)!;
+      entries.push([name, {
+        dtype: dtype === 'bf16' ? 'BF16' : 'F32',
+        shape: [...t.shape],
+        // Converted when the writer reaches the tensor, so only one converted tensor is alive at a time.
+        data: () => (dtype === 'bf16'
+          ? (t.dtype === 'bf16' ? t.materialize().storage as Uint16Array : f32ArrayToBf16(t.toFloat32()))
+          : t.toFloat32()),
+      }]);
+    }
+    writeCheckpoint(tmp, entries, { maxShardSize: opts.maxShardSize ?? '5GB', metadata: { format: 'pt' } });
+    for (const [name, contents] of Object.entries(opts.files ?? {})) fs.writeFileSync(path.join(tmp, name), contents);
+    const old = `${dir}.old-${process.pid}-${Date.now()}`;
+    if (fs.existsSync(dir)) fs.renameSync(dir, old);
+    fs.renameSync(tmp, dir);
+    fs.rmSync(old, { recursive: true, force: true });
+  } catch (e) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
+}
