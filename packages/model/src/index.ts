@@ -7,7 +7,7 @@ export { type ApertusConfig, type RopeScaling, type PresetName, PRESETS, presetC
 export { ModelError, ConfigError, CheckpointError, GenerationError } from './errors';
 export { ropeInvFreq } from './rope';
 export { parameterShapes, initParameters, isBuffer } from './params';
-export { ApertusModel, type LayerWeights, type ForwardOptions } from './model';
+export { ApertusModel, type LayerWeights, type ForwardOptions, type LossOptions } from './model';
 export { KVCache } from './kv-cache';
 export { loadCheckpoint, saveCheckpoint, type LoadedCheckpoint, type SaveOptions, type GenerationConfig, type WeightPrecision } from './checkpoint';
 export { step, type StepInput } from './infer';

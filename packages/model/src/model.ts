@@ -1,5 +1,5 @@
 import {
-  add, attention, embedding, linear, reshape, rmsnorm, rope, Tensor,
+  add, attention, embedding, linear, linearCrossEntropy, reshape, rmsnorm, rope, Tensor,
 } from '@apertus/tensor';
 import { xielu, type XieluParams } from '@apertus/xielu';
 import type { ApertusConfig } from './config';
@@ -15,6 +15,16 @@ export interface LayerWeights {
   feedforward_layernorm: Tensor;
   up_proj: Tensor; down_proj: Tensor;
   act: XieluParams;
+}
+
+/** Loss options of `ApertusModel.loss`. */
+export interface LossOptions extends ForwardOptions {
+  /** Per-token float weights [B·T] (Goldfish keep-mask × EoD loss mask, assistant-token mask…). */
+  mask?: Float32Array;
+  /** Denominator of the mean (e.g. kept tokens of the whole accumulated batch); default the mask sum. */
+  normalizer?: number;
+  /** 'mean' (default) or 'sum'. */
+  reduction?: 'mean' | 'sum';
 }
 
 /** Inputs of a training/scoring forward pass. */
@@ -106,6 +116,18 @@ export class ApertusModel {
       h = add(h, linear(xielu(linear(m, L.up_proj), L.act), L.down_proj));
     }
     return rmsnorm(h, this.norm, c.rms_norm_eps);
+  }
+
+  /**
+   * Next-token cross-entropy of `targets` [B, T] (i32, −100 = ignore) with the LM head fused into
+   * the loss: the [B, T, V] logits are never materialised and each logit is exponentiated once.
+   */
+  loss(ids: Tensor, targets: Tensor, opts: LossOptions = {}): Tensor {
+    return linearCrossEntropy(this.hidden(ids, opts), this.lmHead, targets, {
+      ...(opts.mask ? { mask: opts.mask } : {}),
+      ...(opts.normalizer !== undefined ? { normalizer: opts.normalizer } : {}),
+      ...(opts.reduction ? { reduction: opts.reduction } : {}),
+    });
   }
 
   /** Logits [B, T, V] for token ids [B, T]. */

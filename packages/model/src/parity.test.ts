@@ -45,6 +45,19 @@ function compare(ours: ReturnType<typeof runOurs>, ref: RefOut): void {
 }
 
 describe('parity with the PyTorch reference', () => {
+  test('the fused loss (model.loss) gives the golden loss and gradients too', () => {
+    const model = ApertusModel.init(PARITY_CONFIG, 1234);
+    const inp = parityInputs(true);
+    const ref = (JSON.parse(fs.readFileSync(GOLDEN, 'utf8')) as Record<'packed', RefOut>).packed;
+    const B = inp.ids.length, T = inp.ids[0]!.length;
+    const loss = model.loss(Tensor.ints(inp.ids.flat(), [B, T]), Tensor.ints(inp.targets.flat(), [B, T]), {
+      positions: Tensor.ints(inp.positions.flat(), [B, T]), docIds: Tensor.ints(inp.doc_ids!.flat(), [B, T]),
+    });
+    backward(loss);
+    expect(Math.abs(loss.item() - ref.loss) / ref.loss).toBeLessThanOrEqual(1e-5);
+    for (const name of GRAD_NAMES) expect(relErr(model.params.get(name)!.grad!.data, ref.grads[name]!)).toBeLessThanOrEqual(1e-4);
+  });
+
   const golden = JSON.parse(fs.readFileSync(GOLDEN, 'utf8')) as Record<'plain' | 'packed', RefOut>;
   for (const mode of ['plain', 'packed'] as const) {
     test(`${mode}: logits, loss and gradients match the committed golden (≤ 1e-4 relative)`, () => {

@@ -1,4 +1,5 @@
 import { BackendError } from './errors';
+import { cpuKernels } from './kernels/cpu/index';
 import { jsKernels } from './kernels/js/index';
 import type { KernelName, KernelSet } from './kernels/types';
 
@@ -18,9 +19,13 @@ interface Registered extends BackendInfo {
   readonly kernels: Partial<KernelSet>;
 }
 
-const backends = new Map<string, Registered>([['js', { name: 'js', device: 'cpu (TypeScript)', kernels: jsKernels }]]);
+const backends = new Map<string, Registered>([
+  ['js', { name: 'js', device: 'cpu (TypeScript reference)', kernels: jsKernels }],
+  ['cpu', { name: 'cpu', device: 'cpu (WebAssembly SIMD GEMM tiles)', kernels: cpuKernels }],
+]);
 const KERNEL_NAMES = Object.keys(jsKernels) as KernelName[];
-const selected = new Map<KernelName, Registered>(KERNEL_NAMES.map((k) => [k, backends.get('js')!]));
+/** Default per op: the fastest CPU kernel measured (see BENCHMARKS.md), else the reference. */
+const selected = new Map<KernelName, Registered>(KERNEL_NAMES.map((k) => [k, backends.get(cpuKernels[k] ? 'cpu' : 'js')!]));
 
 /** Register (or replace) a backend's kernels. */
 export function registerBackend(name: string, device: string, kernels: Partial<KernelSet>): void {
@@ -33,13 +38,13 @@ export function listBackends(): BackendInfo[] {
 }
 
 /**
- * Run `ops` (default: every op the backend implements... or all ops, which must then all be
- * implemented) on backend `name`. Throws BackendError if it is unknown or lacks one of the ops.
+ * Run `ops` on backend `name` (default: every op the backend implements). Throws BackendError if
+ * the backend is unknown or lacks one of the named ops.
  */
 export function setBackend(name: string, ops?: readonly KernelName[]): void {
   const b = backends.get(name);
   if (!b) throw new BackendError(`unknown backend '${name}' (registered: ${[...backends.keys()].join(', ')})`);
-  for (const op of ops ?? KERNEL_NAMES) {
+  for (const op of ops ?? KERNEL_NAMES.filter((k) => b.kernels[k])) {
     if (!b.kernels[op]) throw new BackendError(`backend '${name}' has no kernel for '${op}'`);
     selected.set(op, b);
   }

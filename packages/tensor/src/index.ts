@@ -22,5 +22,6 @@ export { embedding } from './ops/embedding';
 export { rope } from './ops/rope';
 export { attention, type AttentionOptions } from './ops/attention';
 export { crossEntropy, type CrossEntropyOptions } from './ops/cross-entropy';
+export { linearCrossEntropy, type LinearCrossEntropyOptions } from './ops/linear-cross-entropy';
 export { defineOp, type CustomOp, type CustomOpContext } from './ops/custom';
 export { gradcheck, type GradcheckResult } from './gradcheck';

@@ -227,3 +227,29 @@ describe('autograd', () => {
     expectGrads(([t]) => cube([t!], { c: 2 }), [x], 1e-2, 1e-3);
   });
 });
+
+describe('linearCrossEntropy (fused LM head + loss)', () => {
+  test('equals crossEntropy(linear(h, W)) in value and gradients, across chunks, with mask and ignore', async () => {
+    const { linear } = await import('./matmul');
+    const { linearCrossEntropy } = await import('./linear-cross-entropy');
+    const h = param([2, 5, 6], rng), w = param([13, 6], rng);
+    const targets = Tensor.ints([1, 2, -100, 12, 0, 5, 5, 7, 3, 9], [2, 5]);
+    const mask = Float32Array.of(1, 0.5, 1, 1, 0, 1, 1, 1, 2, 1);
+    for (const chunkRows of [1, 3, 10]) {
+      for (const o of [{ mask }, { mask, reduction: 'sum' as const }, { normalizer: 17 }]) {
+        const fused = linearCrossEntropy(h, w, targets, { ...o, chunkRows });
+        const plain = crossEntropy(linear(h, w), targets, o);
+        expectClose([fused.item()], [plain.item()], 1e-5);
+        h.grad = null; w.grad = null;
+        backward(mul(fused, 3));
+        const [gh, gw] = [h.grad!.data.slice(), w.grad!.data.slice()];
+        h.grad = null; w.grad = null;
+        backward(mul(plain, 3));
+        expectClose(gh, h.grad!.data, 1e-5);
+        expectClose(gw, w.grad!.data, 1e-5);
+      }
+    }
+    expectGrads(([a, b]) => linearCrossEntropy(a!, b!, targets, { mask, chunkRows: 4 }), [h, w], 1e-2, 1e-3);
+    expect(noGrad(() => linearCrossEntropy(h, w, targets)).requiresGrad).toBe(false);
+  });
+});
