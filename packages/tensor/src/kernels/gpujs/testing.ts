@@ -1,0 +1,55 @@
+/**
+ * Test helpers for the gpu.js kernel tests (not part of the package API): deterministic random
+ * buffers and an elementwise closeness check with a useful failure message.
+ */
+import { expect } from 'vitest';
+
+/** Deterministic floats uniform in [lo, hi) from a 32-bit LCG seeded with `seed`. */
+export function randomF32(n: number, seed: number, lo = -2, hi = 2): Float32Array {
+  const a = new Float32Array(n);
+  let s = (seed ^ 0x9e3779b9) >>> 0;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    a[i] = lo + ((s >>> 8) / 2 ** 24) * (hi - lo);
+  }
+  return a;
+}
+
+/** Deterministic integers uniform in [lo, hi). */
+export function randomI32(n: number, seed: number, lo: number, hi: number): Int32Array {
+  const f = randomF32(n, seed, 0, 1);
+  return Int32Array.from(f, (u) => lo + Math.min(hi - lo - 1, Math.floor(u * (hi - lo))));
+}
+
+/**
+ * Assert |actual - expected| <= atol + rtol·|expected| elementwise (NaN matches NaN, ±Infinity
+ * must match exactly), naming the first offending index.
+ */
+export function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, what: string, rtol = 1e-5, atol = 1e-6): void {
+  expect(actual.length, `${what}: length`).toBe(expected.length);
+  for (let i = 0; i < expected.length; i++) {
+    const a = actual[i]!;
+    const e = expected[i]!;
+    if (Number.isNaN(e)) {
+      if (!Number.isNaN(a)) expect.fail(`${what}[${i}]: got ${a}, expected NaN`);
+      continue;
+    }
+    if (!Number.isFinite(e)) {
+      if (a !== e) expect.fail(`${what}[${i}]: got ${a}, expected ${e}`);
+      continue;
+    }
+    if (!(Math.abs(a - e) <= atol + rtol * Math.abs(e))) {
+      expect.fail(`${what}[${i}]: got ${a}, expected ${e} (|diff| ${Math.abs(a - e)} > ${atol} + ${rtol}·|expected|)`);
+    }
+  }
+}
+
+/**
+ * Assert that every kernel a kernel set has built ran in `mode` (no silent fallback), and that
+ * there were at least `min` of them. Call it as the last test of a describe block.
+ */
+export function expectAllRanIn(ks: { builtKernels(): Record<string, string> }, mode: string, min = 1): void {
+  const modes = Object.entries(ks.builtKernels());
+  expect(modes.length).toBeGreaterThanOrEqual(min);
+  for (const [key, m] of modes) expect(m, key).toBe(mode);
+}
