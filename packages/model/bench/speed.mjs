@@ -1,0 +1,99 @@
+// Training-step, prefill and decode speed of @apertus/model next to PyTorch (eager, float32,
+// Debian python3-torch with OpenBLAS) on the same configs, measured in the same run.
+//   node packages/model/bench/speed.mjs [--quick] [--write]
+// Needs built packages (npm run build) and /usr/bin/python3 with torch.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AdEMAMix } from '@apertus/ademamix';
+import { ApertusModel, KVCache, presetConfig, step } from '@apertus/model';
+import { backward, f32ArrayToBf16, gemmBackend, noGrad, Rng, Tensor } from '@apertus/tensor';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const quick = process.argv.includes('--quick');
+const write = process.argv.includes('--write');
+
+function torch(mode, config, extra) {
+  const out = execFileSync('/usr/bin/python3', [path.join(here, 'torch_apertus.py'), JSON.stringify({ mode, config, threads: 2, ...extra })], { encoding: 'utf8' });
+  return JSON.parse(out.trim().split('\n').pop());
+}
+
+function median(xs) { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; }
+
+function ours(mode, config, { B, T, steps, bf16 = false }) {
+  const model = ApertusModel.init(config, 0);
+  if (bf16) for (const [name, t] of model.params) if (t.rank === 2) model.params.set(name, new Tensor(f32ArrayToBf16(t.data), t.shape, 'bf16'));
+  const m = bf16 ? new ApertusModel(config, model.params) : model;
+  const rng = new Rng(1);
+  const ids = () => Tensor.ints(Array.from({ length: B * T }, () => rng.int(config.vocab_size)), [B, T]);
+  const times = [];
+  if (mode === 'train') {
+    const opt = new AdEMAMix(m.parameters(), { lr: 1e-3 });
+    const x = ids(), y = ids();
+    for (let i = 0; i <= steps; i++) {
+      const t0 = performance.now();
+      backward(m.loss(x, y));
+      opt.step();
+      for (const [, p] of m.parameters()) p.grad = null;
+      if (i > 0) times.push(performance.now() - t0);
+    }
+    return { seconds: median(times) / 1000, tokens_per_s: (B * T) / (median(times) / 1000) };
+  }
+  if (mode === 'prefill') {
+    for (let i = 0; i <= steps; i++) {
+      const caches = Array.from({ length: B }, () => new KVCache(config, T));
+      const toks = Array.from({ length: B }, () => Array.from({ length: T }, () => rng.int(config.vocab_size)));
+      const t0 = performance.now();
+      step(m, caches.map((cache, b) => ({ cache, tokens: toks[b] })));
+      if (i > 0) times.push(performance.now() - t0);
+    }
+    return { seconds: median(times) / 1000, tokens_per_s: (B * T) / (median(times) / 1000) };
+  }
+  const caches = Array.from({ length: B }, () => new KVCache(config, T + steps + 1));
+  step(m, caches.map((cache) => ({ cache, tokens: Array.from({ length: T }, () => rng.int(config.vocab_size)) })));
+  for (let i = 0; i <= steps; i++) {
+    const t0 = performance.now();
+    step(m, caches.map((cache) => ({ cache, tokens: [rng.int(config.vocab_size)] })));
+    if (i > 0) times.push(performance.now() - t0);
+  }
+  return { seconds: median(times) / 1000, tokens_per_s: B / (median(times) / 1000) };
+}
+
+const tiny = presetConfig('tiny');
+const small = presetConfig('small');
+const layer8b = presetConfig('apertus-8b', { num_hidden_layers: 1, vocab_size: 1024 });
+const cases = [
+  ['train step', 'tiny', tiny, 'train', { B: 8, T: 256, steps: quick ? 2 : 5 }],
+  ['prefill', 'tiny', tiny, 'prefill', { B: 1, T: 256, steps: quick ? 2 : 5 }],
+  ['decode', 'tiny', tiny, 'decode', { B: 1, T: 64, steps: quick ? 8 : 32 }],
+  ['train step', 'small', small, 'train', { B: 1, T: 256, steps: quick ? 1 : 3 }],
+  ['prefill', 'small', small, 'prefill', { B: 1, T: 256, steps: quick ? 1 : 3 }],
+  ['decode', 'small', small, 'decode', { B: 1, T: 64, steps: quick ? 4 : 16 }],
+  ['decode (bf16 weights; torch f32)', '8B-shaped layer', layer8b, 'decode', { B: 1, T: 16, steps: quick ? 2 : 8, bf16: true }],
+];
+
+const rows = [];
+for (const [what, name, config, mode, opts] of cases) {
+  const o = ours(mode, config, opts);
+  const t = torch(mode, config, opts);
+  const row = { what, name, B: opts.B, T: opts.T, ours: o, torch: t, ratio: o.tokens_per_s / t.tokens_per_s };
+  rows.push(row);
+  console.log(`${what.padEnd(34)} ${name.padEnd(16)} ours ${o.tokens_per_s.toFixed(1).padStart(9)} tok/s  torch ${t.tokens_per_s.toFixed(1).padStart(9)} tok/s  ratio ${row.ratio.toFixed(2)}  (ms/step ${(o.seconds * 1000).toFixed(1)} vs ${(t.seconds * 1000).toFixed(1)})`);
+}
+
+if (write) {
+  const lines = [
+    '# Model speed: training step, prefill, decode (vs PyTorch eager)',
+    '',
+    `Command: \`node packages/model/bench/speed.mjs --write\` (${new Date().toISOString().slice(0, 10)}; GEMM backend ${gemmBackend()}; PyTorch ${rows[0].torch.torch}, ${rows[0].torch.threads} threads, float32).`,
+    'Training step = forward + backward + AdEMAMix; tokens/s = B·T per step (train, prefill) or B per step (decode after a T-token prefill).',
+    '',
+    '| what | model | B | T | ours tok/s | PyTorch tok/s | ours / PyTorch | ours ms/step | PyTorch ms/step |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.what} | ${r.name} | ${r.B} | ${r.T} | ${r.ours.tokens_per_s.toFixed(1)} | ${r.torch.tokens_per_s.toFixed(1)} | ${r.ratio.toFixed(2)} | ${(r.ours.seconds * 1000).toFixed(1)} | ${(r.torch.seconds * 1000).toFixed(1)} |`),
+    '',
+  ];
+  fs.writeFileSync(path.join(here, '../../../tooling/bench/results/model.md'), lines.join('\n'));
+}
+process.exit(0);

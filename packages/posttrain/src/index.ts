@@ -1,0 +1,43 @@
+// @apertus/posttrain — groundwork of the Apertus post-training stage (training-recipe.md §3, §5,
+// §6): SFT chat data, the bundled UDHR translation task, QRPO preference pairs and rewards,
+// sacreBLEU-exact chrF/BLEU, perplexity, and the evaluation report base → SFT → aligned.
+
+export { PosttrainError } from './errors';
+export type { PosttrainErrorCode, PosttrainErrorContext } from './errors';
+
+export { corpusChrf, sentenceChrf } from './metrics/chrf';
+export type { ChrfOptions, ChrfScore, References } from './metrics/chrf';
+export { corpusBleu, sentenceBleu } from './metrics/bleu';
+export type { BleuOptions, BleuScore, BleuSmoothing } from './metrics/bleu';
+export { tokenize13a } from './metrics/tokenize-13a';
+export { perplexity } from './metrics/perplexity';
+export type { NllSum } from './metrics/perplexity';
+
+export { buildUdhrTranslationTask, translationPrompt, UDHR_HELD_OUT, UDHR_LANGUAGE_NAMES } from './udhr-translation';
+export type { TranslationExample, UdhrTranslationOptions, UdhrTranslationTask } from './udhr-translation';
+
+export { parseSftRecord, readSftJsonl, tokenizeSftConversation, tokenizeSftDataset } from './sft-data';
+export type { SftConversation, SftDatasetStats, SftExample, SftSource, SftTokenizeOptions } from './sft-data';
+export { collateSft, countLossTokens } from './sft-batch';
+export type { CollateOptions, SftBatch, SftRow } from './sft-batch';
+
+export { buildPreferencePairs, quantileRewards, selectPreferencePairs } from './preference';
+export type { Branch, PreferenceDataset, PreferenceOptions, PreferencePair, PreferencePrompt, ScoredBranch } from './preference';
+export { chrfReward, httpReward, jsReward, modelReward, scoreCompletions } from './rewards';
+export type { HttpRewardOptions, ModelRewardOptions, RewardFunction } from './rewards';
+
+export { evaluateMemorization, evaluatePerplexity, evaluateSuite, evaluateTranslation } from './eval';
+export type {
+  EvalSuite,
+  MemorizationOptions,
+  MemorizationProbe,
+  MemorizationResult,
+  PerplexityOptions,
+  PerplexityResult,
+  TranslationEvalOptions,
+  TranslationEvalResult,
+  TranslationOutput,
+  TranslationPrompt,
+} from './eval';
+export { formatEvalReport } from './eval-report';
+export type { EvalReport, EvalStage, ReportFormatOptions } from './eval-report';
