@@ -1,10 +1,23 @@
 import { defineConfig } from 'tsup';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-});
+export default defineConfig([
+  {
+    // The library: ESM + CJS with type declarations.
+    entry: ['src/index.ts'],
+    format: ['esm', 'cjs'],
+    dts: true,
+    sourcemap: true,
+    clean: ['index.*'],
+    target: 'node20',
+  },
+  {
+    // The `apertus-serve` executable (ESM only).
+    entry: { 'bin/apertus-serve': 'src/bin/apertus-serve.ts' },
+    format: ['esm'],
+    sourcemap: true,
+    clean: ['bin/**'],
+    splitting: false,
+    target: 'node20',
+    banner: { js: '#!/usr/bin/env node' },
+  },
+]);

@@ -1,0 +1,161 @@
+// `apertus-chat --model DIR [--system TEXT] [--think] [-t 0.8] …`: an interactive terminal chat.
+// Lines from the input are user messages; lines starting with '/' are commands (/help). Replies
+// stream as they are generated; reasoning is shown dimmed (or marked) before the answer.
+
+import { createInterface } from 'node:readline';
+import { ApiError, loadServedModel, Scheduler } from '@apertus/serve';
+import { Command } from 'commander';
+import { addCommonOptions, parseArgs, type AppIo, type CommonOptions } from './options';
+import { ChatSession } from './session';
+
+const HELP = `Commands:
+  /help              this list
+  /reset             forget the conversation
+  /system [TEXT]     set the system prompt (no text: the default Apertus prompt)
+  /think on|off      let the model deliberate before answering
+  /temperature T     sampling temperature (0 = greedy)
+  /max-tokens N|auto maximum reply length
+  /history           print the conversation
+  /exit              quit (also /quit, or end of input)
+`;
+
+const DIM = '\x1b[2m';
+const RESET = '\x1b[0m';
+
+/**
+ * Run the interactive chat until `/exit` or the end of the input. Resolves with the exit code
+ * (0, or 1 when the model cannot be loaded). Throws CliError for bad arguments.
+ */
+export async function runChat(argv: readonly string[], io: AppIo): Promise<number> {
+  const cmd = parseArgs(addCommonOptions(new Command('apertus-chat').description('Chat with an Apertus checkpoint in the terminal.')), argv, io);
+  if (!cmd) return 0;
+  const o = cmd.opts<CommonOptions>();
+  const out = (s: string) => io.output.write(s);
+  const err = (s: string) => (io.error ?? io.output).write(s);
+  let served;
+  try {
+    served = await loadServedModel(o.model);
+  } catch (e) {
+    err(`apertus-chat: cannot load ${o.model}: ${(e as Error).message}\n`);
+    return 1;
+  }
+  const scheduler = new Scheduler(served, { maxBatch: 1, ...(o.ctx !== undefined ? { contextLength: Math.min(o.ctx, served.model.config.max_position_embeddings) } : {}) });
+  const gc = served.generationConfig ?? {};
+  const session = new ChatSession(scheduler, {
+    system: o.system ?? null,
+    thinking: o.think,
+    temperature: o.temperature ?? gc.temperature ?? 0.8,
+    topP: o.topP ?? gc.top_p ?? 0.9,
+    topK: o.topK,
+    maxTokens: o.maxTokens ?? null,
+    seed: o.seed ?? null,
+    stop: o.stop,
+  });
+  out(`Apertus chat · ${served.name} · context ${scheduler.contextLength} · thinking ${session.settings.thinking ? 'on' : 'off'}. Type /help for commands.\n`);
+
+  const rl = createInterface({ input: io.input, terminal: false, crlfDelay: Infinity });
+  let current: AbortController | null = null;
+  // Ctrl-C in a terminal: stop the reply being generated; at the prompt, quit.
+  const onInterrupt = () => {
+    if (current) current.abort();
+    else rl.close();
+  };
+  if (io.terminal) process.on('SIGINT', onInterrupt);
+  const prompt = () => {
+    if (io.terminal) out('> ');
+  };
+  prompt();
+  for await (const raw of rl) {
+    const line = raw.trim();
+    if (line.length === 0) {
+      prompt();
+      continue;
+    }
+    if (line.startsWith('/')) {
+      const [command, ...rest] = line.split(/\s+/);
+      const arg = rest.join(' ');
+      let quit = false;
+      switch (command) {
+        case '/exit':
+        case '/quit':
+          quit = true;
+          break;
+        case '/help':
+          out(HELP);
+          break;
+        case '/reset':
+          session.reset();
+          out('(conversation cleared)\n');
+          break;
+        case '/system':
+          session.settings.system = arg.length > 0 ? line.slice(line.indexOf(' ') + 1) : null;
+          out(arg.length > 0 ? '(system prompt set)\n' : '(default system prompt)\n');
+          break;
+        case '/think':
+          if (arg !== 'on' && arg !== 'off') out('usage: /think on|off\n');
+          else {
+            session.settings.thinking = arg === 'on';
+            out(`(thinking ${arg})\n`);
+          }
+          break;
+        case '/temperature': {
+          const t = Number(arg);
+          if (arg === '' || !Number.isFinite(t) || t < 0 || t > 2) out('usage: /temperature T (0–2)\n');
+          else {
+            session.settings.temperature = t;
+            out(`(temperature ${t})\n`);
+          }
+          break;
+        }
+        case '/max-tokens': {
+          const n = Number(arg);
+          if (arg === 'auto') session.settings.maxTokens = null;
+          else if (!Number.isInteger(n) || n < 1) {
+            out('usage: /max-tokens N|auto\n');
+            break;
+          } else session.settings.maxTokens = n;
+          out(`(max tokens ${arg})\n`);
+          break;
+        }
+        case '/history':
+          for (const m of session.conversation()) {
+            const c = 'content' in m ? m.content : '';
+            out(`${m.role}: ${typeof c === 'string' ? c : JSON.stringify(c)}\n`);
+          }
+          break;
+        default:
+          out(`unknown command ${command} (/help lists them)\n`);
+      }
+      if (quit) break;
+      prompt();
+      continue;
+    }
+    current = new AbortController();
+    let channel: 'reasoning' | 'content' | null = null;
+    try {
+      const reply = await session.send(line, (ch, text) => {
+        if (ch !== channel) {
+          if (channel === 'reasoning') out(io.color ? `${RESET}\n` : '\n[/thinking]\n');
+          if (ch === 'reasoning') out(io.color ? DIM : '[thinking]\n');
+          channel = ch;
+        }
+        out(text);
+      }, current.signal);
+      if (channel === 'reasoning') out(io.color ? RESET : '\n[/thinking]');
+      for (const c of reply.toolCalls) out(`\n[tool call] ${c.function.name}(${c.function.arguments})`);
+      out('\n');
+      if (reply.finishReason === 'length') out('[reply cut at the token limit]\n');
+      if (reply.finishReason === 'cancelled') out('[stopped]\n');
+    } catch (e) {
+      if (channel === 'reasoning' && io.color) out(RESET);
+      err(`\n[error] ${e instanceof ApiError ? e.message : (e as Error).message}\n`);
+      if (e instanceof ApiError && e.code === 'context_length_exceeded') err('(use /reset to start a new conversation)\n');
+    } finally {
+      current = null;
+    }
+    prompt();
+  }
+  rl.close();
+  if (io.terminal) process.off('SIGINT', onInterrupt);
+  return 0;
+}

@@ -1,0 +1,137 @@
+// apertus-generate and apertus-chat, run in-process on tiny checkpoints written at test start,
+// checked against generate() from @apertus/model and the Apertus chat template.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { generate, loadCheckpoint, type ApertusModel } from '@apertus/model';
+import { CliError, loadServedModel, Scheduler } from '@apertus/serve';
+import { applyApertusChatTemplate, type Tokenizer } from '@apertus/tokenizer';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { scriptIds, tempDir, testTokenizer, writeRandomCheckpoint, writeScriptedCheckpoint } from '../../../packages/serve/src/test-fixture';
+import { runChat } from './chat';
+import { runGenerate } from './generate';
+import { ChatSession } from './session';
+
+const tmp = tempDir('apertus-infer-');
+let randomDir: string;
+let thinkerDir: string;
+let ref: ApertusModel;
+let tok: Tokenizer;
+
+beforeAll(() => {
+  tok = testTokenizer();
+  randomDir = writeRandomCheckpoint(tmp.dir, 'tiny');
+  thinkerDir = writeScriptedCheckpoint(tmp.dir, 'thinker', [{ from: 67, then: [...scriptIds(tok, '<|inner_prefix|>Let me check<|inner_suffix|>Hello world!'), 68] }]);
+  ref = loadCheckpoint(randomDir).model;
+});
+
+afterAll(() => tmp.remove());
+
+function greedy(ids: number[], maxTokens: number): string {
+  return tok.decode(generate(ref, ids, { temperature: 0, maxTokens, stopTokenIds: [2, 68, 72] }).tokens, { skipSpecialTokens: true });
+}
+
+/** Capture what a CLI writes, one entry per write call. */
+function capture(input = new PassThrough()) {
+  const writes: string[] = [];
+  const errors: string[] = [];
+  return { io: { input, output: { write: (s: string) => writes.push(s) }, error: { write: (s: string) => errors.push(s) } }, writes, errors, input };
+}
+
+describe('apertus-generate', () => {
+  test('raw prompt, greedy: prints the reference continuation', async () => {
+    const c = capture();
+    expect(await runGenerate(['--model', randomDir, '--prompt', 'Once upon a time', '-n', '10', '-t', '0'], c.io)).toBe(0);
+    expect(c.writes.join('')).toBe(`${greedy(tok.encodeIds('Once upon a time'), 10)}\n`);
+    // Streamed: one write per piece of text, not one at the end.
+    expect(c.writes.length).toBeGreaterThan(3);
+    expect(c.errors).toEqual([]);
+  });
+
+  test('--file, --file - (stdin) and --echo', async () => {
+    const file = path.join(tmp.dir, 'prompt.txt');
+    fs.writeFileSync(file, 'The capital of Switzerland is');
+    const want = greedy(tok.encodeIds('The capital of Switzerland is'), 6);
+    const a = capture();
+    await runGenerate(['-m', randomDir, '-f', file, '-n', '6', '-t', '0'], a.io);
+    expect(a.writes.join('')).toBe(`${want}\n`);
+    const b = capture();
+    b.input.end('The capital of Switzerland is');
+    await runGenerate(['-m', randomDir, '-f', '-', '-n', '6', '-t', '0', '--echo'], b.io);
+    expect(b.writes.join('')).toBe(`The capital of Switzerland is${want}\n`);
+  });
+
+  test('--chat --json: answer, reasoning, finish reason and usage', async () => {
+    const c = capture();
+    await runGenerate(['-m', thinkerDir, '-p', 'Hi', '--chat', '--think', '--json'], c.io);
+    const r = JSON.parse(c.writes.join(''));
+    const prompt = applyApertusChatTemplate(tok, [{ role: 'user', content: 'Hi' }], { enableThinking: true, addGenerationPrompt: true }).ids;
+    expect(r).toEqual({
+      text: 'Hello world!', reasoning: 'Let me check', tool_calls: [], finish_reason: 'stop',
+      usage: { prompt_tokens: prompt.length, completion_tokens: scriptIds(tok, '<|inner_prefix|>Let me check<|inner_suffix|>Hello world!').length + 1 },
+    });
+  });
+
+  test('bad arguments are CliErrors; an unloadable model is exit code 1', async () => {
+    await expect(runGenerate(['-m', randomDir], capture().io)).rejects.toBeInstanceOf(CliError);
+    await expect(runGenerate(['-m', randomDir, '-p', 'x', '-f', 'y'], capture().io)).rejects.toMatchObject({ option: '--prompt' });
+    await expect(runGenerate(['-m', randomDir, '-p', 'x', '-t', 'hot'], capture().io)).rejects.toMatchObject({ option: '--temperature' });
+    await expect(runGenerate(['-m', randomDir, '-f', path.join(tmp.dir, 'nope.txt')], capture().io)).rejects.toMatchObject({ option: '--file' });
+    const c = capture();
+    expect(await runGenerate(['-m', path.join(tmp.dir, 'missing'), '-p', 'x'], c.io)).toBe(1);
+    expect(c.errors.join('')).toContain('cannot load');
+  });
+});
+
+describe('ChatSession', () => {
+  test('keeps the history and renders it with the chat template; replies equal the reference', async () => {
+    const session = new ChatSession(new Scheduler(await loadServedModel(randomDir), { maxBatch: 1 }), { temperature: 0, maxTokens: 8, system: 'Be brief.' });
+    const first = await session.send('Hello!');
+    const p1 = applyApertusChatTemplate(tok, [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello!' }], { addGenerationPrompt: true }).ids;
+    expect(session.lastPromptIds).toEqual(p1);
+    expect(first.content).toBe(greedy(p1, 8));
+    expect(first.finishReason).toBe('length');
+    session.settings.thinking = true;
+    const streamed: string[] = [];
+    const second = await session.send('And Bern?', (_ch, t) => streamed.push(t));
+    const p2 = applyApertusChatTemplate(tok, [
+      { role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello!' }, { role: 'assistant', content: first.content }, { role: 'user', content: 'And Bern?' },
+    ], { addGenerationPrompt: true, enableThinking: true }).ids;
+    expect(session.lastPromptIds).toEqual(p2);
+    expect(second.content).toBe(greedy(p2, 8));
+    expect(streamed.join('')).toBe(second.content);
+    expect(session.messages).toHaveLength(4);
+    session.reset();
+    expect(session.conversation()).toEqual([{ role: 'system', content: 'Be brief.' }]);
+  });
+});
+
+describe('apertus-chat', () => {
+  test('piped lines: streamed replies with reasoning, commands, history, exit', async () => {
+    const c = capture();
+    const done = runChat(['-m', thinkerDir], c.io);
+    c.input.write('Hi\n');
+    c.input.write('/think on\n');
+    c.input.write('Hello again\n');
+    c.input.write('/history\n');
+    c.input.write('/bogus\n');
+    c.input.write('/reset\n');
+    c.input.write('/history\n');
+    c.input.write('/exit\n');
+    c.input.end('after exit\n');
+    expect(await done).toBe(0);
+    const text = c.writes.join('');
+    const reply = '[thinking]\nLet me check\n[/thinking]\nHello world!\n';
+    expect(text).toContain('Apertus chat · thinker');
+    expect(text.split(reply)).toHaveLength(3);
+    expect(text).toContain('(thinking on)\n');
+    expect(text).toContain('user: Hi\nassistant: Hello world!\nuser: Hello again\nassistant: Hello world!\n');
+    expect(text).toContain('unknown command /bogus');
+    expect(text.slice(text.indexOf('(conversation cleared)'))).not.toContain('user: Hi');
+    expect(text).not.toContain('after exit');
+    // The reply streamed token by token: 'Hello world!' came in several writes.
+    const start = c.writes.indexOf('[thinking]\n');
+    expect(c.writes.slice(start, c.writes.indexOf('\n', start + 3) + 1).length).toBeGreaterThan(4);
+  });
+});

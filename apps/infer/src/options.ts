@@ -1,0 +1,80 @@
+// Command-line plumbing shared by apertus-chat and apertus-generate: I/O streams, number parsers,
+// the common model and sampling options, and turning commander errors into CliError.
+
+import { CliError } from '@apertus/serve';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+
+/** Where a CLI reads and writes; tests pass streams, the binaries pass the process's. */
+export interface AppIo {
+  /** User input (lines). */
+  input: NodeJS.ReadableStream;
+  /** Generated text and normal output. */
+  output: { write(text: string): unknown };
+  /** Diagnostics. Default: `output`. */
+  error?: { write(text: string): unknown };
+  /** Use ANSI colours (dim reasoning). Default false. */
+  color?: boolean;
+  /** The input is an interactive terminal (show a prompt). Default false. */
+  terminal?: boolean;
+}
+
+/** Parser of a number option within [min, max] (integer if asked). */
+export function numberArg(name: string, min: number, max: number, integer = false): (v: string) => number {
+  return (v: string) => {
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
+      throw new InvalidArgumentError(`${name} must be ${integer ? 'an integer' : 'a number'} in [${min}, ${max}]`);
+    }
+    return n;
+  };
+}
+
+/** Options every app takes: the checkpoint and sampling. */
+export interface CommonOptions {
+  model: string;
+  temperature?: number;
+  topP?: number;
+  topK: number;
+  seed?: number;
+  maxTokens?: number;
+  ctx?: number;
+  system?: string;
+  think: boolean;
+  stop: string[];
+}
+
+/** Add the shared options to a command. */
+export function addCommonOptions(cmd: Command): Command {
+  return cmd
+    .requiredOption('-m, --model <dir>', 'checkpoint directory (config.json, *.safetensors, tokenizer.json)')
+    .option('-t, --temperature <t>', 'sampling temperature, 0 = greedy (default: generation_config, else 0.8)', numberArg('--temperature', 0, 2))
+    .option('--top-p <p>', 'nucleus sampling (default: generation_config, else 0.9)', numberArg('--top-p', Number.MIN_VALUE, 1))
+    .option('--top-k <k>', 'top-k sampling, 0 = off', numberArg('--top-k', 0, 1e9, true), 0)
+    .option('--seed <n>', 'sampler seed', numberArg('--seed', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true))
+    .option('-n, --max-tokens <n>', 'maximum new tokens', numberArg('--max-tokens', 1, 1e9, true))
+    .option('--ctx <n>', 'context limit (default: max_position_embeddings)', numberArg('--ctx', 1, 1e9, true))
+    .option('-s, --system <text>', 'system prompt (default: the Apertus one)')
+    .option('--think', 'let the model deliberate before answering (Deliberation: enabled)', false)
+    .option('--stop <text...>', 'stop strings', [])
+    .exitOverride();
+}
+
+/**
+ * Parse argv with `cmd`; returns null when help/version was printed. Commander errors become
+ * CliError naming the option.
+ */
+export function parseArgs(cmd: Command, argv: readonly string[], io: AppIo): Command | null {
+  const err = io.error ?? io.output;
+  cmd.configureOutput({ writeOut: (s) => io.output.write(s), writeErr: (s) => err.write(s), outputError: () => {} });
+  try {
+    cmd.parse(argv as string[], { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return null;
+      const m = /--[a-z][a-z-]*/.exec(e.message);
+      throw new CliError(m ? m[0] : '(arguments)', e.message.replace(/^error: /, ''));
+    }
+    throw e;
+  }
+  return cmd;
+}

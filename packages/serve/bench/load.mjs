@@ -1,0 +1,203 @@
+// Benchmark: apertus-serve under load on loopback (built dist), against peers in the same run.
+//
+//   cd packages/serve && npx tsup && node bench/load.mjs [--write] [--quick]
+//       [--clients 8] [--duration 10] [--max-tokens 32] [--batch 8]
+//
+// Model: the `tiny` preset (4 layers, hidden 128, ≈1.1M parameters with the bench tokenizer's
+// ≈1.4k vocabulary), random weights, bf16 checkpoint, with a BPE tokenizer trained here.
+// The server runs as its own process (the real `apertus-serve` binary); N clients in this process
+// stream completions back to back for a fixed time (each request: one of 6 prompts, greedy,
+// max_tokens fixed, so every request generates exactly max_tokens tokens). Reported:
+// throughput (generated tokens/s), request latency, time to first token (first text chunk) and
+// inter-token latency (gaps between text chunks) percentiles, peak server RSS.
+// Peers, same run: (a) `generate()` from @apertus/model called sequentially in this process on
+// the same requests (no HTTP, no batching); (b) the same server with --max-batch 1 (no
+// continuous batching). Ratio = our throughput / peer throughput (> 1: ours is faster).
+// With --write, results go to tooling/bench/results/serve.md.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ApertusModel, generate, presetConfig, saveCheckpoint } from '@apertus/model';
+import { Tokenizer, trainApertusBpe } from '@apertus/tokenizer';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const argv = process.argv.slice(2);
+const arg = (name, d) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(argv[i + 1]) : d;
+};
+const quick = argv.includes('--quick');
+const CLIENTS = arg('clients', 8);
+const DURATION = arg('duration', quick ? 3 : 10) * 1000;
+const MAX_TOKENS = arg('max-tokens', 32);
+const BATCH = arg('batch', 8);
+
+const PROMPTS = [
+  'Hello',
+  'The capital of Switzerland is',
+  'Once upon a time there was a small model that',
+  'function add(a, b) { return',
+  'Grüezi mitenand, wie gaht es?',
+  'Numbers: 1 2 3 4 5 6 7 8 9 10 100 1000 2024 2025. Dates like 2025-09-21 are common. Think step by step: first read the question,',
+];
+const CORPUS = [
+  'The quick brown fox jumps over the lazy dog. Hello world! How are you today?',
+  'Apertus is a fully open multilingual language model from Switzerland, trained on public data.',
+  'Grüezi mitenand, wie gaht es? Das Wetter in Bern ist heute schön und sonnig.',
+  'function add(a, b) { return a + b; } const x = add(2, 2); console.log(x);',
+  'Once upon a time there was a small model that learned to write stories about mountains.',
+  'The capital of Switzerland is Bern. Geneva, Basel, Lausanne and Lugano are other cities.',
+  'Numbers: 1 2 3 4 5 6 7 8 9 10 100 1000 2024 2025. Dates like 2025-09-21 are common.',
+  'Think step by step: first read the question, then reason, and finally answer clearly.',
+];
+
+function pct(xs, p) {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+}
+
+function makeCheckpoint(dir) {
+  const corpus = [];
+  for (let i = 0; i < 8; i++) corpus.push(...CORPUS);
+  const t = trainApertusBpe(corpus, { vocabSize: 1400 });
+  const model = ApertusModel.init(presetConfig('tiny', { vocab_size: t.vocabSize }), 7);
+  // Control/reserved ids (< 1000) get zero LM-head rows, so greedy output is visible text.
+  const H = model.config.hidden_size;
+  model.lmHead.storage.fill(0, 0, 1000 * H);
+  saveCheckpoint(model, dir, {
+    files: { 'tokenizer.json': JSON.stringify(t.tokenizerJson), 'tokenizer_config.json': JSON.stringify(t.tokenizerConfig) },
+    generationConfig: { bos_token_id: 1, eos_token_id: [2, 68, 72], pad_token_id: 3 },
+  });
+  return Tokenizer.fromJSON(t.tokenizerJson, t.tokenizerConfig);
+}
+
+async function startServer(dir, batch) {
+  const bin = path.join(here, '../dist/bin/apertus-serve.js');
+  const child = spawn(process.execPath, [bin, '--model', dir, '--port', '0', '--max-batch', String(batch), '--max-queue', String(CLIENTS * 2), '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /ready at (http:\/\/[^\s]+)\/v1/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return { url, child };
+}
+
+async function rssOf(pid) {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) * 1024;
+  } catch {
+    return NaN;
+  }
+}
+
+/** N clients streaming completions for DURATION ms; returns the figures. */
+async function drive(url, pid, expected) {
+  const deadline = Date.now() + DURATION;
+  const lat = [], ttft = [], itl = [];
+  let tokens = 0, requests = 0, wrong = 0;
+  let rssPeak = 0;
+  const sampler = setInterval(async () => (rssPeak = Math.max(rssPeak, await rssOf(pid))), 100);
+  async function client(c) {
+    for (let k = 0; Date.now() < deadline; k++) {
+      const prompt = PROMPTS[(c + k) % PROMPTS.length];
+      const t0 = performance.now();
+      const res = await fetch(`${url}/v1/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ model: 'bench-tiny', prompt, max_tokens: MAX_TOKENS, temperature: 0, stream: true, stream_options: { include_usage: true } }),
+      });
+      const reader = res.body.getReader();
+      const dec = new TextDecoder();
+      let buf = '', text = '', last = 0, usage = null;
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += dec.decode(value, { stream: true });
+        let i;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const ev = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          if (!ev.startsWith('data: ') || ev === 'data: [DONE]') continue;
+          const j = JSON.parse(ev.slice(6));
+          if (j.usage) usage = j.usage;
+          const piece = j.choices[0]?.text ?? '';
+          if (piece.length > 0) {
+            const now = performance.now();
+            if (last === 0) ttft.push(now - t0);
+            else itl.push(now - last);
+            last = now;
+            text += piece;
+          }
+        }
+      }
+      lat.push(performance.now() - t0);
+      requests++;
+      tokens += usage.completion_tokens;
+      if (text !== expected.get(prompt)) wrong++;
+    }
+  }
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
+  const seconds = (performance.now() - t0) / 1000;
+  clearInterval(sampler);
+  return { requests, tokens, seconds, tps: tokens / seconds, rps: requests / seconds, lat, ttft, itl, wrong, rssPeak };
+}
+
+const loadBefore = os.loadavg()[0];
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'apertus-serve-bench-'));
+const dir = path.join(tmp, 'bench-tiny');
+const tok = makeCheckpoint(dir);
+const { loadCheckpoint } = await import('@apertus/model');
+const model = loadCheckpoint(dir).model;
+
+// Peer (a): sequential generate() in-process, on the same request mix, for the same duration.
+const expected = new Map();
+for (const p of PROMPTS) expected.set(p, tok.decode(generate(model, tok.encodeIds(p), { temperature: 0, maxTokens: MAX_TOKENS }).tokens, { skipSpecialTokens: true }));
+let seqTokens = 0;
+const seqLat = [];
+const seqStart = performance.now();
+for (let k = 0; performance.now() - seqStart < DURATION; k++) {
+  const t0 = performance.now();
+  seqTokens += generate(model, tok.encodeIds(PROMPTS[k % PROMPTS.length]), { temperature: 0, maxTokens: MAX_TOKENS }).tokens.length;
+  seqLat.push(performance.now() - t0);
+}
+const seqTps = seqTokens / ((performance.now() - seqStart) / 1000);
+
+const runs = [];
+for (const batch of [1, BATCH]) {
+  const { url, child } = await startServer(dir, batch);
+  runs.push({ batch, ...(await drive(url, child.pid, expected)) });
+  child.kill('SIGINT');
+  await new Promise((r) => child.once('exit', r));
+}
+fs.rmSync(tmp, { recursive: true, force: true });
+
+const f = (x) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
+const cpu = os.cpus();
+const lines = [
+  '# @apertus/serve load benchmark',
+  '',
+  `Command: \`cd packages/serve && npx tsup && node bench/load.mjs --write${quick ? ' --quick' : ''}\` (${CLIENTS} streaming clients, ${DURATION / 1000} s per run, ${MAX_TOKENS} tokens per request, greedy).`,
+  `Machine: ${cpu.length} x ${cpu[0]?.model.trim()}, Node ${process.version}, ${process.platform}, 1-min load average ${loadBefore.toFixed(1)} before / ${os.loadavg()[0].toFixed(1)} after (the machine is shared; figures vary between runs). Server: the built \`apertus-serve\` binary in its own process; clients in the benchmark process (both on the same cores).`,
+  `Model: \`tiny\` preset, random bf16 weights, trained ${tok.vocabSize}-token BPE tokenizer. Every response was checked against \`generate()\` (wrong: count of mismatches).`,
+  '',
+  '| Configuration | Requests | Gen. tok/s | Req/s | Latency p50 / p90 / p99 (ms) | TTFT p50 / p90 / p99 (ms) | ITL p50 / p90 / p99 (ms) | Server RSS peak (MiB) | Wrong |',
+  '|---|---:|---:|---:|---|---|---|---:|---:|',
+  `| peer: sequential \`generate()\` in-process | ${seqLat.length} | ${f(seqTps)} | ${f(seqLat.length / (DURATION / 1000))} | ${f(pct(seqLat, 50))} / ${f(pct(seqLat, 90))} / ${f(pct(seqLat, 99))} | – | – | – | 0 |`,
+  ...runs.map((r) => `| apertus-serve --max-batch ${r.batch} | ${r.requests} | ${f(r.tps)} | ${f(r.rps)} | ${f(pct(r.lat, 50))} / ${f(pct(r.lat, 90))} / ${f(pct(r.lat, 99))} | ${f(pct(r.ttft, 50))} / ${f(pct(r.ttft, 90))} / ${f(pct(r.ttft, 99))} | ${f(pct(r.itl, 50))} / ${f(pct(r.itl, 90))} / ${f(pct(r.itl, 99))} | ${f(r.rssPeak / 2 ** 20)} | ${r.wrong} |`),
+  '',
+  `Ratios (throughput, > 1: faster): batch ${BATCH} server / sequential generate() = ${(runs[1].tps / seqTps).toFixed(2)}; batch ${BATCH} / batch 1 server = ${(runs[1].tps / runs[0].tps).toFixed(2)}; batch 1 server / sequential generate() = ${(runs[0].tps / seqTps).toFixed(2)} (the cost of HTTP + SSE + scheduling).`,
+  '',
+];
+const md = lines.join('\n');
+console.log(md);
+if (argv.includes('--write')) fs.writeFileSync(path.join(here, '../../../tooling/bench/results/serve.md'), md);
+if (runs.some((r) => r.wrong > 0)) process.exitCode = 1;

@@ -1,0 +1,112 @@
+// `apertus-serve --model DIR [--port 8080] [--host 127.0.0.1] [--api-key KEY] [--max-queue N]
+//  [--max-batch N] [--max-body BYTES] [--max-tokens N] [--ctx N] …`
+// The server starts listening first and loads the checkpoint afterwards, so /health answers 503
+// while the weights load.
+
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { ApiError, CliError } from './errors';
+import { loadServedModel } from './load';
+import { createServer, type ApertusServer } from './server';
+
+/** Where the CLI writes (defaults: process.stdout / process.stderr). */
+export interface CliIo {
+  /** Normal output. */
+  out?: (text: string) => void;
+  /** Diagnostics. */
+  err?: (text: string) => void;
+}
+
+/** Options of {@link runServeCli} beyond argv. */
+export interface ServeCliOptions extends CliIo {
+  /** Install SIGINT/SIGTERM handlers: first signal finishes in-flight streams, a second cancels them. Default false. */
+  handleSignals?: boolean;
+}
+
+function positiveInt(name: string, allowZero = false) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || (!allowZero && n === 0)) throw new InvalidArgumentError(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer`);
+    return n;
+  };
+}
+
+/**
+ * Parse `apertus-serve` arguments (without the node/script prefix), start the server and load
+ * the model. Resolves with the listening server (the model may still be loading; see `ready`).
+ * Throws CliError for bad arguments; `--help` / `--version` print and resolve with null.
+ */
+export async function runServeCli(argv: readonly string[], options: ServeCliOptions = {}): Promise<ApertusServer | null> {
+  const out = options.out ?? ((s: string) => process.stdout.write(s));
+  const err = options.err ?? ((s: string) => process.stderr.write(s));
+  const program = new Command('apertus-serve')
+    .description('OpenAI-compatible server for an Apertus checkpoint directory (HTTP + SSE + WebSocket, continuous batching).')
+    .requiredOption('-m, --model <dir>', 'checkpoint directory (config.json, *.safetensors, tokenizer.json)')
+    .option('-p, --port <port>', 'port (0 picks a free one)', positiveInt('--port', true), 8080)
+    .option('--host <host>', 'address to bind (localhost only by default)', '127.0.0.1')
+    .option('--api-key <key>', 'require Authorization: Bearer <key> (default: $APERTUS_API_KEY)')
+    .option('--name <id>', 'model id clients send (default: the directory name)')
+    .option('--max-queue <n>', 'requests waiting for a slot before 429', positiveInt('--max-queue', true), 64)
+    .option('--max-batch <n>', 'sequences decoded together', positiveInt('--max-batch'), 8)
+    .option('--max-body <bytes>', 'request body limit', positiveInt('--max-body'), 1024 * 1024)
+    .option('--max-tokens <n>', 'largest max_tokens per request (default: the context length)', positiveInt('--max-tokens'))
+    .option('--ctx <n>', 'context limit, prompt + output (default: max_position_embeddings)', positiveInt('--ctx'))
+    .option('--prefill-chunk <n>', 'prompt tokens prefilled per step', positiveInt('--prefill-chunk'), 512)
+    .option('--precision <p>', "weights in memory: 'auto' (bf16 matrices as stored) or 'f32'", 'auto')
+    .option('--no-web', 'do not serve the chat page at /')
+    .option('--quiet', 'do not log requests')
+    .exitOverride()
+    .configureOutput({ writeOut: out, writeErr: err, outputError: () => {} });
+  try {
+    program.parse(argv as string[], { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return null;
+      const m = /--[a-z][a-z-]*/.exec(e.message);
+      throw new CliError(m ? m[0] : '(arguments)', e.message.replace(/^error: /, ''));
+    }
+    throw e;
+  }
+  const o = program.opts<{
+    model: string; port: number; host: string; apiKey?: string; name?: string; maxQueue: number; maxBatch: number; maxBody: number;
+    maxTokens?: number; ctx?: number; prefillChunk: number; precision: string; web: boolean; quiet?: boolean;
+  }>();
+  if (o.precision !== 'auto' && o.precision !== 'f32') throw new CliError('--precision', `must be 'auto' or 'f32', got '${o.precision}'`);
+  const apiKey = o.apiKey ?? process.env.APERTUS_API_KEY ?? null;
+  let listening!: () => void;
+  const listened = new Promise<void>((r) => (listening = r));
+  const model = listened.then(() => loadServedModel(o.model, { precision: o.precision as 'auto' | 'f32', ...(o.name !== undefined ? { name: o.name } : {}) }));
+  const log = o.quiet ? undefined : (line: string) => err(`[apertus-serve] ${line}\n`);
+  const server = createServer({
+    model, apiKey, maxQueue: o.maxQueue, maxBatch: o.maxBatch, maxBodyBytes: o.maxBody, prefillChunk: o.prefillChunk, webPage: o.web,
+    ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
+    ...(o.ctx !== undefined ? { contextLength: o.ctx } : {}),
+    ...(log ? { log } : {}),
+  });
+  const url = await server.listen(o.port, o.host);
+  listening();
+  out(`apertus-serve listening on ${url} (loading ${o.model})\n`);
+  if (o.host !== '127.0.0.1' && o.host !== 'localhost' && o.host !== '::1' && !apiKey) err('[apertus-serve] warning: bound to a non-local address without --api-key\n');
+  server.ready.then(
+    (m) => out(`model '${m.name}' ready at ${url}/v1\n`),
+    // Without --quiet the server's log already said why.
+    (e: Error) => {
+      if (o.quiet) err(`[apertus-serve] cannot load ${o.model}: ${e.message}\n`);
+    },
+  );
+  if (options.handleSignals) {
+    let signals = 0;
+    const onSignal = (sig: string) => {
+      signals++;
+      if (signals === 1) {
+        err(`[apertus-serve] ${sig}: finishing in-flight requests (send it again to cancel them)\n`);
+        server.close({ mode: 'finish' }).then(() => process.exit(0), () => process.exit(1));
+      } else {
+        err(`[apertus-serve] ${sig}: cancelling in-flight requests\n`);
+        server.scheduler?.cancelAll(new ApiError(503, 'the server is shutting down', 'unavailable_error', null, 'server_shutdown'));
+      }
+    };
+    process.on('SIGINT', () => onSignal('SIGINT'));
+    process.on('SIGTERM', () => onSignal('SIGTERM'));
+  }
+  return server;
+}

@@ -1,0 +1,89 @@
+// Small HTTP helpers: body reading with a size limit, JSON and error responses, SSE framing,
+// bearer-token checks.
+
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError } from './errors';
+
+/**
+ * Read the request body. A body over `limit` bytes is drained (so the client can read the answer)
+ * and rejected with 413; past `hardLimit` bytes the connection is dropped.
+ */
+export function readBody(req: IncomingMessage, limit: number, hardLimit = Math.max(64 * 1024 * 1024, limit * 16)): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > hardLimit) {
+        req.destroy();
+        reject(new ApiError(413, `request body exceeds ${limit} bytes`, 'invalid_request_error', null, 'request_too_large'));
+        return;
+      }
+      if (size > limit) over = true;
+      if (!over) chunks.push(c);
+    });
+    req.on('end', () => {
+      if (over) reject(new ApiError(413, `request body of ${size} bytes exceeds the limit of ${limit} bytes`, 'invalid_request_error', null, 'request_too_large'));
+      else resolve(Buffer.concat(chunks, size));
+    });
+    req.on('error', (e) => reject(new ApiError(400, `cannot read the request body: ${e.message}`, 'invalid_request_error', null, null, { cause: e })));
+  });
+}
+
+/** Parse a JSON body; a syntax error is a 400 with code `invalid_json`. */
+export function parseJsonBody(buf: Buffer): unknown {
+  const text = buf.toString('utf8');
+  if (text.trim().length === 0) throw new ApiError(400, 'the request body is empty; expected a JSON object', 'invalid_request_error', null, 'invalid_json');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new ApiError(400, `the request body is not valid JSON: ${(e as Error).message}`, 'invalid_request_error', null, 'invalid_json');
+  }
+}
+
+/** Send a JSON response. */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/** Send an OpenAI error body with the error's status. */
+export function sendError(res: ServerResponse, e: ApiError, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const extra: Record<string, string> = { ...headers };
+  if (e.status === 401) extra['www-authenticate'] = 'Bearer';
+  if (e.status === 429 || e.status === 503) extra['retry-after'] = '1';
+  sendJson(res, e.status, e.toBody(), extra);
+}
+
+/** Start an SSE response. */
+export function startSse(res: ServerResponse, headers: Record<string, string> = {}): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no', ...headers });
+  res.flushHeaders();
+}
+
+/** One SSE `data:` event. */
+export function sseData(res: ServerResponse, data: unknown): void {
+  res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+}
+
+/** Constant-time check of `Authorization: Bearer KEY` (or a raw key) against the expected key. */
+export function checkBearer(header: string | undefined | null, expected: string): boolean {
+  if (!header) return false;
+  const m = /^Bearer\s+(.+)$/i.exec(header.trim());
+  const given = m ? m[1]!.trim() : '';
+  return sameSecret(given, expected);
+}
+
+/** Constant-time string comparison (via SHA-256, so lengths do not leak). */
+export function sameSecret(a: string, b: string): boolean {
+  const ha = createHash('sha256').update(a).digest();
+  const hb = createHash('sha256').update(b).digest();
+  return timingSafeEqual(ha, hb) && a.length > 0;
+}

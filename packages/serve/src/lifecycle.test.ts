@@ -1,0 +1,161 @@
+// Loading (health 503, async loader vs the reference loader), graceful shutdown, and the CLI.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { CheckpointError, KVCache, loadCheckpoint, step } from '@apertus/model';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import WebSocket from 'ws';
+import { runServeCli } from './cli';
+import { CliError, ModelLoadError } from './errors';
+import { loadServedModel, type ServedModel } from './load';
+import { createServer } from './server';
+import { json, parsePrometheus, readSse, tempDir, testTokenizer, writeRandomCheckpoint } from './test-fixture';
+
+const tmp = tempDir();
+let dir: string;
+let served: ServedModel;
+
+beforeAll(async () => {
+  dir = writeRandomCheckpoint(tmp.dir, 'tiny-ckpt');
+  served = await loadServedModel(dir);
+});
+
+afterAll(() => tmp.remove());
+
+describe('loading', () => {
+  test('the async loader gives the same network as loadCheckpoint from @apertus/model', () => {
+    const ref = loadCheckpoint(dir).model;
+    expect(served.name).toBe('tiny-ckpt');
+    expect(served.generationConfig?.eos_token_id).toEqual([2, 68, 72]);
+    expect(served.model.config).toEqual(ref.config);
+    for (const [name, t] of ref.params) {
+      const mine = served.model.params.get(name)!;
+      expect([name, mine.dtype, mine.shape]).toEqual([name, t.dtype, t.shape]);
+      expect(Buffer.from(mine.storage.buffer, mine.storage.byteOffset, mine.storage.byteLength).equals(Buffer.from(t.storage.buffer, t.storage.byteOffset, t.storage.byteLength))).toBe(true);
+    }
+    const ids = testTokenizer().encodeIds('Hello world');
+    const a = step(served.model, [{ cache: new KVCache(served.model.config, 16), tokens: ids }]);
+    const b = step(ref, [{ cache: new KVCache(ref.config, 16), tokens: ids }]);
+    expect(a).toEqual(b);
+  });
+
+  test('bad checkpoint directories are typed errors naming the file', async () => {
+    const noTok = path.join(tmp.dir, 'no-tokenizer');
+    fs.cpSync(dir, noTok, { recursive: true });
+    fs.rmSync(path.join(noTok, 'tokenizer.json'));
+    await expect(loadServedModel(noTok)).rejects.toBeInstanceOf(ModelLoadError);
+    const wrong = path.join(tmp.dir, 'wrong-shape');
+    fs.cpSync(dir, wrong, { recursive: true });
+    const cfg = JSON.parse(fs.readFileSync(path.join(wrong, 'config.json'), 'utf8'));
+    fs.writeFileSync(path.join(wrong, 'config.json'), JSON.stringify({ ...cfg, intermediate_size: 48 }));
+    const err = await loadServedModel(wrong).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CheckpointError);
+    expect((err as CheckpointError).tensor).toBe('model.layers.0.mlp.up_proj.weight');
+  });
+
+  test('/health is 503 while the model loads, then 200; a failed load stays 503 with the reason', async () => {
+    let resolve!: (m: ServedModel) => void;
+    const server = createServer({ model: new Promise<ServedModel>((r) => (resolve = r)) });
+    const url = await server.listen(0);
+    const h = await fetch(`${url}/health`);
+    expect(h.status).toBe(503);
+    expect(await json(h)).toEqual({ error: { message: 'Loading model', type: 'unavailable_error', param: null, code: 'model_loading' } });
+    expect((await fetch(`${url}/v1/chat/completions`, { method: 'POST', body: '{}' })).status).toBe(503);
+    expect(parsePrometheus(await (await fetch(`${url}/metrics`)).text()).get('apertus_model_loaded')).toBe(0);
+    resolve(served);
+    await server.ready;
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    expect(await json(fetch(`${url}/health`))).toEqual({ status: 'ok' });
+    await server.close();
+
+    const failing = createServer({ model: Promise.reject(new Error('disk on fire')) });
+    const furl = await failing.listen(0);
+    await expect(failing.ready).rejects.toThrow('disk on fire');
+    const f = await fetch(`${furl}/health`);
+    expect(f.status).toBe(503);
+    expect((await json(f)).error).toMatchObject({ code: 'model_load_failed', message: expect.stringContaining('disk on fire') });
+    await failing.close();
+  });
+});
+
+function startStream(url: string, maxTokens: number): Promise<Response> {
+  return fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    body: JSON.stringify({ model: 'tiny-ckpt', messages: [{ role: 'user', content: 'Hi' }], max_tokens: maxTokens, stream: true }),
+  });
+}
+
+describe('graceful shutdown', () => {
+  test("mode 'finish': in-flight streams complete, new requests are refused, WebSockets get 1001", async () => {
+    const server = createServer({ model: served });
+    const url = await server.listen(0);
+    const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/ws`);
+    await new Promise((r) => ws.once('open', r));
+    const wsClosed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
+    const res = await startStream(url, 60);
+    const closing = server.close({ mode: 'finish' });
+    const late = await fetch(`${url}/health`).then((r) => r.status, () => 'refused');
+    expect([503, 'refused']).toContain(late);
+    const events = await readSse(res);
+    expect(events[events.length - 1]).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
+    expect(chunks.some((c) => c.error)).toBe(false);
+    expect(chunks[chunks.length - 1].choices[0].finish_reason).toBe('length');
+    await closing;
+    expect(await wsClosed).toBe(1001);
+    expect(server.httpServer.listening).toBe(false);
+  });
+
+  test("mode 'cancel': streams get a mid-stream server_shutdown error, pending JSON requests a 503", async () => {
+    const server = createServer({ model: served, maxBatch: 1 });
+    const url = await server.listen(0);
+    const res = await startStream(url, 300);
+    const queued = fetch(`${url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny-ckpt', prompt: 'Hi', max_tokens: 5 }) });
+    while (server.scheduler!.queued < 1) await new Promise((r) => setTimeout(r, 2));
+    const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/ws`);
+    await new Promise((r) => ws.once('open', r));
+    const wsMessages: { type: string; error?: { code: string } }[] = [];
+    ws.on('message', (d) => wsMessages.push(JSON.parse(d.toString())));
+    ws.send(JSON.stringify({ type: 'generate', id: 1, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 100 }));
+    while (server.scheduler!.queued < 2) await new Promise((r) => setTimeout(r, 2));
+    const wsClosed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
+    await server.close({ mode: 'cancel' });
+    const events = await readSse(res);
+    expect(events[events.length - 1]).toBe('[DONE]');
+    expect(JSON.parse(events[events.length - 2]!).error).toMatchObject({ type: 'unavailable_error', code: 'server_shutdown' });
+    const q = await queued;
+    expect(q.status).toBe(503);
+    expect((await json(q)).error.code).toBe('server_shutdown');
+    expect(await wsClosed).toBe(1001);
+    expect(wsMessages.filter((m) => m.type === 'error').map((m) => m.error!.code)).toEqual(['server_shutdown']);
+  });
+});
+
+describe('apertus-serve CLI', () => {
+  test('starts a server from a checkpoint directory with the given limits', async () => {
+    const out: string[] = [];
+    const server = await runServeCli(['--model', dir, '--port', '0', '--max-batch', '2', '--max-queue', '3', '--ctx', '256', '--api-key', 'k1', '--name', 'my-model', '--quiet'], { out: (s) => out.push(s), err: (s) => out.push(s) });
+    expect(server).not.toBeNull();
+    await server!.ready;
+    expect(server!.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(server!.scheduler!.maxBatch).toBe(2);
+    expect(server!.scheduler!.maxQueue).toBe(3);
+    expect(server!.scheduler!.contextLength).toBe(256);
+    const models = await json(fetch(`${server!.url}/v1/models`, { headers: { authorization: 'Bearer k1' } }));
+    expect(models.data[0]).toMatchObject({ id: 'my-model', max_model_len: 256 });
+    expect((await fetch(`${server!.url}/v1/models`)).status).toBe(401);
+    await server!.close();
+    expect(out.join('')).toContain(`listening on ${server!.url}`);
+  });
+
+  test('bad arguments are CliErrors naming the option; --help prints usage', async () => {
+    const quiet = { out: () => {}, err: () => {} };
+    await expect(runServeCli(['--port', '1'], quiet)).rejects.toBeInstanceOf(CliError);
+    await expect(runServeCli(['--model', dir, '--port', 'abc'], quiet)).rejects.toMatchObject({ option: '--port' });
+    await expect(runServeCli(['--model', dir, '--max-batch', '0'], quiet)).rejects.toMatchObject({ option: '--max-batch' });
+    await expect(runServeCli(['--model', dir, '--precision', 'fp8'], quiet)).rejects.toMatchObject({ option: '--precision' });
+    const help: string[] = [];
+    expect(await runServeCli(['--help'], { out: (s) => help.push(s), err: () => {} })).toBeNull();
+    expect(help.join('')).toContain('--max-queue <n>');
+  });
+});

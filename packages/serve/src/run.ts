@@ -1,0 +1,166 @@
+// Running a validated request on the scheduler and delivering it to a transport: streamed
+// (SSE or WebSocket: chunk, then done / error) or collected into one response. A completions
+// request with several prompts runs them as separate scheduler requests and reports one result.
+
+import { ApiError } from './errors';
+import type { PreparedChat, PreparedCompletion } from './requests';
+import {
+  ChatChunker, ChatCollector, CompletionChunker, CompletionCollector,
+  type ChatCompletion, type ChatCompletionChunk, type Completion, type CompletionChunk, type ResponseMeta,
+} from './responses';
+import type { FinishReason, GenerationEvent, GenerationHandle, Scheduler, Usage } from './scheduler';
+
+/** Where a streamed request goes. */
+export interface StreamSink<C> {
+  /** One chunk (the usage chunk included, when asked for). */
+  chunk(c: C): void;
+  /** Normal end; finish reasons by choice index ('cancelled' included, unlike the chunks). */
+  done(usage: Usage, finishReasons: FinishReason[]): void;
+  /** Mid-stream failure (after zero or more chunks). */
+  error(error: ApiError, usage: Usage): void;
+}
+
+/** A running request. */
+export interface Running {
+  /** Stop it (see GenerationHandle.cancel). */
+  cancel(error?: ApiError): void;
+}
+
+/** Submit a set of scheduler requests as one client request; events come back with their prompt's base choice index. */
+function submitAll(
+  scheduler: Scheduler,
+  requests: PreparedCompletion['requests'],
+  n: number,
+  onEvent: (e: GenerationEvent, base: number) => void,
+  onDone: (usage: Usage) => void,
+  onError: (error: ApiError, usage: Usage) => void,
+): Running {
+  const handles: GenerationHandle[] = [];
+  const total: Usage = { promptTokens: 0, completionTokens: 0 };
+  let left = requests.length;
+  let failed = false;
+  const cancelAll = (error?: ApiError) => {
+    for (const h of handles) h.cancel(error);
+  };
+  try {
+    requests.forEach((r, p) => {
+      handles.push(scheduler.submit(r, (e) => {
+        if (failed) return;
+        if (e.type === 'done' || e.type === 'error') {
+          total.promptTokens += e.usage.promptTokens;
+          total.completionTokens += e.usage.completionTokens;
+          if (e.type === 'error') {
+            failed = true;
+            for (const h of handles) if (!h.finished) h.cancel();
+            onError(e.error, total);
+          } else if (--left === 0) onDone(total);
+        } else onEvent(e, p * n);
+      }));
+    });
+  } catch (e) {
+    failed = true;
+    cancelAll();
+    throw e;
+  }
+  return { cancel: (error) => cancelAll(error) };
+}
+
+/** Stream a chat request; throws ApiError (400/429) when the scheduler refuses it, before any chunk. */
+export function streamChat(scheduler: Scheduler, prep: PreparedChat, meta: ResponseMeta, sink: StreamSink<ChatCompletionChunk>, beforeFirst?: () => void): Running {
+  const chunker = new ChatChunker(meta, prep.request.n ?? 1);
+  const n = prep.request.n ?? 1;
+  const finish = new Array<FinishReason>(n).fill('stop');
+  let started = false;
+  const start = () => {
+    if (started) return;
+    started = true;
+    beforeFirst?.();
+    for (const c of chunker.start()) sink.chunk(c);
+  };
+  const running = submitAll(
+    scheduler, [prep.request], n,
+    (e) => {
+      start();
+      if (e.type === 'finish') finish[e.index] = e.reason;
+      const c = chunker.event(e);
+      if (c) sink.chunk(c);
+    },
+    (usage) => {
+      start();
+      if (meta.includeUsage) sink.chunk(chunker.usage(usage));
+      sink.done(usage, finish);
+    },
+    (error, usage) => {
+      start();
+      sink.error(error, usage);
+    },
+  );
+  // Role chunks go out at once, so a client sees the stream open before the first token.
+  start();
+  return running;
+}
+
+/** Stream a completions request (all prompts); throws ApiError before any chunk when refused. */
+export function streamCompletion(scheduler: Scheduler, prep: PreparedCompletion, meta: ResponseMeta, sink: StreamSink<CompletionChunk>, beforeFirst?: () => void): Running {
+  const chunker = new CompletionChunker(meta);
+  const finish = new Array<FinishReason>(prep.requests.length * prep.n).fill('stop');
+  let started = false;
+  const start = () => {
+    if (started) return;
+    started = true;
+    beforeFirst?.();
+    if (prep.echo) prep.echo.forEach((text, p) => {
+      for (let i = 0; i < prep.n; i++) sink.chunk(chunker.text(p * prep.n + i, text));
+    });
+  };
+  const running = submitAll(
+    scheduler, prep.requests, prep.n,
+    (e, base) => {
+      start();
+      if (e.type === 'finish') finish[base + e.index] = e.reason;
+      const c = chunker.event(e, base);
+      if (c) sink.chunk(c);
+    },
+    (usage) => {
+      start();
+      if (meta.includeUsage) sink.chunk(chunker.usage(usage));
+      sink.done(usage, finish);
+    },
+    (error, usage) => {
+      start();
+      sink.error(error, usage);
+    },
+  );
+  start();
+  return running;
+}
+
+/** Run a chat request to the end; `result` resolves with the response or rejects with an ApiError. */
+export function collectChat(scheduler: Scheduler, prep: PreparedChat, meta: ResponseMeta): Running & { result: Promise<ChatCompletion> } {
+  const collector = new ChatCollector(meta, prep.request.n ?? 1);
+  let resolve!: (c: ChatCompletion) => void;
+  let reject!: (e: ApiError) => void;
+  const result = new Promise<ChatCompletion>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  const running = submitAll(scheduler, [prep.request], prep.request.n ?? 1, (e) => collector.event(e), (u) => resolve(collector.result(u)), (e) => reject(e));
+  return { cancel: running.cancel, result };
+}
+
+/** Run a completions request to the end. */
+export function collectCompletion(scheduler: Scheduler, prep: PreparedCompletion, meta: ResponseMeta): Running & { result: Promise<Completion> } {
+  const echo: (string | undefined)[] = [];
+  if (prep.echo) prep.echo.forEach((t, p) => {
+    for (let i = 0; i < prep.n; i++) echo[p * prep.n + i] = t;
+  });
+  const collector = new CompletionCollector(meta, prep.requests.length * prep.n, echo);
+  let resolve!: (c: Completion) => void;
+  let reject!: (e: ApiError) => void;
+  const result = new Promise<Completion>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  const running = submitAll(scheduler, prep.requests, prep.n, (e, base) => collector.event(e, base), (u) => resolve(collector.result(u)), (e) => reject(e));
+  return { cancel: running.cancel, result };
+}

@@ -1,0 +1,536 @@
+// Continuous batching. One loop owns the model; while any request is in flight it repeats:
+//
+//   1. admit queued requests (FIFO) while the running batch has room for their n sequences;
+//   2. build one batch: a decode token for every running sequence, plus prefill chunks of newly
+//      admitted prompts (at most `prefillChunk` prompt tokens per step, so decoding never stalls
+//      behind a long prompt);
+//   3. `step(model, batch)` — one batched forward pass, sequences at different lengths;
+//   4. per sequence: sample with its own Sampler, check stop tokens / stop strings / length, and
+//      emit the new text through its OutputParser (UTF-8-safe streaming decode);
+//   5. yield to the event loop (`setImmediate`) so sockets keep flowing, then go again.
+//
+// `n > 1` prefills the prompt once and copies the KV cache into the other n − 1 sequences.
+// KV caches start small and double on demand up to prompt + max_tokens, so memory follows the
+// tokens actually generated. Cancelling a request removes its sequences from the batch at once.
+
+import { GenerationError, KVCache, Sampler, step, validateSampling, type ApertusConfig, type SamplingParams } from '@apertus/model';
+import { ApiError, toApiError } from './errors';
+import type { ServedModel } from './load';
+import type { ServerMetrics } from './metrics';
+import { OutputParser, type Channel, type ParserEvent, type ToolCall } from './output-parser';
+
+/** Why a sequence ended: OpenAI's reasons, plus 'cancelled' (client gone / cancel message). */
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'cancelled';
+
+/** One generation request: a tokenized prompt and how to continue it. */
+export interface GenerationRequest {
+  /** Prompt token ids (for chat: the rendered template, one BOS). */
+  prompt: readonly number[];
+  /** Number of continuations sharing the prompt. Default 1. */
+  n?: number;
+  /** Sampling parameters; with a seed, continuation i uses seed + i. */
+  sampling?: SamplingParams;
+  /** Maximum new tokens per continuation (stop tokens included); prompt + maxTokens must fit the context. */
+  maxTokens: number;
+  /** Stop strings (the text is cut before the first match). */
+  stop?: readonly string[];
+  /** Stop token ids; default the scheduler's (generation_config eos ids and the tokenizer's eos). */
+  stopTokenIds?: readonly number[];
+  /** 'chat' parses reasoning and tool-call tags; 'text' is plain completion text. Default 'text'. */
+  mode?: 'chat' | 'text';
+  /** Chat mode: turn `<|tools_prefix|>` blocks into tool calls. Default true. */
+  parseTools?: boolean;
+  /** Leave special tokens out of the text. Default true. */
+  skipSpecialTokens?: boolean;
+}
+
+/** Token counts of a finished request (OpenAI `usage`). */
+export interface Usage {
+  /** Prompt tokens (counted once even when n > 1). */
+  promptTokens: number;
+  /** Generated tokens of all continuations, stop tokens included. */
+  completionTokens: number;
+}
+
+/** What a request's listener receives, in order; `done` or `error` comes last, exactly once. */
+export type GenerationEvent =
+  | { type: 'text'; index: number; channel: Channel; text: string }
+  | { type: 'tool_calls'; index: number; calls: ToolCall[] }
+  | { type: 'finish'; index: number; reason: FinishReason; completionTokens: number }
+  | { type: 'done'; usage: Usage }
+  | { type: 'error'; error: ApiError; usage: Usage };
+
+/** A submitted request. */
+export interface GenerationHandle {
+  /** Scheduler-wide request number. */
+  readonly id: number;
+  /** True once `done` or `error` was emitted. */
+  readonly finished: boolean;
+  /**
+   * Stop the request now: its sequences leave the batch before the next step. Without `error` the
+   * listener gets `finish` (reason 'cancelled') for every open sequence, then `done`; with one, it
+   * gets `error` (a mid-stream error for streaming clients).
+   */
+  cancel(error?: ApiError): void;
+}
+
+/** Options of {@link Scheduler}. */
+export interface SchedulerOptions {
+  /** Sequences decoded together (the batch). Default 8. */
+  maxBatch?: number;
+  /** Requests waiting for a batch slot before new ones are answered 429. Default 64. */
+  maxQueue?: number;
+  /** Prompt tokens prefilled per step (shared by all prefilling requests). Default 512. */
+  prefillChunk?: number;
+  /** Context limit (prompt + output); default and maximum: the model's max_position_embeddings. */
+  contextLength?: number;
+  /** Stop token ids; default generation_config `eos_token_id` (else config.json's) plus the tokenizer's eos. */
+  stopTokenIds?: readonly number[];
+  /** Where to record counters and latencies. */
+  metrics?: ServerMetrics;
+}
+
+interface Seq {
+  index: number;
+  group: Group;
+  cache: KVCache;
+  sampler: Sampler;
+  parser: OutputParser;
+  generated: number;
+  pending: number;
+  lastTokenAt: number;
+  done: boolean;
+}
+
+interface Group {
+  handle: Handle;
+  req: GenerationRequest;
+  n: number;
+  limit: number;
+  stopIds: ReadonlySet<number>;
+  onEvent: (e: GenerationEvent) => void;
+  seqs: Seq[];
+  cache: KVCache | null;
+  prefilled: number;
+  open: number;
+  submittedAt: number;
+  firstTokenAt: number;
+  completionTokens: number;
+}
+
+class Handle implements GenerationHandle {
+  finished = false;
+  group!: Group;
+  constructor(readonly id: number, private readonly scheduler: Scheduler) {}
+  cancel(error?: ApiError): void {
+    if (!this.finished) this.scheduler.cancelGroup(this.group, error);
+  }
+}
+
+const FIELD_NAMES: Record<string, string> = {
+  temperature: 'temperature', topK: 'top_k', topP: 'top_p', minP: 'min_p', repetitionPenalty: 'repetition_penalty',
+  presencePenalty: 'presence_penalty', frequencyPenalty: 'frequency_penalty', seed: 'seed',
+};
+
+function now(): number {
+  return performance.now() / 1000;
+}
+
+/**
+ * The continuous-batching engine: accepts tokenized requests from any number of callers and runs
+ * them through shared batched model steps (see the file header). Single-threaded: the model runs
+ * on the calling thread, between I/O callbacks.
+ */
+export class Scheduler {
+  /** The model being served. */
+  readonly served: ServedModel;
+  /** Context limit (prompt + output tokens). */
+  readonly contextLength: number;
+  /** Default stop token ids. */
+  readonly stopTokenIds: ReadonlySet<number>;
+  /** Maximum sequences per step. */
+  readonly maxBatch: number;
+  /** Maximum waiting requests. */
+  readonly maxQueue: number;
+  private readonly prefillChunk: number;
+  private readonly metrics: ServerMetrics | undefined;
+  private readonly waiting: Group[] = [];
+  private readonly prefilling: Group[] = [];
+  private readonly decoding: Seq[] = [];
+  private nextId = 1;
+  private scheduled = false;
+  private idleWaiters: (() => void)[] = [];
+
+  /** A scheduler for one served model. Throws GenerationError (naming the option) for invalid limits. */
+  constructor(served: ServedModel, options: SchedulerOptions = {}) {
+    this.served = served;
+    const maxPos = served.model.config.max_position_embeddings;
+    const posInt = (v: number | undefined, d: number, field: string) => {
+      const x = v ?? d;
+      if (!Number.isInteger(x) || x < 1) throw new GenerationError(field, `must be a positive integer, got ${x}`);
+      return x;
+    };
+    this.contextLength = posInt(options.contextLength, maxPos, 'contextLength');
+    if (this.contextLength > maxPos) throw new GenerationError('contextLength', `${this.contextLength} exceeds the model's max_position_embeddings ${maxPos}`);
+    this.maxBatch = posInt(options.maxBatch, 8, 'maxBatch');
+    this.maxQueue = options.maxQueue ?? 64;
+    if (!Number.isInteger(this.maxQueue) || this.maxQueue < 0) throw new GenerationError('maxQueue', `must be a non-negative integer, got ${this.maxQueue}`);
+    this.prefillChunk = posInt(options.prefillChunk, 512, 'prefillChunk');
+    this.metrics = options.metrics;
+    this.stopTokenIds = new Set(options.stopTokenIds ?? defaultStopIds(served));
+  }
+
+  /** Requests waiting for a slot. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** Sequences in the batch (prefilling or decoding). */
+  get running(): number {
+    let n = this.decoding.length;
+    for (const g of this.prefilling) n += g.n;
+    return n;
+  }
+
+  /** Bytes held by KV caches of running sequences. */
+  get kvCacheBytes(): number {
+    let b = 0;
+    for (const s of this.decoding) b += s.cache.bytes;
+    for (const g of this.prefilling) b += g.cache?.bytes ?? 0;
+    return b;
+  }
+
+  /**
+   * Queue a request; `onEvent` receives its events (see {@link GenerationEvent}). Throws ApiError:
+   * 400 for an invalid request (empty prompt, ids outside the vocabulary, context overflow, bad
+   * sampling values, n above the batch size), 429 when the queue is full.
+   */
+  submit(req: GenerationRequest, onEvent: (e: GenerationEvent) => void): GenerationHandle {
+    const V = this.served.model.config.vocab_size;
+    const n = req.n ?? 1;
+    if (!Number.isInteger(n) || n < 1) throw new ApiError(400, `n must be a positive integer, got ${n}`, 'invalid_request_error', 'n');
+    if (n > this.maxBatch) throw new ApiError(400, `n = ${n} exceeds the server's batch size ${this.maxBatch}`, 'invalid_request_error', 'n');
+    if (req.prompt.length === 0) throw new ApiError(400, 'the prompt has no tokens', 'invalid_request_error', 'prompt');
+    for (let i = 0; i < req.prompt.length; i++) {
+      const id = req.prompt[i]!;
+      if (!Number.isInteger(id) || id < 0 || id >= V) throw new ApiError(400, `token id ${id} is outside the vocabulary of ${V}`, 'invalid_request_error', 'prompt');
+    }
+    if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) throw new ApiError(400, `max_tokens must be a positive integer, got ${req.maxTokens}`, 'invalid_request_error', 'max_tokens');
+    if (req.prompt.length + req.maxTokens > this.contextLength) {
+      throw new ApiError(
+        400,
+        `This model's maximum context length is ${this.contextLength} tokens. However, you requested ${req.prompt.length + req.maxTokens} tokens (${req.prompt.length} in the prompt, ${req.maxTokens} for the completion).`,
+        'invalid_request_error', req.prompt.length >= this.contextLength ? 'prompt' : 'max_tokens', 'context_length_exceeded',
+      );
+    }
+    try {
+      validateSampling(req.sampling ?? {});
+    } catch (e) {
+      if (e instanceof GenerationError) throw new ApiError(400, `${FIELD_NAMES[e.field] ?? e.field} ${e.message.slice(e.field.length + 2)}`, 'invalid_request_error', FIELD_NAMES[e.field] ?? e.field);
+      throw e;
+    }
+    const fitsNow = this.waiting.length === 0 && this.running + n <= this.maxBatch;
+    if (!fitsNow && this.waiting.length >= this.maxQueue) {
+      this.metrics?.rejected.inc();
+      throw new ApiError(429, `the server is busy: ${this.waiting.length} requests are already waiting (limit ${this.maxQueue})`, 'rate_limit_error', null, 'queue_full');
+    }
+    const handle = new Handle(this.nextId++, this);
+    const group: Group = {
+      handle, req, n,
+      limit: Math.min(req.prompt.length + req.maxTokens, this.contextLength),
+      stopIds: req.stopTokenIds ? new Set(req.stopTokenIds) : this.stopTokenIds,
+      onEvent, seqs: [], cache: null, prefilled: 0, open: n,
+      submittedAt: now(), firstTokenAt: 0, completionTokens: 0,
+    };
+    handle.group = group;
+    this.waiting.push(group);
+    this.admit();
+    this.updateGauges();
+    this.schedule();
+    return handle;
+  }
+
+  /** Resolves when no request is waiting or running. */
+  idle(): Promise<void> {
+    if (this.waiting.length === 0 && this.prefilling.length === 0 && this.decoding.length === 0) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  /** Cancel every request (`error` given: each gets it as an `error` event). */
+  cancelAll(error?: ApiError): void {
+    const groups = new Set<Group>([...this.waiting, ...this.prefilling, ...this.decoding.map((s) => s.group)]);
+    for (const g of groups) this.cancelGroup(g, error);
+  }
+
+  /** @internal Used by GenerationHandle.cancel. */
+  cancelGroup(g: Group, error?: ApiError): void {
+    if (g.handle.finished) return;
+    this.removeGroup(g);
+    if (error) this.fail(g, error);
+    else {
+      for (const s of openSeqs(g)) this.finishSeq(s, 'cancelled', false);
+      if (g.seqs.length === 0) {
+        // Cancelled before its prefill finished: report every choice as cancelled.
+        for (let i = 0; i < g.n; i++) {
+          this.metrics?.finished.inc({ finish_reason: 'cancelled' });
+          this.emit(g, { type: 'finish', index: i, reason: 'cancelled', completionTokens: 0 });
+        }
+        g.open = 0;
+        this.complete(g);
+      }
+    }
+    this.updateGauges();
+    this.schedule();
+  }
+
+  private removeGroup(g: Group): void {
+    let i = this.waiting.indexOf(g);
+    if (i >= 0) this.waiting.splice(i, 1);
+    i = this.prefilling.indexOf(g);
+    if (i >= 0) this.prefilling.splice(i, 1);
+    for (let k = this.decoding.length - 1; k >= 0; k--) if (this.decoding[k]!.group === g) this.decoding.splice(k, 1);
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    if (this.waiting.length === 0 && this.prefilling.length === 0 && this.decoding.length === 0) {
+      const w = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const r of w) r();
+      return;
+    }
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.tick();
+      this.updateGauges();
+      this.schedule();
+    });
+  }
+
+  private updateGauges(): void {
+    const m = this.metrics;
+    if (!m) return;
+    m.queueDepth.set(this.waiting.length);
+    m.running.set(this.running);
+    m.kvCacheBytes.set(this.kvCacheBytes);
+  }
+
+  private admit(): void {
+    while (this.waiting.length > 0 && this.running + this.waiting[0]!.n <= this.maxBatch) {
+      const g = this.waiting.shift()!;
+      this.metrics?.queueTime.observe(now() - g.submittedAt);
+      g.cache = new KVCache(this.served.model.config, Math.min(g.limit, g.req.prompt.length + 256));
+      this.prefilling.push(g);
+    }
+  }
+
+  /** One batched step (see the file header). */
+  private tick(): void {
+    // Defensive: a sequence whose request ended never stays in the batch.
+    for (let k = this.decoding.length - 1; k >= 0; k--) if (this.decoding[k]!.done || this.decoding[k]!.group.handle.finished) this.decoding.splice(k, 1);
+    this.admit();
+    const batch: { cache: KVCache; tokens: readonly number[] }[] = [];
+    const owners: (Seq | { group: Group; count: number })[] = [];
+    for (const s of this.decoding) {
+      s.cache = grow(this.served.model.config, s.cache, s.cache.length + 1, s.group.limit);
+      batch.push({ cache: s.cache, tokens: [s.pending] });
+      owners.push(s);
+    }
+    let budget = this.prefillChunk;
+    for (const g of this.prefilling) {
+      if (budget <= 0) break;
+      const count = Math.min(budget, g.req.prompt.length - g.prefilled);
+      g.cache = grow(this.served.model.config, g.cache!, g.prefilled + count, g.limit);
+      batch.push({ cache: g.cache, tokens: g.req.prompt.slice(g.prefilled, g.prefilled + count) });
+      owners.push({ group: g, count });
+      budget -= count;
+    }
+    if (batch.length === 0) return;
+    let logits: Float32Array;
+    try {
+      logits = step(this.served.model, batch);
+    } catch (e) {
+      const groups = new Set(owners.map((o) => o.group));
+      for (const g of groups) {
+        this.removeGroup(g);
+        this.fail(g, new ApiError(500, `model step failed: ${(e as Error).message}`, 'server_error', null, 'model_error', { cause: e }));
+      }
+      return;
+    }
+    this.metrics?.steps.inc();
+    const V = this.served.model.config.vocab_size;
+    const t = now();
+    owners.forEach((o, i) => {
+      const row = logits.subarray(i * V, (i + 1) * V);
+      if ('count' in o) {
+        const g = o.group;
+        if (g.handle.finished) return;
+        g.prefilled += o.count;
+        this.metrics?.promptTokens.inc({}, o.count);
+        if (g.prefilled === g.req.prompt.length) this.startDecoding(g, row, t);
+      } else if (!o.done && !o.group.handle.finished) {
+        this.accept(o, o.sampler.sample(row), t);
+      }
+    });
+  }
+
+  /** Prefill done: make the n sequences (sharing the prefilled cache) and sample their first tokens. */
+  private startDecoding(g: Group, row: Float32Array, t: number): void {
+    this.prefilling.splice(this.prefilling.indexOf(g), 1);
+    const req = g.req;
+    const seed = req.sampling?.seed;
+    for (let i = 0; i < g.n; i++) {
+      const cache = i === 0 ? g.cache! : copyCache(this.served.model.config, g.cache!);
+      const sampling = { ...req.sampling, ...(seed !== undefined ? { seed: seed + i } : {}) };
+      const parser = new OutputParser(this.served.tokenizer, {
+        mode: req.mode ?? 'text',
+        stop: req.stop ?? [],
+        parseTools: req.parseTools ?? true,
+        skipSpecialTokens: req.skipSpecialTokens ?? true,
+      });
+      const s: Seq = { index: i, group: g, cache, sampler: new Sampler(sampling, req.prompt), parser, generated: 0, pending: -1, lastTokenAt: t, done: false };
+      g.seqs.push(s);
+    }
+    g.cache = null;
+    for (const s of g.seqs) {
+      if (g.handle.finished) break;
+      this.decoding.push(s);
+      this.accept(s, s.sampler.sample(row), t);
+    }
+  }
+
+  /** A token was sampled for `s`: count it, emit its text, and decide whether the sequence goes on. */
+  private accept(s: Seq, token: number, t: number): void {
+    const g = s.group;
+    s.generated++;
+    g.completionTokens++;
+    this.metrics?.generationTokens.inc();
+    if (g.firstTokenAt === 0) {
+      g.firstTokenAt = t;
+      this.metrics?.timeToFirstToken.observe(t - g.submittedAt);
+    } else if (s.generated > 1) {
+      this.metrics?.interTokenLatency.observe(t - s.lastTokenAt);
+    }
+    s.lastTokenAt = t;
+    if (g.stopIds.has(token)) {
+      this.emitParser(s, s.parser.stopToken(token));
+      this.finishSeq(s, s.parser.toolCalls > 0 ? 'tool_calls' : 'stop', true);
+      return;
+    }
+    let events: ParserEvent[];
+    try {
+      events = s.parser.push(token);
+    } catch (e) {
+      this.cancelGroup(g, new ApiError(500, `cannot decode generated token ${token}: ${(e as Error).message}`, 'server_error', null, 'decode_error', { cause: e }));
+      return;
+    }
+    this.emitParser(s, events);
+    if (g.handle.finished) return;
+    if (s.parser.stopped) this.finishSeq(s, s.parser.toolCalls > 0 ? 'tool_calls' : 'stop', true);
+    else if (s.generated >= g.req.maxTokens || g.req.prompt.length + s.generated >= g.limit) this.finishSeq(s, 'length', true);
+    else s.pending = token;
+  }
+
+  private emitParser(s: Seq, events: ParserEvent[]): void {
+    for (const e of events) {
+      if (s.group.handle.finished) return;
+      if (e.type === 'text') this.emit(s.group, { type: 'text', index: s.index, channel: e.channel, text: e.text });
+      else this.emit(s.group, { type: 'tool_calls', index: s.index, calls: e.calls });
+    }
+  }
+
+  private finishSeq(s: Seq, reason: FinishReason, flush: boolean): void {
+    if (s.done) return;
+    s.done = true;
+    const g = s.group;
+    const k = this.decoding.indexOf(s);
+    if (k >= 0) this.decoding.splice(k, 1);
+    if (flush) {
+      try {
+        this.emitParser(s, s.parser.finish());
+      } catch (e) {
+        this.cancelGroup(g, toApiError(e));
+        return;
+      }
+    }
+    this.metrics?.finished.inc({ finish_reason: reason });
+    this.emit(g, { type: 'finish', index: s.index, reason, completionTokens: s.generated });
+    g.open--;
+    if (g.open === 0) this.complete(g);
+  }
+
+  private complete(g: Group): void {
+    if (g.handle.finished) return;
+    g.handle.finished = true;
+    this.metrics?.requestLatency.observe(now() - g.submittedAt);
+    try {
+      g.onEvent({ type: 'done', usage: usage(g) });
+    } catch {
+      // A failing listener must not stop the loop.
+    }
+  }
+
+  private fail(g: Group, error: ApiError): void {
+    if (g.handle.finished) return;
+    for (const s of openSeqs(g)) {
+      s.done = true;
+      this.metrics?.finished.inc({ finish_reason: 'error' });
+    }
+    g.handle.finished = true;
+    try {
+      g.onEvent({ type: 'error', error, usage: usage(g) });
+    } catch {
+      // ignore
+    }
+  }
+
+  private emit(g: Group, e: GenerationEvent): void {
+    if (g.handle.finished) return;
+    try {
+      g.onEvent(e);
+    } catch (err) {
+      this.cancelGroup(g, toApiError(err));
+    }
+  }
+}
+
+function openSeqs(g: Group): Seq[] {
+  return g.seqs.filter((s) => !s.done);
+}
+
+function usage(g: Group): Usage {
+  return { promptTokens: g.req.prompt.length, completionTokens: g.completionTokens };
+}
+
+/** Stop ids of a served model: generation_config eos ids (else config.json's) and the tokenizer's eos. */
+export function defaultStopIds(served: ServedModel): number[] {
+  const e = served.generationConfig?.eos_token_id ?? served.model.config.eos_token_id;
+  const ids = new Set(Array.isArray(e) ? e : [e]);
+  if (served.tokenizer.eosTokenId !== null) ids.add(served.tokenizer.eosTokenId);
+  return [...ids].sort((a, b) => a - b);
+}
+
+/** The cache itself when it has room for `needed` tokens, else a copy with about twice the room (at most `limit`). */
+function grow(config: ApertusConfig, cache: KVCache, needed: number, limit: number): KVCache {
+  if (needed <= cache.capacity) return cache;
+  const next = new KVCache(config, Math.min(limit, Math.max(needed, cache.capacity * 2)));
+  copyInto(cache, next);
+  return next;
+}
+
+/** A copy of a cache (same capacity and contents). */
+function copyCache(config: ApertusConfig, cache: KVCache): KVCache {
+  const next = new KVCache(config, cache.capacity);
+  copyInto(cache, next);
+  return next;
+}
+
+function copyInto(from: KVCache, to: KVCache): void {
+  const n = from.length * from.rowSize;
+  for (let l = 0; l < from.k.length; l++) {
+    to.k[l]!.set(from.k[l]!.subarray(0, n));
+    to.v[l]!.set(from.v[l]!.subarray(0, n));
+  }
+  to.length = from.length;
+}
