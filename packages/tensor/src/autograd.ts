@@ -88,6 +88,9 @@ export function backward(root: Tensor, grad?: Tensor): void {
         continue;
       }
       const gin = t.node.backward(new Tensor(g, t.shape, 'f32'));
+      // Backward functions return fresh arrays or views of `g` (which this loop owns), so a
+      // gradient that spans its whole storage is taken without a copy — once per storage.
+      const taken = new Set<unknown>();
       t.node.inputs.forEach((inp, k) => {
         const gi = gin[k];
         if (!gi || !inp.requiresGrad) return;
@@ -95,7 +98,9 @@ export function backward(root: Tensor, grad?: Tensor): void {
           throw new AutogradError(`backward of ${t.node!.op}: gradient [${gi.shape}] for input ${k} of shape [${inp.shape}]`);
         }
         const acc = grads.get(inp);
-        if (acc) accumulate(acc, gi);
+        if (acc) { accumulate(acc, gi); return; }
+        const whole = gi.dtype === 'f32' && gi.offset === 0 && gi.size === gi.storage.length && gi.isContiguous();
+        if (whole && !taken.has(gi.storage)) { taken.add(gi.storage); grads.set(inp, gi.storage as Float32Array); }
         else grads.set(inp, gi.materialize().data.slice());
       });
     }

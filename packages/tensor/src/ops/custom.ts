@@ -19,7 +19,10 @@ export interface CustomOp<A, S = undefined> {
   readonly name: string;
   /** Compute the output (plain kernels, no autograd inside) and optionally save values for backward. */
   forward(inputs: readonly Tensor[], attrs: A): { output: Tensor; saved: S };
-  /** Gradient of the loss w.r.t. each input (null for inputs that need none), same shapes as the inputs. */
+  /**
+   * Gradient of the loss w.r.t. each input (null for inputs that need none), same shapes as the
+   * inputs. Return freshly allocated tensors (or views of `grad`): autograd may accumulate into them.
+   */
   backward(grad: Tensor, ctx: CustomOpContext<A, S>): (Tensor | null)[];
 }
 
