@@ -1,0 +1,113 @@
+// Speed of the pretraining app on this machine, with peers measured in the same run:
+//   1. the README's default run end to end (wall clock, tokens/s);
+//   2. training steps of the default configuration (tiny preset, 8 × 128 tokens, AdEMAMix,
+//      Goldfish) through @apertus/trainer, next to PyTorch eager (float32, the model package's
+//      torch_apertus.py with the same architecture, batch and thread count);
+//   3. an atomic training checkpoint (temp dir, fsync, rename, `latest`) next to plain
+//      writeFileSync of the same bytes.
+//
+//   cd apps/pretrain && npx tsup && node bench/run.mjs [--steps N] [--write]
+// Needs the built packages (npm run build) and, for the PyTorch peer, /usr/bin/python3 with torch.
+
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AdEMAMix, LrScheduler, constantSchedule } from '@apertus/ademamix';
+import { ApertusModel, presetConfig } from '@apertus/model';
+import { gemmBackend } from '@apertus/tensor';
+import { CheckpointManager, causalLmLoss, collateLm, trainStep, writeTrainingCheckpoint } from '@apertus/trainer';
+import { resolveConfig, runPretraining } from '../dist/index.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../../..');
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+};
+const write = process.argv.includes('--write');
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'apertus-bench-'));
+const load = () => os.loadavg()[0].toFixed(1);
+const lines = [];
+const say = (s) => {
+  console.log(s);
+  lines.push(s);
+};
+
+// 1. The default run.
+const loadBefore = load();
+const { config } = resolveConfig([{ source: 'bench', values: { out: path.join(tmp, 'run'), progress: 'off', ...(arg('--steps') ? { steps: arg('--steps') } : {}) } }]);
+let t0 = performance.now();
+const result = await runPretraining(config, { log: () => {} });
+const wall = (performance.now() - t0) / 1000;
+const evals = result.metrics.filter((r) => r.type === 'eval');
+const tokens = config.steps * config.microBatchSize * config.seqLength;
+
+// 2. Training steps, ours and PyTorch's.
+const V = 2048;
+const modelConfig = presetConfig('tiny', { vocab_size: V });
+const model = ApertusModel.init(modelConfig, 28);
+const opt = new AdEMAMix(model.parameters(), { lr: 1e-3, alpha: 8, alphaWarmup: 150, beta3Warmup: 150, weightDecay: 0.1 });
+const sched = new LrScheduler(constantSchedule(1e-3));
+const B = 8;
+const T = 128;
+const rows = Array.from({ length: B }, (_, b) => {
+  const w = Array.from({ length: T + 1 }, (_, i) => 4 + ((i * 7919 + b * 104729) % (V - 4)));
+  return { tokens: w.slice(0, T), labels: w.slice(1), lossMask: new Array(T).fill(1), positionIds: w.slice(0, T).map((_, i) => i), documentIds: new Array(T).fill(0) };
+});
+const stepTimes = [];
+for (let i = 0; i < 6; i++) {
+  t0 = performance.now();
+  const batch = collateLm(rows, { goldfish: { goldfishK: 50, goldfishH: 50 } });
+  trainStep({ params: model.parameters(), optimizer: opt, scheduler: sched, microBatches: [batch], weightOf: (b) => b.keptTokens, loss: (b, n) => causalLmLoss(model, b, { normalizer: n }), clip: 1 });
+  if (i > 0) stepTimes.push((performance.now() - t0) / 1000);
+}
+const ours = median(stepTimes);
+let torchStep = null;
+try {
+  const out = execFileSync('/usr/bin/python3', [path.join(root, 'packages/model/bench/torch_apertus.py'), JSON.stringify({ mode: 'train', config: modelConfig, B, T, steps: 5, threads: os.availableParallelism() })], { encoding: 'utf8' });
+  torchStep = JSON.parse(out.trim().split("\n").pop()).seconds;
+} catch (e) {
+  console.error(`PyTorch peer unavailable: ${e.message.split('\n')[0]}`);
+}
+
+// 3. Checkpoint: atomic training checkpoint vs plain writes of the same bytes.
+const manager = new CheckpointManager(path.join(tmp, 'ckpt'), { keepLast: 1 });
+const state = { format: 'apertus-trainer-state', version: 1, step: 1, tokens: 0, samples: 0, scheduler: sched.stateDict(), loader: null, metrics: [], config: null, extra: {} };
+const atomic = [];
+const plain = [];
+for (let i = 1; i <= 5; i++) {
+  t0 = performance.now();
+  const dir = manager.save(i, (d) => writeTrainingCheckpoint(d, { model, optimizer: opt, state: { ...state, step: i } }));
+  atomic.push((performance.now() - t0) / 1000);
+  const files = fs.readdirSync(dir).map((f) => [f, fs.readFileSync(path.join(dir, f))]);
+  const plainDir = path.join(tmp, `plain-${i}`);
+  fs.mkdirSync(plainDir);
+  t0 = performance.now();
+  for (const [f, bytes] of files) fs.writeFileSync(path.join(plainDir, f), bytes);
+  plain.push((performance.now() - t0) / 1000);
+}
+const bytes = fs.readdirSync(manager.latest().dir).reduce((s, f) => s + fs.statSync(path.join(manager.latest().dir, f)).size, 0);
+fs.rmSync(tmp, { recursive: true, force: true });
+
+const fmt = (x, d = 2) => x.toFixed(d);
+say(`# apertus-pretrain — speed`);
+say('');
+say(`Command: \`cd apps/pretrain && npx tsup && node bench/run.mjs${arg('--steps') ? ` --steps ${arg('--steps')}` : ''} --write\` (Node ${process.version}, ${os.cpus()[0].model}, ${os.availableParallelism()} cores, GEMM backend ${gemmBackend()}; 1-minute load average ${loadBefore} before, ${load()} after — the machine is shared, so figures are pessimistic).`);
+say('');
+say('| measurement | value |');
+say('|---|---:|');
+say(`| default run (README command): ${config.steps} steps × ${config.microBatchSize} × ${config.seqLength} tokens, evaluations, samples, ${Math.floor(config.steps / config.checkpointInterval)} checkpoints, final export | ${fmt(wall, 1)} s wall |`);
+say(`| default run throughput (all phases) | ${Math.round(tokens / wall)} tokens/s |`);
+say(`| default run validation loss | ${fmt(evals[0].valLoss, 3)} → ${fmt(evals[evals.length - 1].valLoss, 3)} |`);
+say(`| training step, tiny preset, vocab ${V}, ${B} × ${T}, AdEMAMix + Goldfish + clipping (median of 5) | ${fmt(ours * 1000, 0)} ms (${Math.round((B * T) / ours)} tokens/s) |`);
+if (torchStep !== null) {
+  say(`| same step in PyTorch ${'eager'} float32 (peer, same threads) | ${fmt(torchStep * 1000, 0)} ms (${Math.round((B * T) / torchStep)} tokens/s) |`);
+  say(`| ratio ours / PyTorch step time | ${fmt(ours / torchStep)} |`);
+}
+say(`| atomic training checkpoint (${(bytes / 1e6).toFixed(1)} MB: f32 weights, optimizer moments, state; fsync + rename + latest) (median of 5) | ${fmt(median(atomic) * 1000, 0)} ms |`);
+say(`| plain writeFileSync of the same files (peer) | ${fmt(median(plain) * 1000, 0)} ms |`);
+say(`| ratio atomic / plain | ${fmt(median(atomic) / median(plain))} |`);
+if (write) fs.writeFileSync(path.join(root, 'tooling/bench/results/pretrain.md'), `${lines.join('\n')}\n`);
