@@ -9,6 +9,18 @@ import type { LmBatch } from './batch';
 export interface CausalLm {
   /** Logits [B, T, V] for ids [B, T]. */
   forward(ids: Tensor, opts?: ForwardOptions): Tensor;
+  /**
+   * Optional fused loss (`ApertusModel.loss`): the LM head folded into the cross-entropy, so the
+   * [B, T, V] logits are never stored. Used when present; same value and gradients.
+   */
+  loss?(ids: Tensor, targets: Tensor, opts: ForwardOptions & { mask?: Float32Array; normalizer?: number; reduction?: 'mean' | 'sum' }): Tensor;
+}
+
+function forwardOptions(batch: LmBatch): ForwardOptions {
+  return {
+    ...(batch.positions ? { positions: batch.positions } : {}),
+    ...(batch.docIds ? { docIds: batch.docIds } : {}),
+  };
 }
 
 /**
@@ -21,22 +33,18 @@ export interface CausalLm {
  * Without `normalizer` the micro-batch's own kept-token count is used.
  */
 export function causalLmLoss(model: CausalLm, batch: LmBatch, options: { readonly normalizer?: number } = {}): Tensor {
-  const logits = model.forward(batch.ids, {
-    ...(batch.positions ? { positions: batch.positions } : {}),
-    ...(batch.docIds ? { docIds: batch.docIds } : {}),
-  });
+  const normalizer = options.normalizer ?? Math.max(1, batch.keptTokens);
+  if (model.loss) return model.loss(batch.ids, batch.targets, { ...forwardOptions(batch), mask: batch.mask, normalizer });
+  const logits = model.forward(batch.ids, forwardOptions(batch));
   const V = logits.shape[logits.shape.length - 1]!;
   const flat = reshape(logits, [batch.batchSize * batch.seqLength, V]);
-  const normalizer = options.normalizer ?? Math.max(1, batch.keptTokens);
   return crossEntropy(flat, batch.targets, { mask: batch.mask, reduction: 'mean', normalizer });
 }
 
 /** Σ m_i · CE_i of one batch (no normalisation): the building block of validation losses. */
 export function summedLmLoss(model: CausalLm, batch: LmBatch): number {
-  const logits = model.forward(batch.ids, {
-    ...(batch.positions ? { positions: batch.positions } : {}),
-    ...(batch.docIds ? { docIds: batch.docIds } : {}),
-  });
+  if (model.loss) return model.loss(batch.ids, batch.targets, { ...forwardOptions(batch), mask: batch.mask, reduction: 'sum' }).item();
+  const logits = model.forward(batch.ids, forwardOptions(batch));
   const V = logits.shape[logits.shape.length - 1]!;
   return crossEntropy(reshape(logits, [batch.batchSize * batch.seqLength, V]), batch.targets, { mask: batch.mask, reduction: 'sum' }).item();
 }
