@@ -1,0 +1,203 @@
+// Benchmark: @apertus/tensor sgemm (WebAssembly SIMD, 1 and 2 threads) against numpy + OpenBLAS
+// measured in the same run (spawned /usr/bin/python3, bench/numpy_gemm.py). Prints GFLOPS and
+// the ratio ours / numpy; with --write also writes the table and the command line to
+// tooling/bench/results/gemm.md (between the BEGIN/END markers, keeping the notes around them).
+//
+//   npm run build -w packages/tensor && node packages/tensor/bench/gemm.mjs [--write] [--quick] [--src] [--rounds R]
+//
+// Shapes: square n x n x n (n = 256 ... 2048), and the Apertus-8B MLP products for T tokens
+// (hidden 4096, intermediate 21504): forward x W^T in both directions (up: K = 4096 -> N = 21504,
+// down: K = 21504 -> N = 4096), the backward data products dY W, the weight gradient dY^T X, and
+// bf16-weight inference (sgemmBf16; the numpy peer is the same product in f32).
+// Timing: one warm-up call, then calls until a time budget is spent (at least 2), best time kept
+// (the machine may be shared, so the minimum is the least noisy statistic); --rounds R repeats
+// the whole list R times and keeps the best per cell.
+//
+// It imports the built package (`@apertus/tensor` -> dist/). When that build does not export
+// sgemm yet (or with --src), it bundles src/kernels/gemm with esbuild into node_modules/.cache
+// and says so.
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { cpus, availableParallelism, loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createRequire } from 'node:module';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../../..');
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const write = argv.includes('--write');
+const roundsArg = argv.indexOf('--rounds');
+const rounds = roundsArg >= 0 ? Math.max(1, Number(argv[roundsArg + 1]) || 1) : 1;
+const budgetS = quick ? 0.3 : rounds > 1 ? 0.5 : 1.0;
+const PYTHON = '/usr/bin/python3';
+
+async function loadGemm() {
+  if (!argv.includes('--src')) try {
+    const t = await import('@apertus/tensor');
+    if (typeof t.sgemm === 'function' && typeof t.setGemmBackend === 'function') return { ...t, source: '@apertus/tensor (dist)' };
+  } catch {
+    // fall through to the src bundle
+  }
+  const require = createRequire(import.meta.url);
+  const esbuild = require(require.resolve('esbuild', { paths: [root] }));
+  const dir = path.join(root, 'node_modules/.cache/apertus-gemm-bench');
+  mkdirSync(dir, { recursive: true });
+  const outfile = path.join(dir, 'gemm.mjs');
+  await esbuild.build({
+    entryPoints: [path.join(here, '../src/kernels/gemm/index.ts')],
+    bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile, logLevel: 'warning',
+  });
+  const why = argv.includes('--src') ? '--src' : 'dist lacks sgemm';
+  return { ...(await import(pathToFileURL(outfile).href)), source: `src/kernels/gemm (esbuild bundle; ${why})` };
+}
+
+/** Deterministic fill in [-1, 1). */
+function fill(arr, seed) {
+  let s = seed | 0 || 1;
+  for (let i = 0; i < arr.length; i++) {
+    s ^= s << 13; s ^= s >>> 17; s ^= s << 5;
+    arr[i] = (s >>> 0) / 2 ** 31 - 1;
+  }
+  return arr;
+}
+
+const H = 4096, I = 21504;
+const cases = [];
+for (const n of quick ? [256, 512, 1024] : [256, 512, 1024, 2048]) {
+  cases.push({ name: `square ${n}`, group: 'square', M: n, N: n, K: n, transA: false, transB: false });
+}
+for (const T of quick ? [1, 16] : [1, 16, 128, 512]) {
+  cases.push({ name: `up   x·Wᵀ   T=${T}`, group: 'model', M: T, N: I, K: H, transA: false, transB: true });
+  cases.push({ name: `down x·Wᵀ   T=${T}`, group: 'model', M: T, N: H, K: I, transA: false, transB: true });
+  cases.push({ name: `up   dY·W   T=${T}`, group: 'model', M: T, N: H, K: I, transA: false, transB: false });
+  cases.push({ name: `down dY·W   T=${T}`, group: 'model', M: T, N: I, K: H, transA: false, transB: false });
+}
+for (const T of quick ? [128] : [128, 512]) {
+  cases.push({ name: `up   dYᵀ·X  T=${T}`, group: 'model', M: I, N: H, K: T, transA: true, transB: false });
+}
+for (const T of quick ? [1] : [1, 16, 128]) {
+  cases.push({ name: `up   x·Wᵀ   T=${T} bf16 W`, group: 'bf16', M: T, N: I, K: H, transA: false, transB: true, bf16: true });
+  cases.push({ name: `down x·Wᵀ   T=${T} bf16 W`, group: 'bf16', M: T, N: H, K: I, transA: false, transB: true, bf16: true });
+}
+
+// ---- numpy peer -------------------------------------------------------------------------------
+/** A numpy server process (numpy_gemm.py) with `threads` BLAS threads (0: OpenBLAS default). */
+function startNumpy(threads) {
+  const env = { ...process.env };
+  if (threads) env.OPENBLAS_NUM_THREADS = String(threads);
+  const child = spawn(PYTHON, [path.join(here, 'numpy_gemm.py')], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout });
+  const queue = [];
+  lines.on('line', (l) => queue.shift()?.resolve(JSON.parse(l)));
+  const failed = new Promise((resolve) => child.on('exit', (code) => resolve(null)));
+  const next = () => Promise.race([new Promise((resolve) => queue.push({ resolve })), failed]);
+  return {
+    config: next(),
+    async time(c) {
+      const reply = next();
+      child.stdin.write(JSON.stringify({ name: c.name, M: c.M, N: c.N, K: c.K, transA: c.transA, transB: c.transB, budget: budgetS, min_reps: 2 }) + '\n');
+      const r = await reply;
+      return r?.seconds;
+    },
+    close() { child.stdin.end(); },
+  };
+}
+
+// ---- ours ---------------------------------------------------------------------------------------
+const gemm = await loadGemm();
+const W = fill(new Float32Array(H * I), 7);
+const Wbf16 = new Uint16Array(H * I);
+{
+  const u = new Uint32Array(W.buffer);
+  for (let i = 0; i < u.length; i++) Wbf16[i] = u[i] >>> 16;
+}
+
+function timeOurs(c, backend, threads) {
+  gemm.setGemmBackend(backend);
+  gemm.setGemmThreads(threads);
+  const big = c.group !== 'square';
+  const A = fill(new Float32Array(c.M * c.K), 3);
+  const B = c.bf16 ? Wbf16 : big && c.K * c.N === W.length ? W : fill(new Float32Array(c.K * c.N), 5);
+  const C = new Float32Array(c.M * c.N);
+  const args = { transA: c.transA, transB: c.transB, M: c.M, N: c.N, K: c.K, A, B, C };
+  const call = c.bf16 ? () => gemm.sgemmBf16(args) : () => gemm.sgemm(args);
+  call();
+  let best = Infinity, reps = 0;
+  const t0 = performance.now();
+  while (reps < 2 || performance.now() - t0 < budgetS * 1000) {
+    const t = performance.now();
+    call();
+    best = Math.min(best, performance.now() - t);
+    reps++;
+  }
+  return best / 1000;
+}
+
+const loadStart = loadavg()[0];
+const np2 = startNumpy(0);
+const np1 = quick ? null : startNumpy(1);
+const npConfig = await np2.config;
+if (npConfig === null) console.error(`numpy peer failed to start (${PYTHON}); numpy columns stay empty`);
+if (np1) await np1.config;
+// With --rounds R the whole list is measured R times and each cell keeps its best time: on a
+// shared machine a round can fall into a busy period for one side only.
+const best = cases.map(() => ({ t1: Infinity, t2: Infinity, n1: Infinity, n2: Infinity }));
+for (let round = 0; round < rounds; round++) {
+  for (const [i, c] of cases.entries()) {
+    // numpy and ours back to back, so both see the same machine load.
+    const b = best[i];
+    if (npConfig) b.n2 = Math.min(b.n2, (await np2.time(c)) ?? Infinity);
+    if (np1 && npConfig) b.n1 = Math.min(b.n1, (await np1.time(c)) ?? Infinity);
+    b.t1 = Math.min(b.t1, timeOurs(c, 'wasm-simd', 1));
+    b.t2 = Math.min(b.t2, timeOurs(c, 'wasm-simd-threads', 2));
+    const g = (t) => (Number.isFinite(t) ? (2 * c.M * c.N * c.K) / t / 1e9 : NaN);
+    console.error(`[${round + 1}/${rounds}] ${c.name.padEnd(28)} ours ${g(b.t1).toFixed(1)} / ${g(b.t2).toFixed(1)}  numpy ${g(b.n1).toFixed(1)} / ${g(b.n2).toFixed(1)} GFLOPS`);
+  }
+}
+const rows = cases.map((c, i) => {
+  const { t1, t2, n1, n2 } = best[i];
+  const g = (t) => (Number.isFinite(t) ? (2 * c.M * c.N * c.K) / t / 1e9 : NaN);
+  return { c, ours1: g(t1), ours2: g(t2), np1: g(n1), np2: g(n2), ms2: t2 * 1e3, npms: Number.isFinite(n2) ? n2 * 1e3 : NaN };
+});
+np2.close();
+np1?.close();
+
+// ---- report -------------------------------------------------------------------------------------
+const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : '–');
+const pct = (a, b) => (Number.isFinite(a) && Number.isFinite(b) ? `${((100 * a) / b).toFixed(0)} %` : '–');
+const info = typeof gemm.gemmKernelInfo === 'function' ? gemm.gemmKernelInfo() : null;
+const lines = [];
+lines.push(`Machine: ${cpus()[0]?.model ?? '?'}, ${availableParallelism()} threads, Node ${process.version}; ` +
+  `1-minute load average ${loadStart.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end (shared machine: best-of timings` +
+  (rounds > 1 ? `, best of ${rounds} rounds` : '') + '). ' +
+  `Ours from ${gemm.source}` + (info ? `, variant \`${info.variant}\` (${info.microTile} micro-tile)` : '') + '.');
+if (npConfig) lines.push(`Peer: numpy ${npConfig.numpy} with ${npConfig.blas.filter((p) => /libopenblas/.test(p)).map((p) => path.basename(p)).join(', ') || npConfig.blas.join(', ')} (default threads = 2; 1-thread column with OPENBLAS_NUM_THREADS=1), timed case by case right before ours.`);
+lines.push('');
+lines.push('| product | M × N × K | ours 1 thread | ours 2 threads | numpy 1 thread | numpy 2 threads | ours 2T ms | numpy 2T ms | ours/numpy (2T) |');
+lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+for (const r of rows) {
+  const { c } = r;
+  lines.push(`| ${c.name.replace(/\s+/g, ' ')}${c.transA ? ' (transA)' : ''}${c.transB ? ' (transB)' : ''} | ${c.M} × ${c.N} × ${c.K} | ${f1(r.ours1)} | ${f1(r.ours2)} | ${f1(r.np1)} | ${f1(r.np2)} | ${f1(r.ms2)} | ${f1(r.npms)} | ${pct(r.ours2, r.np2)} |`);
+}
+lines.push('');
+lines.push('GFLOPS = 2·M·N·K / best time. bf16 rows: ours reads bf16 weights (sgemmBf16), numpy the same product in f32.');
+const table = lines.join('\n');
+console.log(table);
+
+if (write) {
+  const file = path.join(root, 'tooling/bench/results/gemm.md');
+  // One block per module variant, so a run under --experimental-wasm-relaxed-simd (or Node >= 21)
+  // is kept next to the plain-SIMD run.
+  const tag = info?.variant ?? 'default';
+  const begin = `<!-- BEGIN gemm.mjs output (${tag}) -->`, end = `<!-- END gemm.mjs output (${tag}) -->`;
+  const cmd = `node ${process.execArgv.join(' ')} packages/tensor/bench/gemm.mjs ${argv.join(' ')}`.replace(/\s+/g, ' ').trim();
+  const block = `${begin}\nCommand: \`${cmd}\` (${new Date().toISOString().slice(0, 10)})\n\n${table}\n${end}`;
+  let text = existsSync(file) ? readFileSync(file, 'utf8') : `# GEMM benchmark\n\n${begin}\n${end}\n`;
+  if (!text.includes(begin)) text += `\n${begin}\n${end}\n`;
+  text = text.slice(0, text.indexOf(begin)) + block + text.slice(text.indexOf(end) + end.length);
+  writeFileSync(file, text);
+  console.error(`wrote ${path.relative(root, file)}`);
+}

@@ -1,0 +1,58 @@
+import { expect, it } from 'vitest';
+import {
+  compileRunner, CTL_BYTES, CTL_CLAIM, CTL_DONE, CTL_ERROR, CTL_JOBS, CTL_SCRATCH, JOB_DOT, JOB_GEMM, JOB_WORDS,
+  type GemmExports,
+} from './wasm/jobs';
+
+/** A control block with n jobs published; job j's first argument is j, and alternating kinds. */
+function publish(n: number): { ctl: Int32Array; f32: Float32Array } {
+  const sab = new SharedArrayBuffer(CTL_BYTES);
+  const ctl = new Int32Array(sab), f32 = new Float32Array(sab);
+  for (let j = 0; j < n; j++) {
+    const b = CTL_JOBS + j * JOB_WORDS;
+    ctl[b] = j % 2 === 0 ? JOB_GEMM : JOB_DOT;
+    for (let q = 1; q < JOB_WORDS; q++) ctl[b + q] = 1000 * j + q;
+  }
+  ctl[CTL_SCRATCH + 3] = 11; // thread 1's scratch pointers
+  ctl[CTL_SCRATCH + 4] = 22;
+  ctl[CTL_SCRATCH + 5] = 33;
+  Atomics.store(ctl, CTL_CLAIM, n << 16);
+  return { ctl, f32 };
+}
+
+it('the job runner claims every published job once, with its arguments and the thread scratch', () => {
+  const { ctl, f32 } = publish(7);
+  const calls: { kind: string; args: number[] }[] = [];
+  const ex: GemmExports = {
+    gemm: (...args) => void calls.push({ kind: 'gemm', args }),
+    dot_nt: (...args) => void calls.push({ kind: 'dot', args }),
+  };
+  compileRunner()(ex, ctl, f32, 1);
+  expect(calls.map((c) => c.args[0])).toEqual([0, 1000, 2000, 3000, 4000, 5000, 6000].map((x) => x + 1));
+  expect(calls.map((c) => c.kind)).toEqual(['gemm', 'dot', 'gemm', 'dot', 'gemm', 'dot', 'gemm']);
+  // gemm: 20 arguments, slots 15..17 replaced by the thread's scratch pointers; dot: 12 arguments.
+  expect(calls[0]!.args).toHaveLength(20);
+  expect(calls[0]!.args.slice(14, 17)).toEqual([11, 22, 33]);
+  expect(calls[0]!.args[17]).toBe(18);
+  expect(calls[1]!.args).toHaveLength(12);
+  expect(Atomics.load(ctl, CTL_DONE)).toBe(7);
+  expect(Atomics.load(ctl, CTL_CLAIM) & 0xffff).toBe(7);
+  // Nothing left: a second runner finds no work.
+  compileRunner()(ex, ctl, f32, 1);
+  expect(calls).toHaveLength(7);
+});
+
+it('a throwing job sets the error flag and still counts as done', () => {
+  const { ctl, f32 } = publish(3);
+  let n = 0;
+  const ex: GemmExports = {
+    gemm: () => {
+      n++;
+      if (n === 2) throw new Error('trap');
+    },
+    dot_nt: () => undefined,
+  };
+  compileRunner()(ex, ctl, f32, 0);
+  expect(Atomics.load(ctl, CTL_ERROR)).toBe(1);
+  expect(Atomics.load(ctl, CTL_DONE)).toBe(3);
+});

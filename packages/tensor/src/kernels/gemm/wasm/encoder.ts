@@ -1,0 +1,250 @@
+/**
+ * A tiny WebAssembly binary encoder: just the sections and opcodes the GEMM module uses.
+ *
+ * Code is built as plain byte arrays. Every instruction helper returns `number[]`, and helpers
+ * nest like the folded WAT form, so `set(x, i32.add(get(a), get(b)))` reads as
+ * `(local.set $x (i32.add (local.get $a) (local.get $b)))` and encodes to the same bytes.
+ * Only the generator (`codegen.ts`) uses this file; nothing here runs when a GEMM runs.
+ */
+
+/** Byte sequence of an instruction or a whole instruction list. */
+export type Code = number[];
+
+/** Value type codes. */
+export const ValType = { i32: 0x7f, f32: 0x7d, v128: 0x7b } as const;
+/** One of the value type codes in {@link ValType}. */
+export type ValType = (typeof ValType)[keyof typeof ValType];
+
+/** Unsigned LEB128. */
+export function uleb(value: number): number[] {
+  const out: number[] = [];
+  let v = value >>> 0;
+  do {
+    let byte = v & 0x7f;
+    v >>>= 7;
+    if (v !== 0) byte |= 0x80;
+    out.push(byte);
+  } while (v !== 0);
+  return out;
+}
+
+/** Signed LEB128 of a 32-bit integer. */
+export function sleb(value: number): number[] {
+  const out: number[] = [];
+  let v = value | 0;
+  for (;;) {
+    const byte = v & 0x7f;
+    v >>= 7;
+    const done = (v === 0 && (byte & 0x40) === 0) || (v === -1 && (byte & 0x40) !== 0);
+    out.push(done ? byte : byte | 0x80);
+    if (done) return out;
+  }
+}
+
+function utf8(s: string): number[] {
+  return [...uleb(s.length), ...Array.from(new TextEncoder().encode(s))];
+}
+
+function vec(items: number[][]): number[] {
+  return [...uleb(items.length), ...items.flat()];
+}
+
+function section(id: number, body: number[]): number[] {
+  return [id, ...uleb(body.length), ...body];
+}
+
+/** Concatenate instruction sequences (the body of a block, loop or function). */
+export function seq(...parts: Code[]): Code {
+  return parts.flat();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Locals and control flow
+
+/** `local.get`. */
+export const get = (local: number): Code => [0x20, ...uleb(local)];
+/** `local.set` of the value computed by `value`. */
+export const set = (local: number, value: Code): Code => [...value, 0x21, ...uleb(local)];
+/** `local.tee`. */
+export const tee = (local: number, value: Code): Code => [...value, 0x22, ...uleb(local)];
+/** `call` of function `index` with the given argument expressions. */
+export const call = (index: number, ...args: Code[]): Code => [...args.flat(), 0x10, ...uleb(index)];
+/** `block` with no result. A `br 0` inside (outside nested blocks) jumps past its end. */
+export const block = (...body: Code[]): Code => [0x02, 0x40, ...body.flat(), 0x0b];
+/** `loop` with no result. A `br 0` inside (outside nested blocks) jumps back to its start. */
+export const loop = (...body: Code[]): Code => [0x03, 0x40, ...body.flat(), 0x0b];
+/** `if` (no result) on a condition expression, with an optional else branch. */
+export const if_ = (cond: Code, then: Code, otherwise?: Code): Code =>
+  otherwise === undefined
+    ? [...cond, 0x04, 0x40, ...then, 0x0b]
+    : [...cond, 0x04, 0x40, ...then, 0x05, ...otherwise, 0x0b];
+/** `br`. */
+export const br = (depth: number): Code => [0x0c, ...uleb(depth)];
+/** `br_if` on a condition expression. */
+export const brIf = (depth: number, cond: Code): Code => [...cond, 0x0d, ...uleb(depth)];
+/** `return`. */
+export const ret = (): Code => [0x0f];
+/** `select`: `a` if `cond` is non-zero else `b`. */
+export const select = (a: Code, b: Code, cond: Code): Code => [...a, ...b, ...cond, 0x1b];
+
+/**
+ * A counted loop `for (i = from; i < to; i += step) body`, comparing as signed i32.
+ * Inside `body`, `br 0` would restart the iteration without incrementing; the helpers here never
+ * branch out of a body, so the depths stay simple.
+ */
+export function forLoop(i: number, from: Code, to: Code, step: Code, ...body: Code[]): Code {
+  return seq(
+    set(i, from),
+    block(
+      loop(
+        brIf(1, i32.ge_s(get(i), to)),
+        ...body,
+        set(i, i32.add(get(i), step)),
+        br(0),
+      ),
+    ),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Numeric instructions
+
+const bin = (op: number) => (a: Code, b: Code): Code => [...a, ...b, op];
+const un = (op: number) => (a: Code): Code => [...a, op];
+const memarg = (align: number, offset: number): number[] => [...uleb(align), ...uleb(offset)];
+
+/** i32 instructions. */
+export const i32 = {
+  const: (v: number): Code => [0x41, ...sleb(v)],
+  eqz: un(0x45),
+  eq: bin(0x46),
+  ne: bin(0x47),
+  lt_s: bin(0x48),
+  lt_u: bin(0x49),
+  gt_s: bin(0x4a),
+  le_s: bin(0x4c),
+  ge_s: bin(0x4e),
+  add: bin(0x6a),
+  sub: bin(0x6b),
+  mul: bin(0x6c),
+  and: bin(0x71),
+  or: bin(0x72),
+  shl: bin(0x74),
+  shr_u: bin(0x76),
+  /** Signed minimum, built from select (evaluates each operand twice: pass locals or constants). */
+  min_s: (a: Code, b: Code): Code => select(a, b, i32.lt_s(a, b)),
+  load: (addr: Code, offset = 0): Code => [...addr, 0x28, ...memarg(2, offset)],
+  load16_u: (addr: Code, offset = 0): Code => [...addr, 0x2f, ...memarg(1, offset)],
+  store: (addr: Code, value: Code, offset = 0): Code => [...addr, ...value, 0x36, ...memarg(2, offset)],
+};
+
+/** f32 instructions. */
+export const f32 = {
+  const: (v: number): Code => {
+    const bytes = new Uint8Array(new Float32Array([v]).buffer);
+    return [0x43, ...bytes];
+  },
+  add: bin(0x92),
+  mul: bin(0x94),
+  reinterpret_i32: un(0xbe),
+  load: (addr: Code, offset = 0): Code => [...addr, 0x2a, ...memarg(2, offset)],
+  store: (addr: Code, value: Code, offset = 0): Code => [...addr, ...value, 0x38, ...memarg(2, offset)],
+};
+
+const simd = (op: number): number[] => [0xfd, ...uleb(op)];
+const simdBin = (op: number) => (a: Code, b: Code): Code => [...a, ...b, ...simd(op)];
+
+/** v128 / f32x4 instructions (the SIMD proposal, plus `relaxed_madd` from relaxed SIMD). */
+export const v128 = {
+  load: (addr: Code, offset = 0): Code => [...addr, ...simd(0x00), ...memarg(4, offset)],
+  /** Load four u16 and zero-extend each to a u32 lane. */
+  load16x4_u: (addr: Code, offset = 0): Code => [...addr, ...simd(0x04), ...memarg(3, offset)],
+  load32_splat: (addr: Code, offset = 0): Code => [...addr, ...simd(0x09), ...memarg(2, offset)],
+  store: (addr: Code, value: Code, offset = 0): Code => [...addr, ...value, ...simd(0x0b), ...memarg(4, offset)],
+  /** All-zero vector. */
+  zero: (): Code => [...simd(0x0c), ...new Array<number>(16).fill(0)],
+  /** `i8x16.shuffle` picking bytes 0..31 from the concatenation of `a` and `b`. */
+  shuffle: (a: Code, b: Code, lanes: readonly number[]): Code => {
+    if (lanes.length !== 16) throw new RangeError('shuffle needs 16 lane indices');
+    return [...a, ...b, ...simd(0x0d), ...lanes];
+  },
+  f32x4_splat: (a: Code): Code => [...a, ...simd(0x13)],
+  f32x4_extract_lane: (a: Code, lane: number): Code => [...a, ...simd(0x1f), lane],
+  i32x4_shl: simdBin(0xab),
+  f32x4_add: simdBin(0xe4),
+  f32x4_mul: simdBin(0xe6),
+  /** `a * b + c`, fused or not (relaxed SIMD). */
+  f32x4_relaxed_madd: (a: Code, b: Code, c: Code): Code => [...a, ...b, ...c, ...simd(0x105)],
+};
+
+// ---------------------------------------------------------------------------------------------
+// Module
+
+/** One function of a module under construction. */
+export interface FuncDef {
+  /** Export name. */
+  name: string;
+  /** Parameter types (local indices 0..params.length-1). */
+  params: ValType[];
+  /** Result types. */
+  results: ValType[];
+  /** Types of the extra locals (indices continue after the parameters). */
+  locals: ValType[];
+  /** Function body without the final `end`. */
+  body: Code;
+}
+
+/** Helper that hands out local indices while a function body is being written. */
+export class Locals {
+  readonly types: ValType[] = [];
+  constructor(private readonly nParams: number) {}
+  /** A fresh local of type `t`; returns its index. */
+  add(t: ValType): number {
+    this.types.push(t);
+    return this.nParams + this.types.length - 1;
+  }
+}
+
+/**
+ * Encode a module that imports one shared memory as `env.memory` (`minPages`..`maxPages`) and
+ * exports the given functions under their names. Functions may call each other by their index
+ * in `funcs`.
+ */
+export function encodeModule(funcs: FuncDef[], minPages: number, maxPages: number): Uint8Array {
+  const sigKey = (f: FuncDef): string => `${f.params.join(',')}:${f.results.join(',')}`;
+  const sigs: FuncDef[] = [];
+  const sigIndex = new Map<string, number>();
+  for (const f of funcs) {
+    if (!sigIndex.has(sigKey(f))) {
+      sigIndex.set(sigKey(f), sigs.length);
+      sigs.push(f);
+    }
+  }
+  const typeSec = vec(sigs.map((f) => [0x60, ...vec(f.params.map((t) => [t])), ...vec(f.results.map((t) => [t]))]));
+  // import "env" "memory" (memory shared min max): limits flag 0x03 = has maximum + shared.
+  const importSec = vec([[...utf8('env'), ...utf8('memory'), 0x02, 0x03, ...uleb(minPages), ...uleb(maxPages)]]);
+  const funcSec = vec(funcs.map((f) => uleb(sigIndex.get(sigKey(f))!)));
+  const exportSec = vec(funcs.map((f, i) => [...utf8(f.name), 0x00, ...uleb(i)]));
+  const codeSec = vec(
+    funcs.map((f) => {
+      // Run-length encode the local declarations.
+      const groups: number[][] = [];
+      for (let i = 0; i < f.locals.length; ) {
+        let j = i;
+        while (j < f.locals.length && f.locals[j] === f.locals[i]) j++;
+        groups.push([...uleb(j - i), f.locals[i]!]);
+        i = j;
+      }
+      const body = [...vec(groups), ...f.body, 0x0b];
+      return [...uleb(body.length), ...body];
+    }),
+  );
+  return new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, typeSec),
+    ...section(2, importSec),
+    ...section(3, funcSec),
+    ...section(7, exportSec),
+    ...section(10, codeSec),
+  ]);
+}

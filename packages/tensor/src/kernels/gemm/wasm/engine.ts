@@ -1,0 +1,427 @@
+/**
+ * Host side of the WebAssembly GEMM: one shared memory, one module instance on the main thread,
+ * optional worker threads running the same module on the same memory.
+ *
+ * A call stages its operands into the wasm memory: A and C by blocks of rows, B by chunks of its
+ * stored rows (about `bChunkBytes` each, one contiguous copy), so the memory stays bounded even
+ * for vocabulary-sized weights. The product becomes a sequence of steps (row block, B chunk);
+ * while the threads compute one step, the calling thread copies out the C block of the previous
+ * step and stages the next step into the other half of each double buffer. Within a step, work
+ * is split into jobs (column or row ranges) that the main thread and the workers claim (see
+ * `jobs.ts`). Wasm memory only grows; `terminate` (via `terminateGemmWorkers`) releases it.
+ */
+import { Worker } from 'node:worker_threads';
+import type { CheckedGemm } from '../args';
+import { GemmError } from '../errors';
+import { scaleC } from '../js';
+import {
+  compileRunner, CTL_BYTES, CTL_CLAIM, CTL_DONE, CTL_ERROR, CTL_GEN, CTL_JOBS, CTL_QUIT, CTL_SCRATCH,
+  JOB_ALPHA_DOT, JOB_ALPHA_GEMM, JOB_DOT, JOB_GEMM, JOB_WORDS, MAX_JOBS, MAX_THREADS, WORKER_SOURCE,
+  type GemmExports, type RunJobs,
+} from './jobs';
+import { GEMM_WASM_RELAXED, GEMM_WASM_SIMD } from './module.generated';
+import { GEMM_VARIANTS, type GemmVariantName } from './variants';
+import { wasmApi, type WasmMemory, type WasmModule } from './wasm-api';
+
+/** Tuning knobs of an engine (defaults in {@link DEFAULT_ENGINE_TUNING}). */
+export interface EngineTuning {
+  /** Rows of the packed A block (L2-resident). */
+  MC: number;
+  /** Columns of the packed B block. */
+  NC: number;
+  /** Depth of both packed blocks (a B micro-panel of KC x NR stays in L1). */
+  KC: number;
+  /** Largest staged A chunk in bytes (at least one row is staged). */
+  aChunkBytes: number;
+  /** Target size of a staged B chunk in bytes (see `minChunkRows`). */
+  bChunkBytes: number;
+  /** Fewest rows of B^T per column chunk (unless N is smaller), whatever `bChunkBytes` says (K chunks have at least KC rows). */
+  minChunkRows: number;
+  /** Largest staged C block in bytes when B takes several chunks (at least one row is staged). */
+  cChunkBytes: number;
+  /** Staged C block in bytes when B fits in one chunk (cache-sized; at least one row). */
+  cBlockBytes: number;
+  /** Narrowest column job when a product is split over threads by columns. */
+  minJobCols: number;
+  /** Problems with fewer multiply-adds (M * N * K) than this run on the calling thread only. */
+  threadMinWork: number;
+  /** x * W^T (transB, not transA) with at most this many rows uses the unpacked dot-product path. */
+  dotMaxM: number;
+}
+
+/** Problems with fewer multiply-adds than this run on the calling thread only. */
+export const THREAD_MIN_WORK = 1 << 20;
+
+/** Default tuning, measured on x86-64 (see tooling/bench/results/gemm.md). */
+export const DEFAULT_ENGINE_TUNING: Readonly<EngineTuning> = {
+  MC: 128,
+  NC: 1024,
+  KC: 512,
+  aChunkBytes: 64 << 20,
+  bChunkBytes: 4 << 20,
+  minChunkRows: 64,
+  cChunkBytes: 64 << 20,
+  cBlockBytes: 2 << 20,
+  minJobCols: 128,
+  threadMinWork: THREAD_MIN_WORK,
+  dotMaxM: 32,
+};
+
+const PAGE = 65536;
+const MAX_PAGES = 65536;
+/** Round a byte address up to a cache line (arithmetic, not bitwise: addresses may exceed 2^31). */
+const align = (x: number): number => Math.ceil(x / 64) * 64;
+
+function decode(b64: string): Uint8Array {
+  const s = atob(b64);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+/** Bytes of the committed module variant `name`. */
+export function variantBytes(name: GemmVariantName): Uint8Array {
+  return decode(name === 'relaxed' ? GEMM_WASM_RELAXED : GEMM_WASM_SIMD);
+}
+
+/** The best variant this engine can compile: `relaxed` if relaxed SIMD validates, else `simd`; null without SIMD. */
+export function bestVariant(): GemmVariantName | null {
+  if (wasmApi === null) return null;
+  if (wasmApi.validate(variantBytes('relaxed'))) return 'relaxed';
+  if (wasmApi.validate(variantBytes('simd'))) return 'simd';
+  return null;
+}
+
+/** Copy `rows` rows of `cols` elements from `src` (row stride `stride`, from `srcOff`) densely to `dst` at `dstOff`. */
+function copyRows<T extends Float32Array<ArrayBufferLike> | Uint16Array<ArrayBufferLike>>(
+  dst: T, dstOff: number, src: T, srcOff: number, rows: number, cols: number, stride: number,
+): void {
+  if (cols === stride || rows === 1) {
+    dst.set(src.subarray(srcOff, srcOff + (rows - 1) * stride + cols) as never, dstOff);
+  } else if (cols < 32) {
+    for (let r = 0; r < rows; r++) {
+      const s = srcOff + r * stride, d = dstOff + r * cols;
+      for (let j = 0; j < cols; j++) dst[d + j] = src[s + j]!;
+    }
+  } else {
+    for (let r = 0; r < rows; r++) dst.set(src.subarray(srcOff + r * stride, srcOff + r * stride + cols) as never, dstOff + r * cols);
+  }
+}
+
+/** A GEMM engine over one shared wasm memory (see the file comment). */
+export class WasmGemmEngine {
+  /** Which committed module runs. */
+  readonly variant: GemmVariantName;
+  /** Micro-tile rows. */
+  readonly mr: number;
+  /** Micro-tile columns. */
+  readonly nr: number;
+  private readonly memory: WasmMemory;
+  private readonly module: WasmModule;
+  private readonly ex: GemmExports;
+  private readonly control = new SharedArrayBuffer(CTL_BYTES);
+  private readonly ctl = new Int32Array(this.control);
+  private readonly ctlF32 = new Float32Array(this.control);
+  private readonly runJobs: RunJobs = compileRunner();
+  private workers: Worker[] = [];
+  private workerFailure: string | null = null;
+  private dead = false;
+  private viewBuffer: ArrayBufferLike | null = null;
+  private f32View: Float32Array<ArrayBufferLike> = new Float32Array(0);
+  private u16View: Uint16Array<ArrayBufferLike> = new Uint16Array(0);
+
+  private readonly tuning: EngineTuning;
+
+  constructor(variant: GemmVariantName, tuning: Partial<EngineTuning> = {}) {
+    this.tuning = { ...DEFAULT_ENGINE_TUNING, ...tuning };
+    this.variant = variant;
+    this.mr = GEMM_VARIANTS[variant].mr;
+    this.nr = GEMM_VARIANTS[variant].nr;
+    if (wasmApi === null) throw new GemmError('backend', 'WebAssembly is not available in this runtime');
+    this.module = new wasmApi.Module(variantBytes(variant));
+    this.memory = new wasmApi.Memory({ initial: 1, maximum: MAX_PAGES, shared: true });
+    this.ex = new wasmApi.Instance(this.module, { env: { memory: this.memory } }).exports as unknown as GemmExports;
+  }
+
+  /** Workers currently started. */
+  get workerCount(): number {
+    return this.workers.length;
+  }
+
+  /** Bytes of the wasm memory. */
+  get memoryBytes(): number {
+    return this.memory.buffer.byteLength;
+  }
+
+  /** Compute the GEMM `g` with up to `threads` threads (1 = the calling thread only). */
+  run(g: CheckedGemm, threads: number): void {
+    if (this.dead) throw new GemmError('backend', 'this GEMM engine was terminated');
+    const { M, N, K, alpha, beta } = g;
+    if (M === 0 || N === 0) return;
+    if (K === 0 || alpha === 0) {
+      scaleC(g.C, M * N, beta);
+      return;
+    }
+    const { MC, NC, KC, aChunkBytes, bChunkBytes, cChunkBytes, cBlockBytes, minChunkRows, minJobCols, threadMinWork, dotMaxM } = this.tuning;
+    const work = M * N * K;
+    const T = work < threadMinWork ? 1 : Math.max(1, Math.min(threads, MAX_THREADS));
+    if (T > 1) this.ensureWorkers(T - 1);
+    const dot = g.transB && !g.transA && M <= dotMaxM;
+    const es = g.bf16 ? 2 : 4;
+    const mr = this.mr, nr = this.nr;
+
+    // Layout: [scratch x T][A chunk][B chunk][C chunk].
+    const packABytes = align(Math.ceil(MC / mr) * mr * KC * 4);
+    const packBBytes = align(Math.ceil(NC / nr) * nr * KC * 4);
+    const tileBytes = align(mr * nr * 4);
+    const scratchBytes = dot ? 0 : packABytes + packBBytes + tileBytes;
+    // Every live thread gets scratch: a worker still in its claim loop may pick up any job.
+    const S = Math.max(T, this.workers.length + 1);
+    for (let t = 0; t < S; t++) {
+      const base = 64 + t * scratchBytes;
+      this.ctl[CTL_SCRATCH + 3 * t] = base;
+      this.ctl[CTL_SCRATCH + 3 * t + 1] = base + packABytes;
+      this.ctl[CTL_SCRATCH + 3 * t + 2] = base + packABytes + packBBytes;
+    }
+    // B is staged in chunks along its stored outer dimension, so that each chunk is one
+    // contiguous copy: column blocks of op(B) when transB (B is [N, K]), row blocks (a K range,
+    // accumulated into C) otherwise (B is [K, N]).
+    const byK = !g.transB;
+    const outer = byK ? K : N;
+    // With K chunks and a wide C, the columns are also cut into blocks of nbW, so the C block that
+    // the K chunks accumulate into stays cache-sized; B chunks are then row pieces (nbW wide).
+    const nbW = byK && N > 2 * NC && K > KC ? 2 * NC : N;
+    const nBlocks = Math.ceil(N / nbW);
+    const rowElems = byK ? nbW : K;
+    const unit = byK ? 1 : dot ? 4 : nr;
+    // A K chunk shorter than the KC block would shorten the micro-kernel's k loop.
+    let chunk = Math.max(byK ? KC : minChunkRows, Math.floor(bChunkBytes / (es * rowElems)));
+    chunk = chunk >= outer ? outer : Math.max(unit, Math.floor(chunk / unit) * unit);
+    const nChunks = Math.ceil(outer / chunk);
+    const bOnce = nChunks === 1 && nBlocks === 1;
+    // A and C are staged by blocks of rows. With B in a single chunk, B is staged once and C goes
+    // out in cache-sized row blocks (the micro-kernel's stores then hit cache, which matters when
+    // K is short). Otherwise each row block re-stages all of B, so blocks are as large as allowed.
+    const cRowBytes = 4 * (byK ? nbW : chunk);
+    const cBytes = bOnce ? cBlockBytes : cChunkBytes;
+    const mChunk = Math.max(1, Math.min(M, Math.floor(aChunkBytes / (4 * K)), Math.floor(cBytes / cRowBytes)));
+    const mChunks = Math.ceil(M / mChunk);
+
+    // The work is a sequence of steps (row block m, column block nb, B chunk c; c fastest). While
+    // the threads compute step s, the calling thread copies out the C block that step s-1
+    // finished and stages step s+1 into the other slot of each double buffer.
+    const steps = mChunks * nBlocks * nChunks;
+    const aSlots = mChunks > 1 ? 2 : 1, bSlots = bOnce ? 1 : 2;
+    const cSlots = steps > 1 ? 2 : 1;
+    const aSlot = align(mChunk * K * 4), bSlot = align(chunk * rowElems * es), cSlot = align(mChunk * cRowBytes);
+    const pA0 = align(64 + S * scratchBytes);
+    const pB0 = pA0 + aSlots * aSlot;
+    const pC0 = pB0 + bSlots * bSlot;
+    this.ensureMemory(pC0 + cSlots * cSlot);
+    const bf16 = g.bf16 ? 1 : 0;
+
+    /** Rows, column block, B chunk range and buffer addresses of step s. */
+    const at = (s: number) => {
+      const c = s % nChunks, blk = Math.floor(s / nChunks), nb = blk % nBlocks, m = Math.floor(blk / nBlocks);
+      const m0 = m * mChunk, o0 = c * chunk, n0 = nb * nbW;
+      return {
+        m, nb, c, m0, ml: Math.min(mChunk, M - m0), o0, ol: Math.min(chunk, outer - o0),
+        n0, nw: Math.min(nbW, N - n0),
+        pA: pA0 + (m % aSlots) * aSlot,
+        // By step, not by chunk: with an odd chunk count, the last chunk of one block and the
+        // first of the next are consecutive steps.
+        pB: pB0 + (s % bSlots) * bSlot,
+        // K chunks accumulate into one C block per (row block, column block); column chunks
+        // have their own.
+        pC: pC0 + ((byK ? blk : s) % cSlots) * cSlot,
+      };
+    };
+    const prepare = (s: number): void => {
+      const x = at(s);
+      if (x.c === 0 && x.nb === 0) this.stageA(g, x.m0, x.ml, x.pA);
+      if (byK) {
+        if (x.c === 0 && beta !== 0) this.stageC(g, x.m0, x.ml, x.n0, x.nw, x.pC);
+        if (!bOnce || s === 0) this.stageB(g, x.o0, x.ol, x.n0, x.nw, x.pB);
+      } else {
+        if (!bOnce || s === 0) this.stageB(g, x.o0, x.ol, 0, K, x.pB);
+        if (beta !== 0) this.stageC(g, x.m0, x.ml, x.o0, x.ol, x.pC);
+      }
+    };
+    const finish = (s: number): void => {
+      const x = at(s);
+      if (!byK) this.unstageC(g, x.m0, x.ml, x.o0, x.ol, x.pC);
+      else if (x.c === nChunks - 1) this.unstageC(g, x.m0, x.ml, x.n0, x.nw, x.pC);
+    };
+
+    prepare(0);
+    for (let s = 0; s < steps; s++) {
+      const { ml, o0, ol, nw, c, pA, pB, pC } = at(s);
+      // This step's product: C[ml x nl] (+)= op(A)[:, k0:k0+kl] op(B)[k0:k0+kl, n0:n0+nl].
+      const nl = byK ? nw : ol, kl = byK ? ol : K;
+      // Staged op(A): [ml][K] row-major, or [K][ml] when transA.
+      const rsA = g.transA ? 1 : K, csA = g.transA ? ml : 1;
+      const a0 = byK ? pA + 4 * o0 * csA : pA;
+      // Staged op(B): [kl][nl] row-major when byK, else [nl][K] (op(B)[k, j] at j*K + k).
+      const rsB = byK ? nl : 1, csB = byK ? 1 : K;
+      const accumulate = beta !== 0 || (byK && c > 0) ? 1 : 0;
+      let jobs = 0;
+      if (dot) {
+        const parts = T === 1 ? 1 : Math.min(MAX_JOBS, 4 * T);
+        const step = Math.ceil(Math.ceil(nl / 4) / parts) * 4;
+        for (let j0 = 0; j0 < nl; j0 += step) {
+          this.writeJob(jobs++, JOB_DOT, JOB_ALPHA_DOT, [
+            ml, Math.min(step, nl - j0), K, pA, K, pB + j0 * K * es, K, bf16, pC + 4 * j0, nl, alpha, accumulate,
+          ]);
+        }
+      } else {
+        // Split the longer side of C. Column jobs are finer (up to 4 per thread, at least
+        // minJobCols wide) so that the thread doing the copies still finds work afterwards.
+        const splitN = nl >= ml;
+        const total = splitN ? nl : ml, u = splitN ? nr : mr;
+        const units = Math.ceil(total / u);
+        const parts = T === 1 ? 1 : Math.min(MAX_JOBS, splitN ? Math.max(T, Math.min(4 * T, Math.floor(nl / minJobCols))) : T);
+        const step = Math.ceil(units / Math.min(parts, units)) * u;
+        for (let s0 = 0; s0 < total; s0 += step) {
+          const len = Math.min(step, total - s0);
+          const a = splitN ? a0 : a0 + 4 * s0 * rsA;
+          const b = splitN ? pB + es * s0 * csB : pB;
+          const cp = splitN ? pC + 4 * s0 : pC + 4 * s0 * nl;
+          this.writeJob(jobs++, JOB_GEMM, JOB_ALPHA_GEMM, [
+            splitN ? ml : len, splitN ? len : nl, kl, a, rsA, csA, b, rsB, csB, bf16, cp, nl, alpha, accumulate,
+            0, 0, 0, MC, NC, KC,
+          ]);
+        }
+      }
+      this.publish(jobs, T);
+      if (s > 0) finish(s - 1);
+      if (s + 1 < steps) prepare(s + 1);
+      this.join(jobs);
+    }
+    finish(steps - 1);
+  }
+
+  /**
+   * Stop the workers. The engine must not be used afterwards: a worker that has not exited yet
+   * still holds this engine's memory and control block, so a fresh engine gets fresh ones.
+   */
+  terminate(): void {
+    this.dead = true;
+    Atomics.store(this.ctl, CTL_QUIT, 1);
+    Atomics.add(this.ctl, CTL_GEN, 1);
+    Atomics.notify(this.ctl, CTL_GEN);
+    for (const w of this.workers) void w.terminate();
+    this.workers = [];
+  }
+
+  private ensureWorkers(n: number): void {
+    if (this.workerFailure !== null) {
+      const why = this.workerFailure;
+      this.workerFailure = null;
+      throw new GemmError('threads', `a GEMM worker failed: ${why}`);
+    }
+    while (this.workers.length < n) {
+      const thread = this.workers.length + 1;
+      const w = new Worker(WORKER_SOURCE, {
+        eval: true,
+        workerData: { module: this.module, memory: this.memory, control: this.control, thread },
+      });
+      w.unref();
+      w.on('error', (e: unknown) => {
+        this.workerFailure = e instanceof Error ? e.message : String(e);
+        this.workers = this.workers.filter((x) => x !== w);
+      });
+      this.workers.push(w);
+    }
+  }
+
+  private ensureMemory(bytes: number): void {
+    const pages = Math.ceil(bytes / PAGE);
+    if (pages > MAX_PAGES) {
+      throw new GemmError('memory', `a chunk needs ${bytes} bytes, more than the 4 GiB a wasm32 memory can hold`);
+    }
+    const have = this.memory.buffer.byteLength / PAGE;
+    if (pages > have) {
+      try {
+        this.memory.grow(pages - have);
+      } catch (e) {
+        throw new GemmError('memory', `cannot grow the GEMM memory to ${bytes} bytes (${(e as Error).message})`);
+      }
+    }
+  }
+
+  private views(): void {
+    const buf = this.memory.buffer;
+    if (buf !== this.viewBuffer) {
+      this.viewBuffer = buf;
+      this.f32View = new Float32Array(buf);
+      this.u16View = new Uint16Array(buf);
+    }
+  }
+
+  private stageA(g: CheckedGemm, m0: number, ml: number, pA: number): void {
+    this.views();
+    const { M, K, A } = g;
+    if (!g.transA) copyRows(this.f32View, pA / 4, A, m0 * K, 1, ml * K, ml * K);
+    else copyRows(this.f32View, pA / 4, A, m0, K, ml, M);
+  }
+
+  /**
+   * Stage rows o0..o0+ol, columns n0..n0+nw of the stored B (row length N when byK, else K),
+   * densely: one contiguous copy when the rows are whole.
+   */
+  private stageB(g: CheckedGemm, o0: number, ol: number, n0: number, nw: number, pB: number): void {
+    this.views();
+    const row = g.transB ? g.K : g.N;
+    if (g.bf16) copyRows(this.u16View, pB / 2, g.B as Uint16Array, o0 * row + n0, ol, nw, row);
+    else copyRows(this.f32View, pB / 4, g.B as Float32Array, o0 * row + n0, ol, nw, row);
+  }
+
+  private stageC(g: CheckedGemm, m0: number, ml: number, n0: number, nl: number, pC: number): void {
+    this.views();
+    const { N, C, beta } = g;
+    const f = this.f32View, d0 = pC / 4;
+    copyRows(f, d0, C, m0 * N + n0, ml, nl, N);
+    if (beta !== 1) for (let i = d0, end = d0 + ml * nl; i < end; i++) f[i] = beta * f[i]!;
+  }
+
+  private unstageC(g: CheckedGemm, m0: number, ml: number, n0: number, nl: number, pC: number): void {
+    this.views();
+    const { N, C } = g;
+    const f = this.f32View, s0 = pC / 4;
+    if (nl === N) C.set(f.subarray(s0, s0 + ml * nl), m0 * N);
+    else for (let r = 0; r < ml; r++) C.set(f.subarray(s0 + r * nl, s0 + (r + 1) * nl), (m0 + r) * N + n0);
+  }
+
+  private writeJob(j: number, kind: number, alphaSlot: number, args: number[]): void {
+    const b = CTL_JOBS + j * JOB_WORDS;
+    this.ctl[b] = kind;
+    for (let q = 0; q < args.length; q++) {
+      if (q + 1 === alphaSlot) this.ctlF32[b + 1 + q] = args[q]!;
+      else this.ctl[b + 1 + q] = args[q]!;
+    }
+  }
+
+  /** Publish jobs 0..n-1; with T > 1 wake the workers so they start on them. */
+  private publish(n: number, T: number): void {
+    const ctl = this.ctl;
+    Atomics.store(ctl, CTL_DONE, 0);
+    Atomics.store(ctl, CTL_ERROR, 0);
+    Atomics.store(ctl, CTL_CLAIM, n << 16);
+    if (T > 1) {
+      Atomics.add(ctl, CTL_GEN, 1);
+      Atomics.notify(ctl, CTL_GEN);
+    }
+  }
+
+  /** Run the published jobs that are still unclaimed, then sleep until all n are done. */
+  private join(n: number): void {
+    const ctl = this.ctl;
+    this.runJobs(this.ex, ctl, this.ctlF32, 0);
+    for (;;) {
+      const d = Atomics.load(ctl, CTL_DONE);
+      if (d >= n) break;
+      Atomics.wait(ctl, CTL_DONE, d);
+    }
+    if (Atomics.load(ctl, CTL_ERROR) !== 0) throw new GemmError('backend', 'a GEMM job trapped in WebAssembly');
+  }
+}
