@@ -3,7 +3,7 @@
 // the ratio ours / numpy; with --write also writes the table and the command line to
 // tooling/bench/results/gemm.md (between the BEGIN/END markers, keeping the notes around them).
 //
-//   npm run build -w packages/tensor && node packages/tensor/bench/gemm.mjs [--write] [--quick] [--src] [--rounds R]
+//   npm run build -w packages/tensor && node packages/tensor/bench/gemm.mjs [--write] [--quick] [--src] [--rounds R] [--only REGEX]
 //
 // Shapes: square n x n x n (n = 256 ... 2048), and the Apertus-8B MLP products for T tokens
 // (hidden 4096, intermediate 21504): forward x W^T in both directions (up: K = 4096 -> N = 21504,
@@ -81,6 +81,14 @@ for (const T of quick ? [128] : [128, 512]) {
 for (const T of quick ? [1] : [1, 16, 128]) {
   cases.push({ name: `up   x·Wᵀ   T=${T} bf16 W`, group: 'bf16', M: T, N: I, K: H, transA: false, transB: true, bf16: true });
   cases.push({ name: `down x·Wᵀ   T=${T} bf16 W`, group: 'bf16', M: T, N: H, K: I, transA: false, transB: true, bf16: true });
+}
+
+// --only <regex> keeps the cases whose name matches (spot checks; combine with --write only if
+// you mean to replace the table with the subset).
+const onlyArg = argv.indexOf('--only');
+if (onlyArg >= 0) {
+  const re = new RegExp(argv[onlyArg + 1] ?? '');
+  for (let i = cases.length - 1; i >= 0; i--) if (!re.test(cases[i].name)) cases.splice(i, 1);
 }
 
 // ---- numpy peer -------------------------------------------------------------------------------
@@ -168,7 +176,16 @@ np1?.close();
 // ---- report -------------------------------------------------------------------------------------
 const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : '–');
 const pct = (a, b) => (Number.isFinite(a) && Number.isFinite(b) ? `${((100 * a) / b).toFixed(0)} %` : '–');
-const info = typeof gemm.gemmKernelInfo === 'function' ? gemm.gemmKernelInfo() : null;
+/** Whether this runtime validates relaxed SIMD (then sgemm uses its `relaxed` FMA variant). */
+function relaxedSimd() {
+  const v = [0xfd, 0x0c, ...new Array(16).fill(0)]; // v128.const 0
+  const body = [0x00, ...v, ...v, ...v, 0xfd, 0x85, 0x02, 0x0b]; // f32x4.relaxed_madd; end
+  return WebAssembly.validate(new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 1, 5, 1, 0x60, 0, 1, 0x7b, 3, 2, 1, 0,
+    10, body.length + 2, 1, body.length, ...body]));
+}
+const info = typeof gemm.gemmKernelInfo === 'function'
+  ? gemm.gemmKernelInfo()
+  : relaxedSimd() ? { variant: 'relaxed', microTile: '6x8' } : { variant: 'simd', microTile: '4x8' };
 const lines = [];
 lines.push(`Machine: ${cpus()[0]?.model ?? '?'}, ${availableParallelism()} threads, Node ${process.version}; ` +
   `1-minute load average ${loadStart.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end (shared machine: best-of timings` +

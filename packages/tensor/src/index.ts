@@ -11,7 +11,7 @@ export { backward, noGrad, isGradEnabled, record } from './autograd';
 export { registerBackend, setBackend, backendOf, listBackends, kernel, kernelNames, type BackendInfo } from './backend';
 export type { KernelSet, KernelName, UnaryOp, BinaryOp, AttentionArgs, AttentionBackwardArgs } from './kernels/types';
 export { jsKernels } from './kernels/js/index';
-export { sgemm, sgemmBf16, sgemmReference, gemmBackend, setGemmBackend, setGemmThreads, type GemmArgs, type GemmBf16Args } from './kernels/gemm/index';
+export { sgemm, sgemmBf16, sgemmReference, gemmBackend, setGemmBackend, setGemmThreads, gemmThreads, gemmKernelInfo, terminateGemmWorkers, GemmError, THREAD_MIN_WORK, type GemmArgs, type GemmBf16Args, type GemmBackendName } from './kernels/gemm/index';
 export { add, sub, mul, div, maximum, minimum, pow, neg, exp, log, expm1, log1p, softplus, sigmoid, silu, tanh, sqrt, rsqrt, square, abs, relu, scale, type TensorLike } from './ops/elementwise';
 export { sum, mean, max, argmax } from './ops/reduce';
 export { reshape, permute, transpose, narrow, unsqueeze, squeeze, contiguous, cat } from './ops/view';

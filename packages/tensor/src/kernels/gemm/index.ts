@@ -24,6 +24,7 @@ export type { GemmArgs, GemmBf16Args } from './args';
 export { GemmError } from './errors';
 export { sgemmReference } from './reference';
 export { THREAD_MIN_WORK } from './wasm/engine';
+export type { GemmVariantName } from './wasm/variants';
 
 /** Names of the GEMM implementations. */
 export type GemmBackendName = 'wasm-simd-threads' | 'wasm-simd' | 'js';

@@ -194,8 +194,11 @@ export class WasmGemmEngine {
     const nBlocks = Math.ceil(N / nbW);
     const rowElems = byK ? nbW : K;
     const unit = byK ? 1 : dot ? 4 : nr;
-    // A K chunk shorter than the KC block would shorten the micro-kernel's k loop.
-    let chunk = Math.max(byK ? KC : minChunkRows, Math.floor(bChunkBytes / (es * rowElems)));
+    // A K chunk shorter than the KC block would shorten the micro-kernel's k loop. Column chunks
+    // are at least as wide as M (up to 4 x bChunkBytes), so a step can be split by columns: row
+    // jobs would each pack the whole B chunk.
+    const wide = byK || dot ? 0 : Math.min(M, Math.floor((4 * bChunkBytes) / (es * rowElems)));
+    let chunk = Math.max(byK ? KC : minChunkRows, Math.floor(bChunkBytes / (es * rowElems)), wide);
     chunk = chunk >= outer ? outer : Math.max(unit, Math.floor(chunk / unit) * unit);
     const nChunks = Math.ceil(outer / chunk);
     const bOnce = nChunks === 1 && nBlocks === 1;
