@@ -4,19 +4,22 @@
 // Needs built packages (npm run build) and /usr/bin/python3 with torch.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AdEMAMix } from '@apertus/ademamix';
 import { ApertusModel, KVCache, presetConfig, step } from '@apertus/model';
-import { backward, f32ArrayToBf16, gemmBackend, noGrad, Rng, Tensor } from '@apertus/tensor';
+import { backward, f32ArrayToBf16, gemmBackend, noGrad, Rng, setGemmThreads, Tensor } from '@apertus/tensor';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
 const write = process.argv.includes('--write');
 
+/** PyTorch at 1 and 2 threads, best of the two (its OpenMP threads degrade badly when a core is busy). */
 function torch(mode, config, extra) {
-  const out = execFileSync('/usr/bin/python3', [path.join(here, 'torch_apertus.py'), JSON.stringify({ mode, config, threads: 2, ...extra })], { encoding: 'utf8' });
-  return JSON.parse(out.trim().split('\n').pop());
+  const run = (threads) => JSON.parse(execFileSync('/usr/bin/python3', [path.join(here, 'torch_apertus.py'), JSON.stringify({ mode, config, threads, ...extra })], { encoding: 'utf8' }).trim().split('\n').pop());
+  const [a, b] = [run(1), run(2)];
+  return a.tokens_per_s >= b.tokens_per_s ? a : b;
 }
 
 function median(xs) { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; }
@@ -75,7 +78,12 @@ const cases = [
 
 const rows = [];
 for (const [what, name, config, mode, opts] of cases) {
-  const o = ours(mode, config, opts);
+  // Ours likewise at 1 and 2 GEMM threads, best of the two.
+  setGemmThreads(1);
+  const o1 = { ...ours(mode, config, opts), threads: 1 };
+  setGemmThreads(2);
+  const o2 = { ...ours(mode, config, opts), threads: 2 };
+  const o = o1.tokens_per_s >= o2.tokens_per_s ? o1 : o2;
   const t = torch(mode, config, opts);
   const row = { what, name, B: opts.B, T: opts.T, ours: o, torch: t, ratio: o.tokens_per_s / t.tokens_per_s };
   rows.push(row);
@@ -86,12 +94,12 @@ if (write) {
   const lines = [
     '# Model speed: training step, prefill, decode (vs PyTorch eager)',
     '',
-    `Command: \`node packages/model/bench/speed.mjs --write\` (${new Date().toISOString().slice(0, 10)}; GEMM backend ${gemmBackend()}; PyTorch ${rows[0].torch.torch}, ${rows[0].torch.threads} threads, float32).`,
+    `Command: \`node packages/model/bench/speed.mjs --write\` (${new Date().toISOString().slice(0, 10)}; GEMM backend ${gemmBackend()}; PyTorch ${rows[0].torch.torch}, float32; each side timed at 1 and 2 threads and its best kept — see the threads column; 2-core machine shared with other jobs, load average ${os.loadavg()[0].toFixed(1)} at the end).`,
     'Training step = forward + backward + AdEMAMix; tokens/s = B·T per step (train, prefill) or B per step (decode after a T-token prefill).',
     '',
-    '| what | model | B | T | ours tok/s | PyTorch tok/s | ours / PyTorch | ours ms/step | PyTorch ms/step |',
-    '|---|---|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.what} | ${r.name} | ${r.B} | ${r.T} | ${r.ours.tokens_per_s.toFixed(1)} | ${r.torch.tokens_per_s.toFixed(1)} | ${r.ratio.toFixed(2)} | ${(r.ours.seconds * 1000).toFixed(1)} | ${(r.torch.seconds * 1000).toFixed(1)} |`),
+    '| what | model | B | T | ours tok/s | PyTorch tok/s | ours / PyTorch | ours ms/step | PyTorch ms/step | threads (ours / PyTorch) |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.what} | ${r.name} | ${r.B} | ${r.T} | ${r.ours.tokens_per_s.toFixed(1)} | ${r.torch.tokens_per_s.toFixed(1)} | ${r.ratio.toFixed(2)} | ${(r.ours.seconds * 1000).toFixed(1)} | ${(r.torch.seconds * 1000).toFixed(1)} | ${r.ours.threads} / ${r.torch.threads} |`),
     '',
   ];
   fs.writeFileSync(path.join(here, '../../../tooling/bench/results/model.md'), lines.join('\n'));
