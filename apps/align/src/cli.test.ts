@@ -1,0 +1,158 @@
+// End-to-end tests of the built CLI (`dist/cli.js`, produced by `npm test`'s build step or by
+// `npx tsup` in apps/align), with a tiny random model as the SFT model: runs killed with SIGKILL
+// during the reference sampling, during training and inside a checkpoint save, then resumed,
+// reproduce the preference data, the losses, the evaluations and the final weights of an
+// uninterrupted run bit for bit; bad input exits with a clear message.
+
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { CheckpointManager, readMetrics, readTrainingCheckpoint } from '@apertus/trainer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeTinyModel, tempDir } from './fixture.test-helper';
+
+const APP = path.resolve(import.meta.dirname, '..');
+const CLI = path.join(APP, 'dist', 'cli.js');
+let dir: string;
+let configFile: string;
+
+beforeAll(async () => {
+  if (!fs.existsSync(CLI)) {
+    const r = spawnSync('npx', ['tsup'], { cwd: APP, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`building the CLI failed:\n${r.stdout}\n${r.stderr}`);
+  }
+  dir = tempDir('apertus-align-cli-');
+  const sft = await makeTinyModel(dir, 'sft', 3);
+  configFile = path.join(dir, 'run.json');
+  fs.writeFileSync(
+    configFile,
+    JSON.stringify({
+      model: sft.dir,
+      languages: ['deu_1996', 'roh_rumgr', 'ita', 'eng'],
+      numPrompts: 8,
+      maxChars: 150,
+      numReferences: 3,
+      sampleMaxTokens: 12,
+      sampleBatchSize: 2,
+      numPairs: 1,
+      microBatchSize: 2,
+      gradAccumulation: 1,
+      epochs: 2,
+      lr: 1e-3,
+      evalInterval: 4,
+      evalMaxTokens: 3,
+      checkpointInterval: 2,
+      threads: 1,
+      progress: 'lines',
+    }),
+  );
+}, 120_000);
+afterAll(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, '--config', configFile, ...args], { encoding: 'utf8', timeout: 120_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Start a run and SIGKILL it `delayMs` after it prints a line matching `trigger`. */
+function runAndKill(args: string[], trigger: RegExp, delayMs: number): Promise<{ signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, '--config', configFile, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let armed = false;
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (!armed && trigger.test(stdout)) {
+        armed = true;
+        setTimeout(() => child.kill('SIGKILL'), delayMs);
+      }
+    });
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (_code, signal) => resolve({ signal, stdout, stderr }));
+  });
+}
+
+const records = (out: string, type: string) => readMetrics(path.join(out, 'metrics.jsonl')).filter((r) => r.type === type);
+const file = (out: string, ...p: string[]) => fs.readFileSync(path.join(out, ...p));
+
+describe('apertus-align CLI', () => {
+  it('runs killed while sampling, while training and while saving, then resumed, reproduce the uninterrupted run bit for bit', async () => {
+    const a = path.join(dir, 'a');
+    const done = run(['--out', a]);
+    expect(done.stderr).not.toMatch(/error/);
+    expect(done.status).toBe(0);
+    expect(done.stdout).toMatch(/data: 8 pairs from 8 prompts \(24 samples/);
+    expect(done.stdout).toMatch(/training: QRPO \(apertus, length-normalised, β 5\) on 8 pairs, 8 steps × 2 pairs/);
+    expect(done.stdout).toMatch(/checkpoint saved: .*step-000008/);
+    const reference = records(a, 'train').map((r) => [r.step, r.loss, r.gradNorm, r.logRatioChosen]);
+    expect(reference.map(([s]) => s)).toEqual(Array.from({ length: 8 }, (_, i) => i + 1));
+    // step 1 starts from π_ref itself: the policy/reference log-ratios are (numerically) zero
+    expect(Math.abs(reference[0]![3] as number)).toBeLessThan(1e-3);
+
+    // b: killed after the first sampling group, so the preparation has to continue.
+    const b = path.join(dir, 'b');
+    const k1 = await runAndKill(['--out', b, '--checkpoint-interval', '1'], /sampled 3 reference completions for prompts 1–2 /, 0);
+    expect(k1.signal).toBe('SIGKILL');
+    expect(fs.existsSync(path.join(b, 'data', 'pairs.jsonl'))).toBe(false);
+    // killed again during training, right after a checkpoint (often inside the next save)
+    const k2 = await runAndKill(['--out', b, '--checkpoint-interval', '1', '--resume'], /checkpoint saved: .*step-000003/, 15);
+    expect(k2.signal).toBe('SIGKILL');
+    expect(k2.stdout).toMatch(/continuing the reference sampling at prompt group [234]\/4/);
+    const manager = new CheckpointManager(path.join(b, 'checkpoints'));
+    const latest = manager.latest()!;
+    expect(latest.step).toBeGreaterThanOrEqual(3);
+    expect(latest.step).toBeLessThan(8);
+    expect(readTrainingCheckpoint(latest.dir).state.step).toBe(latest.step);
+
+    const resumed = run(['--out', b, '--resume']);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(/data: reusing .*pairs\.jsonl \(8 pairs from 8 prompts\)/);
+    expect(resumed.stdout).toMatch(new RegExp(`resuming from .*${CheckpointManager.dirName(latest.step)}`));
+    expect(file(b, 'data', 'pairs.jsonl').equals(file(a, 'data', 'pairs.jsonl'))).toBe(true);
+    expect(records(b, 'train').map((r) => [r.step, r.loss, r.gradNorm, r.logRatioChosen])).toEqual(reference);
+    expect(records(b, 'eval').map((r) => r.valLoss)).toEqual(records(a, 'eval').map((r) => r.valLoss));
+    expect(file(b, 'checkpoints', 'step-000008', 'model.safetensors').equals(file(a, 'checkpoints', 'step-000008', 'model.safetensors'))).toBe(true);
+    expect(file(b, 'checkpoints', 'step-000008', 'optimizer.safetensors').equals(file(a, 'checkpoints', 'step-000008', 'optimizer.safetensors'))).toBe(true);
+    expect(file(b, 'model', 'model.safetensors').equals(file(a, 'model', 'model.safetensors'))).toBe(true);
+  });
+
+  it('DPO runs on the same prepared data', () => {
+    const a = path.join(dir, 'a');
+    const d = path.join(dir, 'dpo');
+    fs.mkdirSync(path.join(d, 'data'), { recursive: true });
+    for (const f of ['samples.jsonl', 'rewards.jsonl', 'pairs.jsonl', 'prepared.json']) fs.copyFileSync(path.join(a, 'data', f), path.join(d, 'data', f));
+    const r = run(['--out', d, '--loss', 'dpo', '--steps', '2', '--no-eval-translation']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/data: reusing/);
+    expect(r.stdout).toMatch(/training: DPO \(β 5\/\|y\|\)/);
+    // DPO starts at −log σ(0) = log 2
+    expect(records(d, 'train')[0]!.loss).toBeCloseTo(Math.LN2, 3);
+  });
+
+  it('refuses changed settings on resume, an existing run, bad flags and bad prompt files', () => {
+    const a = path.join(dir, 'a');
+    const changed = run(['--out', a, '--resume', '--beta', '3']);
+    expect(changed.status).toBe(1);
+    expect(changed.stderr).toMatch(/cannot resume from .*step-000008: settings differ from the checkpoint's: beta \(null → 3\)/);
+    const fresh = run(['--out', a]);
+    expect(fresh.status).toBe(2);
+    expect(fresh.stderr).toMatch(/already holds checkpoints \(latest step-000008\); pass --resume/);
+    const x = path.join(dir, 'x');
+    const reward = run(['--out', x, '--reward', 'bleu']);
+    expect(reward.status).toBe(2);
+    expect(reward.stderr).toMatch(/--reward: reward: expected chrf, an http\(s\):\/\/ URL, model:<dir> or js:<module file>, got "bleu"/);
+    const transform = run(['--out', x, '--transform', 'log']);
+    expect(transform.status).toBe(2);
+    expect(transform.stderr).toMatch(/the Apertus QRPO form uses the identity transform; use --qrpo-variant claire/);
+    const prompts = path.join(dir, 'prompts.jsonl');
+    fs.writeFileSync(prompts, '{"prompt": "Hallo"}\n{"messages": []}\n');
+    const bad = run(['--out', x, '--prompts', prompts]);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/prompts\.jsonl:2: messages: the last message must be a user message/);
+    expect(fs.existsSync(path.join(x, 'checkpoints'))).toBe(false);
+  });
+});

@@ -1,0 +1,78 @@
+// SFT step cost: the fused LM-head loss (`model.loss`, what apertus-sft uses) against the peer
+// `forward` + `crossEntropy` (`@apertus/trainer`'s causalLmLoss), on the same left-padded micro-batch
+// of the bundled task: forward + backward time per step, and the two loss values (must agree).
+// Run after a build:  node apps/sft/bench/loss.mjs [--quick] [--write] [--model runs/udhr-tiny]
+// --write replaces the marked section of tooling/bench/results/posttrain.md with this run's table.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { ApertusModel, loadCheckpoint, presetConfig } from '@apertus/model';
+import { buildUdhrTranslationTask, tokenizeSftDataset } from '@apertus/posttrain';
+import { backward } from '@apertus/tensor';
+import { createApertusTokenizer, loadTokenizerFromDirectory } from '@apertus/tokenizer';
+import { causalLmLoss } from '@apertus/trainer';
+import { collate, resolveModelDir, sftLoss, toLmBatch } from '@apertus/sft';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const modelArg = args.includes('--model') ? args[args.indexOf('--model') + 1] : 'runs/udhr-tiny';
+let model, tokenizer, source;
+try {
+  const dir = resolveModelDir(modelArg);
+  model = loadCheckpoint(dir, { precision: 'f32' }).model;
+  tokenizer = loadTokenizerFromDirectory(dir);
+  source = dir;
+} catch {
+  tokenizer = createApertusTokenizer();
+  model = ApertusModel.init(presetConfig('tiny', { vocab_size: tokenizer.vocabSize }), 1);
+  source = `tiny preset, random weights, vocab ${tokenizer.vocabSize}`;
+}
+const task = await buildUdhrTranslationTask({ languages: ['deu_1996', 'gsw1', 'ita', 'roh_rumgr'], maxExamples: 8, seed: 0 });
+const { examples } = await tokenizeSftDataset(tokenizer, task.train, { maxLength: 512, date: '2025-09-01' });
+const batch = toLmBatch(collate(examples.slice(0, 8), 3));
+const params = model.parameters();
+const variants = {
+  'fused model.loss (apertus-sft)': (b) => sftLoss(model, b, b.keptTokens),
+  'forward + crossEntropy (peer)': (b) => causalLmLoss(model, b, { normalizer: b.keptTokens }),
+};
+const reps = quick ? 2 : 6;
+const rows = [];
+for (const [name, loss] of Object.entries(variants)) {
+  const step = () => {
+    for (const [, p] of params) p.zeroGrad();
+    const l = loss(batch);
+    backward(l);
+    return l.item();
+  };
+  step(); // warm-up
+  let value = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < reps; i++) value = step();
+  const ms = (performance.now() - t0) / reps;
+  rows.push({ name, ms, value });
+}
+const tokens = batch.batchSize * batch.seqLength;
+const lines = [
+  `SFT micro-batch: ${batch.batchSize} × ${batch.seqLength} tokens (${batch.keptTokens} supervised), model ${source}, ${model.config.num_hidden_layers} layers × ${model.config.hidden_size}, vocab ${model.config.vocab_size}; ${reps} steps each, ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)}`,
+  '',
+  '| loss | ms / step (fwd+bwd) | tokens/s | loss value |',
+  '|---|---:|---:|---:|',
+  ...rows.map((r) => `| ${r.name} | ${r.ms.toFixed(0)} | ${(tokens / (r.ms / 1000)).toFixed(0)} | ${r.value.toFixed(6)} |`),
+  '',
+  `fused / peer time ratio: ${(rows[0].ms / rows[1].ms).toFixed(2)}`,
+];
+console.log(lines.join('\n'));
+if (args.includes('--write')) {
+  const file = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../tooling/bench/results/posttrain.md');
+  const text = fs.readFileSync(file, 'utf8');
+  const start = '<!-- sft-loss:start -->';
+  const end = '<!-- sft-loss:end -->';
+  const i = text.indexOf(start);
+  const j = text.indexOf(end);
+  if (i < 0 || j < i) throw new Error(`${file}: no ${start} … ${end} section`);
+  const body = `${start}\n\`node apps/sft/bench/loss.mjs${quick ? ' --quick' : ''}\` (${new Date().toISOString().slice(0, 10)}):\n\n${lines.join('\n')}\n`;
+  fs.writeFileSync(file, text.slice(0, i) + body + text.slice(j));
+  console.log(`wrote ${file}`);
+}

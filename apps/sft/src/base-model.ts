@@ -1,0 +1,77 @@
+// The model a run starts from: a Hugging Face model directory, found from whatever the user
+// points at (the model directory itself, a checkpoints folder with its `latest` pointer, or a
+// run directory of apertus-pretrain / apertus-sft), with its tokenizer files.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadCheckpoint, type ApertusModel } from '@apertus/model';
+import { APERTUS_STOP_IDS, TokenizerError, loadTokenizerFromDirectory, type Tokenizer } from '@apertus/tokenizer';
+import { CheckpointManager } from '@apertus/trainer';
+import { SftInputError } from './errors';
+
+/** Files copied from the base model directory into every checkpoint (when present). */
+export const TOKENIZER_FILES: readonly string[] = Object.freeze(['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'chat_template.jinja']);
+
+const isFile = (p: string): boolean => fs.statSync(p, { throwIfNoEntry: false })?.isFile() === true;
+
+/** True when `dir` holds a Hugging Face model: `config.json` and `model.safetensors` (or its shard index). */
+export function isModelDir(dir: string): boolean {
+  return isFile(path.join(dir, 'config.json')) && (isFile(path.join(dir, 'model.safetensors')) || isFile(path.join(dir, 'model.safetensors.index.json')));
+}
+
+/**
+ * The Hugging Face model directory that `location` designates: `location` itself when it is a
+ * model directory; else its `model/` subdirectory (a finished run); else the checkpoint its
+ * `latest` pointer names (a checkpoints folder), or that of its `checkpoints/` subdirectory (a run
+ * still in progress). A model directory holds `config.json` and `model.safetensors` (or its index).
+ * @throws SftInputError when none of these exists
+ */
+export function resolveModelDir(location: string): string {
+  if (isModelDir(location)) return location;
+  if (isModelDir(path.join(location, 'model'))) return path.join(location, 'model');
+  for (const root of [location, path.join(location, 'checkpoints')]) {
+    const latest = new CheckpointManager(root).latest();
+    if (latest !== null && isModelDir(latest.dir)) return latest.dir;
+  }
+  if (!fs.existsSync(location)) throw new SftInputError(location, 'model not found (run apertus-pretrain first, or pass --model <dir>)');
+  throw new SftInputError(location, 'no model here: expected a Hugging Face model directory (config.json + model.safetensors), a checkpoints folder with "latest", or a run directory with model/ or checkpoints/');
+}
+
+/**
+ * Load the float32 weights of a model directory (gradients on, for training).
+ * @throws SftInputError naming the directory when the files are missing, malformed or inconsistent
+ */
+export function loadModel(dir: string): ApertusModel {
+  try {
+    return loadCheckpoint(dir, { precision: 'f32' }).model;
+  } catch (e) {
+    throw new SftInputError(dir, `cannot load the model: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** The tokenizer of a model directory and its files (to copy into checkpoints). */
+export function loadModelTokenizer(dir: string): { tokenizer: Tokenizer; files: Record<string, string> } {
+  if (!isFile(path.join(dir, 'tokenizer.json'))) throw new SftInputError(dir, 'no tokenizer.json in the model directory');
+  let tokenizer: Tokenizer;
+  try {
+    tokenizer = loadTokenizerFromDirectory(dir);
+  } catch (e) {
+    if (e instanceof TokenizerError) throw new SftInputError(dir, `cannot load the tokenizer: ${e.message}`, { cause: e });
+    throw e;
+  }
+  const files: Record<string, string> = {};
+  for (const name of TOKENIZER_FILES) {
+    const p = path.join(dir, name);
+    if (isFile(p)) files[name] = fs.readFileSync(p, 'utf8');
+  }
+  return { tokenizer, files };
+}
+
+/**
+ * `generation_config.json` of a chat model: generation stops at `<|assistant_end|>` (the Apertus
+ * SFT models' EOS, id 68) as well as `</s>` and `<|tools_suffix|>`.
+ */
+export function chatGenerationConfig(bos: number, pad: number): string {
+  const eos = [68, ...APERTUS_STOP_IDS.filter((id) => id !== 68)];
+  return `${JSON.stringify({ _from_model_config: false, bos_token_id: bos, eos_token_id: eos, pad_token_id: pad }, null, 2)}\n`;
+}

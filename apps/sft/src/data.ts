@@ -1,0 +1,134 @@
+// The data of an SFT run: conversations (the bundled UDHR translation task, or a JSONL file)
+// rendered with the Apertus chat template (variant B) and tokenized with the base model's
+// tokenizer into ids + assistant masks, truncated to maxLength; the validation conversations; and
+// the held-out German → Romansh translation prompts with their references.
+
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  buildUdhrTranslationTask,
+  collateSft,
+  readSftJsonl,
+  tokenizeSftDataset,
+  type SftBatch,
+  type SftConversation,
+  type SftDatasetStats,
+  type SftExample,
+  type TranslationExample,
+} from '@apertus/posttrain';
+import { Tensor } from '@apertus/tensor';
+import { APERTUS_PAD_ID, type Tokenizer } from '@apertus/tokenizer';
+import { writeFileAtomic, type LmBatch } from '@apertus/trainer';
+import type { SftConfig } from './config';
+import { SftInputError } from './errors';
+
+/** Tokenized data of a run. */
+export interface SftData {
+  /** Training rows (one conversation each). */
+  readonly examples: SftExample[];
+  /** Counters of the training rows (truncations, drops, supervised tokens). */
+  readonly stats: SftDatasetStats;
+  /** Validation rows (the held-out direction with references, or `cfg.validation`). */
+  readonly validation: SftExample[];
+  /** Held-out translation prompts (`[user]` messages) with references. */
+  readonly heldOut: TranslationExample[];
+  /** Padding id used by {@link collate}. */
+  readonly padId: number;
+  /** sha256 over the training rows (ids and masks): a resume must see the same data. */
+  readonly fingerprint: string;
+}
+
+/** The conversations of the bundled task, written to `<out>/data/train.jsonl` for inspection and reuse. */
+export function conversationsJsonl(conversations: readonly SftConversation[]): string {
+  return conversations.map((c) => `${JSON.stringify({ messages: c.messages })}\n`).join('');
+}
+
+function fingerprintOf(examples: readonly SftExample[]): string {
+  const h = createHash('sha256');
+  for (const e of examples) {
+    h.update(Int32Array.from(e.ids));
+    h.update(Uint8Array.from(e.assistantMask));
+  }
+  return h.digest('hex');
+}
+
+async function readJsonlConversations(file: string): Promise<(SftConversation & { line: number })[]> {
+  if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw new SftInputError(file, 'conversation file not found (expected a .jsonl file with {"messages": [...]} lines, or "udhr")');
+  const rows: (SftConversation & { line: number })[] = [];
+  for await (const row of readSftJsonl(file)) rows.push(row);
+  if (rows.length === 0) throw new SftInputError(file, 'no conversation in the file');
+  return rows;
+}
+
+/**
+ * Build and tokenize the data of `cfg` with `tokenizer`. With `data: "udhr"` the conversations
+ * are the UDHR translation task's (German → Romansh held out) and are also written to
+ * `<out>/data/train.jsonl`. Messages go to `log` (counts, truncation warnings).
+ * @throws SftInputError for a missing or empty file, PosttrainError (file:line: field) for a bad row
+ */
+export async function prepareSftData(cfg: SftConfig, tokenizer: Tokenizer, log: (m: string) => void): Promise<SftData> {
+  const udhr = cfg.data === 'udhr';
+  // The held-out direction is always the UDHR one, whatever the training data.
+  const task = await buildUdhrTranslationTask({
+    languages: udhr ? cfg.languages : ['deu_1996', 'roh_rumgr'],
+    maxExamples: udhr ? cfg.maxExamples : 0,
+    maxChars: cfg.maxChars,
+    seed: cfg.seed,
+  });
+  const heldOut = task.eval;
+
+  let conversations: (SftConversation & { line?: number })[];
+  let file: string;
+  if (udhr) {
+    conversations = task.train.map((e) => ({ messages: e.messages }));
+    file = path.join(cfg.out, 'data', 'train.jsonl');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    writeFileAtomic(file, conversationsJsonl(conversations));
+    log(`data: UDHR translation task, ${conversations.length} conversations over ${task.languages.length} languages (${task.languages.join(', ')}); held out: German → Romansh, ${heldOut.length} articles (written to ${file})`);
+  } else {
+    file = cfg.data;
+    conversations = await readJsonlConversations(file);
+  }
+  const opts = { maxLength: cfg.maxLength, date: cfg.date };
+  const { examples, stats } = await tokenizeSftDataset(tokenizer, conversations, { ...opts, file });
+  if (examples.length === 0) throw new SftInputError(file, `no usable conversation: all ${stats.rows} lost their assistant tokens to truncation at maxLength ${cfg.maxLength}`);
+  log(
+    `data: ${stats.kept} conversations, ${stats.tokens} tokens, ${stats.supervisedTokens} supervised (assistant) tokens` +
+      (stats.truncated > 0 ? `; warning: ${stats.truncated} truncated to maxLength ${cfg.maxLength}` : '') +
+      (stats.droppedNoSupervision > 0 ? `; warning: ${stats.droppedNoSupervision} dropped (no assistant token left after truncation)` : ''),
+  );
+
+  let validationRows: SftConversation[];
+  let validationFile: string;
+  if (cfg.validation !== null) {
+    validationFile = cfg.validation;
+    validationRows = await readJsonlConversations(cfg.validation);
+  } else {
+    validationFile = 'held-out German → Romansh';
+    validationRows = heldOut.map((e) => ({ messages: [...e.messages, { role: 'assistant', content: e.reference }] }));
+  }
+  const validation = (await tokenizeSftDataset(tokenizer, validationRows, { ...opts, file: validationFile })).examples;
+  return { examples, stats, validation, heldOut, padId: tokenizer.padTokenId ?? APERTUS_PAD_ID, fingerprint: fingerprintOf(examples) };
+}
+
+/** Left-padded micro-batch of `rows` (see `@apertus/posttrain`'s `collateSft`). */
+export function collate(rows: readonly SftExample[], padId: number): SftBatch {
+  return collateSft(rows, { padId });
+}
+
+/** The tensors of an {@link SftBatch} in `@apertus/trainer`'s {@link LmBatch} form (for `evaluateLm`). */
+export function toLmBatch(b: SftBatch): LmBatch {
+  const shape = [b.batchSize, b.length];
+  return {
+    batchSize: b.batchSize,
+    seqLength: b.length,
+    ids: Tensor.ints(b.inputs, shape),
+    targets: Tensor.ints(b.targets, [b.batchSize * b.length]),
+    positions: Tensor.ints(b.positions, shape),
+    docIds: Tensor.ints(b.docIds, shape),
+    mask: b.lossMask,
+    keptTokens: b.lossTokens,
+    goldfishDropped: 0,
+  };
+}

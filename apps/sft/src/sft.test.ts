@@ -1,0 +1,178 @@
+// The SFT objective against an independent computation: each conversation scored alone (no
+// padding, default positions) with a float64 log-softmax written here, summed over its assistant
+// tokens only, divided by the supervised tokens of the whole step. Also: gradient accumulation
+// over micro-batches equals one big batch, the data order resumes exactly, and the schedule is
+// Hugging Face's linear warm-up / decay.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import fc from 'fast-check';
+import { backward, noGrad, Tensor } from '@apertus/tensor';
+import { tokenizeSftDataset, type SftExample } from '@apertus/posttrain';
+import { samplePermutation } from '@apertus/data';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveConfig } from './config';
+import { collate, prepareSftData, toLmBatch } from './data';
+import { ExampleOrder } from './loader';
+import { buildScheduler, sftLoss, totalSteps } from './sft';
+import { makeTinyModel, tempDir, type TinyModel } from './fixture.test-helper';
+import { SftInputError } from './errors';
+import { resolveModelDir } from './base-model';
+
+let root: string;
+let tiny: TinyModel;
+let examples: SftExample[];
+
+beforeAll(async () => {
+  root = tempDir('apertus-sft-unit-');
+  tiny = await makeTinyModel(root);
+  const conversations = [
+    { messages: [{ role: 'user' as const, content: 'Translate from German to Italian:\nAlle Menschen sind frei.' }, { role: 'assistant' as const, content: 'Tutti gli esseri umani nascono liberi.' }] },
+    {
+      messages: [
+        { role: 'system' as const, content: 'Be brief.' },
+        { role: 'user' as const, content: 'Hallo' },
+        { role: 'assistant' as const, content: 'Allegra!' },
+        { role: 'user' as const, content: 'Und auf Englisch?' },
+        { role: 'assistant' as const, content: 'Hello!' },
+      ],
+    },
+    { messages: [{ role: 'user' as const, content: 'Article 3?' }, { role: 'assistant' as const, content: 'Everyone has the right to life, liberty and security of person.' }] },
+    { messages: [{ role: 'user' as const, content: 'Ciao' }, { role: 'assistant' as const, content: 'Bun di' }] },
+  ];
+  examples = (await tokenizeSftDataset(tiny.tokenizer, conversations, { date: '2025-09-01' })).examples;
+});
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+/** Σ over assistant targets of −log p(target), one row alone, float64 log-softmax. */
+function rowNll(ex: SftExample): { nll: number; count: number } {
+  const n = ex.ids.length - 1;
+  const logits = noGrad(() => tiny.model.forward(Tensor.ints(ex.ids.slice(0, n), [1, n])).toFloat32());
+  const V = tiny.model.config.vocab_size;
+  let nll = 0;
+  let count = 0;
+  for (let t = 0; t < n; t++) {
+    if (!ex.assistantMask[t + 1]) continue;
+    const row = logits.subarray(t * V, (t + 1) * V);
+    let max = -Infinity;
+    for (const x of row) max = Math.max(max, x);
+    let z = 0;
+    for (const x of row) z += Math.exp(x - max);
+    nll += -(row[ex.ids[t + 1]!]! - max - Math.log(z));
+    count++;
+  }
+  return { nll, count };
+}
+
+describe('SFT loss', () => {
+  it('is Σ assistant-token NLL / supervised tokens of the whole step, whatever the padding and the split into micro-batches', () => {
+    const ref = examples.map(rowNll);
+    const N = ref.reduce((s, r) => s + r.count, 0);
+    const expected = ref.reduce((s, r) => s + r.nll, 0) / N;
+    // every assistant turn is supervised: row 1 has two answers, each with its <|assistant_end|>
+    expect(ref[1]!.count).toBe(tiny.tokenizer.encodeIds('Allegra!', { addSpecialTokens: false }).length + tiny.tokenizer.encodeIds('Hello!', { addSpecialTokens: false }).length + 2);
+    const micro = [collate(examples.slice(0, 3), 3), collate(examples.slice(3), 3)];
+    expect(micro[0]!.padding.some((p) => p > 0)).toBe(true);
+    const normalizer = micro.reduce((s, b) => s + b.lossTokens, 0);
+    expect(normalizer).toBe(N);
+    const got = noGrad(() => micro.reduce((s, b) => s + sftLoss(tiny.model, toLmBatch(b), normalizer).item(), 0));
+    expect(got).toBeCloseTo(expected, 4);
+  });
+
+  it('accumulating the gradients of two micro-batches gives the gradient of one batch', () => {
+    const params = tiny.model.parameters();
+    const grads = (batches: ReturnType<typeof collate>[]): Float32Array[] => {
+      for (const [, p] of params) p.zeroGrad();
+      const normalizer = batches.reduce((s, b) => s + b.lossTokens, 0);
+      for (const b of batches) backward(sftLoss(tiny.model, toLmBatch(b), normalizer));
+      return params.map(([, p]) => Float32Array.from(p.grad!.toFloat32()));
+    };
+    const split = grads([collate(examples.slice(0, 1), 3), collate(examples.slice(1), 3)]);
+    const whole = grads([collate(examples, 3)]);
+    let maxDiff = 0;
+    let maxAbs = 0;
+    split.forEach((g, i) => g.forEach((x, j) => {
+      maxDiff = Math.max(maxDiff, Math.abs(x - whole[i]![j]!));
+      maxAbs = Math.max(maxAbs, Math.abs(whole[i]![j]!));
+    }));
+    expect(maxAbs).toBeGreaterThan(1e-3);
+    expect(maxDiff / maxAbs).toBeLessThan(1e-4);
+  });
+});
+
+describe('data order', () => {
+  it('serves each example once per epoch in samplePermutation order and resumes exactly from its JSON state (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 30 }), fc.nat(1000), fc.nat(90), fc.integer({ min: 1, max: 7 }), (n, seed, k, m) => {
+        const a = new ExampleOrder(n, { seed });
+        const served = a.next(k);
+        const expected = Array.from({ length: Math.ceil(k / n) + 1 }, (_, e) => Array.from(samplePermutation(n, seed, e))).flat();
+        expect(served).toEqual(expected.slice(0, k));
+        const b = new ExampleOrder(n, { state: JSON.parse(JSON.stringify(a.state)) });
+        expect(b.next(m)).toEqual(a.next(m));
+        expect(b.state).toEqual(a.state);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
+
+describe('schedule and run length', () => {
+  it('warms up linearly over ⌈ratio·T⌉ steps and decays linearly to 0 at T (Hugging Face get_linear_schedule_with_warmup)', () => {
+    const { config } = resolveConfig([{ source: 'test', values: { lr: 0.01, warmupRatio: 0.1, steps: 25 } }]);
+    const s = buildScheduler(config, 25);
+    const lrs: number[] = [];
+    for (let i = 0; i < 25; i++) {
+      lrs.push(s.lr);
+      s.step(1);
+    }
+    // W = ceil(2.5) = 3: 0, 1/3, 2/3 of the peak, then (25 − s)/22
+    expect(lrs.slice(0, 4)).toEqual([0, 0.01 * (1 / 3), 0.01 * (2 / 3), 0.01]);
+    expect(lrs[24]).toBeCloseTo((0.01 * 1) / 22, 15);
+    expect(totalSteps({ ...config, steps: null, epochs: 2, microBatchSize: 4, gradAccumulation: 2 }, 17)).toBe(6);
+  });
+});
+
+describe('data preparation', () => {
+  it('counts truncated conversations and drops those left without assistant tokens', async () => {
+    const out = tempDir('apertus-sft-data-');
+    const file = path.join(out, 'chat.jsonl');
+    const long = 'lorem ipsum '.repeat(200);
+    fs.writeFileSync(
+      file,
+      [
+        { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] },
+        { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: long }] },
+        { messages: [{ role: 'user', content: long }, { role: 'assistant', content: 'ok' }] },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    );
+    const { config } = resolveConfig([{ source: 'test', values: { out, data: file, maxLength: 160, maxChars: 150 } }]);
+    const logs: string[] = [];
+    const data = await prepareSftData(config, tiny.tokenizer, (m) => logs.push(m));
+    expect(data.stats).toMatchObject({ rows: 3, kept: 2, truncated: 1, droppedNoSupervision: 1 });
+    expect(data.examples.every((e) => e.ids.length <= 160)).toBe(true);
+    expect(logs.join('\n')).toMatch(/warning: 1 truncated to maxLength 160; warning: 1 dropped/);
+    expect(data.heldOut.length).toBeGreaterThan(0);
+    expect(data.heldOut.every((e) => e.sourceCode === 'deu_1996' && e.targetCode === 'roh_rumgr')).toBe(true);
+    fs.appendFileSync(file, '\n{"messages": [{"role": "user", "content": "x"}, {"role": "robot", "content": "y"}]}\n');
+    await expect(prepareSftData(config, tiny.tokenizer, () => {})).rejects.toThrow(/chat\.jsonl:4: messages\[1\]\.role/);
+    await expect(prepareSftData({ ...config, data: path.join(out, 'missing.jsonl') }, tiny.tokenizer, () => {})).rejects.toThrow(SftInputError);
+    fs.rmSync(out, { recursive: true, force: true });
+  });
+
+  it('finds the model directory of a run, a checkpoints folder or the directory itself', () => {
+    expect(resolveModelDir(tiny.dir)).toBe(tiny.dir);
+    const run = tempDir('apertus-sft-run-');
+    fs.mkdirSync(path.join(run, 'checkpoints'));
+    fs.cpSync(tiny.dir, path.join(run, 'checkpoints', 'step-000004'), { recursive: true });
+    fs.writeFileSync(path.join(run, 'checkpoints', 'latest'), 'step-000004\n');
+    fs.writeFileSync(path.join(run, 'config.json'), '{"out": "run"}'); // a run's config, not a model
+    expect(resolveModelDir(run)).toBe(path.join(run, 'checkpoints', 'step-000004'));
+    fs.cpSync(tiny.dir, path.join(run, 'model'), { recursive: true });
+    expect(resolveModelDir(run)).toBe(path.join(run, 'model'));
+    expect(() => resolveModelDir(path.join(run, 'nothing'))).toThrow(/model not found/);
+    fs.rmSync(run, { recursive: true, force: true });
+  });
+});
