@@ -74,7 +74,9 @@ describe('OutputParser', () => {
         for (const id of ids) for (const e of p.push(id)) if (e.type === 'text') pieces.push(e.text);
         for (const e of p.finish()) if (e.type === 'text') pieces.push(e.text);
         expect(pieces.join('')).toBe(tok.decode(ids, { skipSpecialTokens: true }));
-        for (const piece of pieces) expect(piece).not.toContain('\uFFFD');
+        // A replacement character in a piece can only come from a split UTF-8 sequence, unless the
+        // input text itself contains U+FFFD (fast-check's grapheme strings sometimes do).
+        if (!s.includes('\uFFFD')) for (const piece of pieces) expect(piece).not.toContain('\uFFFD');
       }),
       { numRuns: 300 },
     );
