@@ -1,7 +1,7 @@
 // Configuration of an alignment run: defaults < (checkpoint's config when resuming) < config file
 // < command-line flags. Every value is validated here, with errors naming the flag or file field.
 
-import fs from 'node:fs';
+import { ConfigField, configFailure, mergeConfigLayers, readConfigLayer, type ConfigErrorFactory, type ConfigLayer } from '@apertus/trainer';
 import type { ProgressMode } from '@apertus/trainer';
 import { AlignConfigError } from './errors';
 
@@ -164,73 +164,16 @@ export const TRAINING_KEYS: readonly ConfigKey[] = Object.freeze([
   'optimizer', 'lr', 'warmupRatio', 'betas', 'alpha', 'weightDecay', 'eps', 'clip',
 ] satisfies ConfigKey[]);
 
-/** Flag name of a config key: `microBatchSize` → `--micro-batch-size`. */
-export function flagName(key: string): string {
-  return `--${key.replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`)}`;
-}
 
-/** Raw values from one layer (a config file, parsed flags): unvalidated. */
-export type RawConfig = { readonly [key: string]: unknown };
 
-/** One source of values, in increasing precedence. */
-export interface ConfigLayer {
-  /** `default`, a checkpoint's `trainer_state.json`, a file path, or `flags`. */
-  readonly source: string;
-  /** Its values (config keys). */
-  readonly values: RawConfig;
-}
 
-class Field {
-  constructor(readonly key: string, readonly source: string) {}
-  fail(message: string): never {
-    throw new AlignConfigError(this.key, message, this.source === 'flags' ? flagName(this.key) : this.source);
-  }
-  num(v: unknown): number {
-    const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
-    if (typeof n !== 'number' || !Number.isFinite(n)) this.fail(`expected a number, got ${JSON.stringify(v)}`);
-    return n;
-  }
-  int(v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
-    const n = this.num(v);
-    if (!Number.isInteger(n) || n < min || n > max) this.fail(`expected an integer in [${min}, ${max}], got ${JSON.stringify(v)}`);
-    return n;
-  }
-  range(v: unknown, lo: number, hi: number, { openLo = false, openHi = false } = {}): number {
-    const n = this.num(v);
-    if (n < lo || n > hi || (openLo && n === lo) || (openHi && n === hi)) this.fail(`expected a number in ${openLo ? '(' : '['}${lo}, ${hi}${openHi ? ')' : ']'}, got ${JSON.stringify(v)}`);
-    return n;
-  }
-  str(v: unknown): string {
-    if (typeof v !== 'string' || v.trim() === '') this.fail(`expected a non-empty string, got ${JSON.stringify(v)}`);
-    return v;
-  }
-  bool(v: unknown): boolean {
-    if (v === true || v === 'true') return true;
-    if (v === false || v === 'false') return false;
-    return this.fail(`expected true or false, got ${JSON.stringify(v)}`);
-  }
-  oneOf<T extends string>(v: unknown, options: readonly T[]): T {
-    if (typeof v !== 'string' || !options.includes(v as T)) this.fail(`expected one of ${options.join(', ')}, got ${JSON.stringify(v)}`);
-    return v as T;
-  }
-  list(v: unknown): string[] {
-    const arr = typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter((s) => s !== '') : v;
-    if (!Array.isArray(arr) || arr.some((s) => typeof s !== 'string')) this.fail(`expected a list of strings, got ${JSON.stringify(v)}`);
-    return [...(arr as string[])];
-  }
-  numbers(v: unknown, n: number): number[] {
-    const arr = typeof v === 'string' ? v.split(',') : v;
-    if (!Array.isArray(arr) || arr.length !== n) this.fail(`expected ${n} numbers, got ${JSON.stringify(v)}`);
-    return (arr as unknown[]).map((x) => this.num(x));
-  }
-  nullable<T>(v: unknown, f: (v: unknown) => T): T | null {
-    return v === null || v === 'null' || v === 'none' ? null : f(v);
-  }
-}
+export { flagName, type ConfigLayer, type RawConfig } from '@apertus/trainer';
+
+const configError: ConfigErrorFactory = (field, message, source) => new AlignConfigError(field, message, source);
 
 /** Validate one raw value for `key` (the value came from `source`). */
 function parseValue(key: ConfigKey, v: unknown, source: string): AlignConfig[ConfigKey] {
-  const f = new Field(key, source);
+  const f = new ConfigField(key, source, configError);
   switch (key) {
     case 'out':
     case 'model':
@@ -328,20 +271,7 @@ function parseValue(key: ConfigKey, v: unknown, source: string): AlignConfig[Con
 
 /** Read a JSON config file (config keys, camelCase). Unknown keys are errors, to catch typos. */
 export function readConfigFile(file: string): ConfigLayer {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new AlignConfigError('(file)', `cannot read config file (${(e as Error).message})`, file);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    throw new AlignConfigError('(file)', `invalid JSON (${(e as Error).message})`, file);
-  }
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new AlignConfigError('(file)', 'expected a JSON object', file);
-  return { source: file, values: json as RawConfig };
+  return readConfigLayer(file, configError);
 }
 
 /**
@@ -350,21 +280,9 @@ export function readConfigFile(file: string): ConfigLayer {
  * @throws AlignConfigError naming the key and the flag or file it came from
  */
 export function resolveConfig(layers: readonly ConfigLayer[]): { config: AlignConfig; sources: Record<ConfigKey, string> } {
-  const config = structuredClone(DEFAULT_CONFIG) as AlignConfig;
-  const sources = Object.fromEntries(Object.keys(DEFAULT_CONFIG).map((k) => [k, 'default'])) as Record<ConfigKey, string>;
-  for (const layer of layers) {
-    for (const [key, v] of Object.entries(layer.values)) {
-      if (v === undefined) continue;
-      if (!(key in DEFAULT_CONFIG)) {
-        throw new AlignConfigError(key, `unknown setting (known: ${Object.keys(DEFAULT_CONFIG).join(', ')})`, layer.source === 'flags' ? flagName(key) : layer.source);
-      }
-      (config as unknown as Record<string, unknown>)[key] = parseValue(key as ConfigKey, v, layer.source);
-      sources[key as ConfigKey] = layer.source;
-    }
-  }
+  const { config, sources } = mergeConfigLayers(DEFAULT_CONFIG as AlignConfig, layers, parseValue, configError);
   const fail = (key: ConfigKey, message: string): never => {
-    const src = sources[key];
-    throw new AlignConfigError(key, message, src === 'flags' ? flagName(key) : src);
+    throw configFailure(key, message, sources, configError);
   };
   if (config.loss === 'qrpo' && config.qrpoVariant === 'apertus' && config.transform !== 'identity') fail('transform', `the Apertus QRPO form uses the identity transform; use --qrpo-variant claire for "${config.transform}"`);
   if (!config.includeOffline && config.numReferences < 2 * config.numPairs) fail('numPairs', `${config.numPairs} pair(s) per prompt need ${2 * config.numPairs} candidates, but only ${config.numReferences} reference completions are sampled`);

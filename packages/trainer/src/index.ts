@@ -26,3 +26,4 @@ export {
 export { MetricsLogger, readMetrics } from './metrics';
 export { ProgressReporter, formatDuration, formatRate, type ProgressMode, type ProgressOptions, type ProgressUpdate } from './progress';
 export { renderLossCurve, writeLossCurve, svgLineChart, niceTicks, smooth, escapeXml, CHART_MARGIN, type Series, type ChartOptions, type LossCurveOptions } from './plot';
+export { ConfigField, flagName, readConfigLayer, mergeConfigLayers, configFailure, type ConfigErrorFactory, type ConfigLayer, type RawConfig } from './config-layers';
