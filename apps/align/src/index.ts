@@ -17,7 +17,8 @@ export {
   type ConfigLayer,
   type RawConfig,
 } from './config';
-export { TOKENIZER_FILES, isModelDir, resolveModelDir, loadModel, loadModelTokenizer, chatGenerationConfig } from './base-model';
+export { TOKENIZER_FILES, isModelDir } from '@apertus/trainer';
+export { resolveModelDir, loadModel, loadModelTokenizer, chatGenerationConfig } from './base-model';
 export { loadPrompts, readPromptFile, parsePromptRecord, type AlignPrompt } from './prompts';
 export { loadReward, type LoadedReward } from './rewards';
 export {

@@ -3,7 +3,8 @@
 // (the CLI is `apertus-eval`).
 
 export { EvalError, EvalOptionError, EvalInputError } from './errors';
-export { isModelDir, resolveModelDir, loadModel, loadModelTokenizer } from './base-model';
+export { isModelDir } from '@apertus/trainer';
+export { resolveModelDir, loadModel, loadModelTokenizer } from './base-model';
 export { DEFAULT_SUITE, PRETRAIN_UDHR_LANGUAGES, loadSuiteTexts, probeSequences, type SuiteOptions, type SuiteTexts } from './suite';
 export { evaluateStage, formatStages, type Stage, type StageResult } from './evaluate';
 export { DEFAULT_STAGES, parseStage, parseEvalFlags, type RawEvalFlags } from './options';

@@ -6,35 +6,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadCheckpoint, type ApertusModel } from '@apertus/model';
 import { APERTUS_STOP_IDS, TokenizerError, loadTokenizerFromDirectory, type Tokenizer } from '@apertus/tokenizer';
-import { CheckpointManager } from '@apertus/trainer';
+import { findModelDir, missingModelReason, readTokenizerFiles } from '@apertus/trainer';
 import { SftInputError } from './errors';
-
-/** Files copied from the base model directory into every checkpoint (when present). */
-export const TOKENIZER_FILES: readonly string[] = Object.freeze(['tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json', 'chat_template.jinja']);
-
-const isFile = (p: string): boolean => fs.statSync(p, { throwIfNoEntry: false })?.isFile() === true;
-
-/** True when `dir` holds a Hugging Face model: `config.json` and `model.safetensors` (or its shard index). */
-export function isModelDir(dir: string): boolean {
-  return isFile(path.join(dir, 'config.json')) && (isFile(path.join(dir, 'model.safetensors')) || isFile(path.join(dir, 'model.safetensors.index.json')));
-}
 
 /**
  * The Hugging Face model directory that `location` designates: `location` itself when it is a
  * model directory; else its `model/` subdirectory (a finished run); else the checkpoint its
  * `latest` pointer names (a checkpoints folder), or that of its `checkpoints/` subdirectory (a run
  * still in progress). A model directory holds `config.json` and `model.safetensors` (or its index).
- * @throws SftInputError when none of these exists
+ * @throws SftInputError when none of these exists (see `findModelDir` of @apertus/trainer)
  */
 export function resolveModelDir(location: string): string {
-  if (isModelDir(location)) return location;
-  if (isModelDir(path.join(location, 'model'))) return path.join(location, 'model');
-  for (const root of [location, path.join(location, 'checkpoints')]) {
-    const latest = new CheckpointManager(root).latest();
-    if (latest !== null && isModelDir(latest.dir)) return latest.dir;
-  }
-  if (!fs.existsSync(location)) throw new SftInputError(location, 'model not found (run apertus-pretrain first, or pass --model <dir>)');
-  throw new SftInputError(location, 'no model here: expected a Hugging Face model directory (config.json + model.safetensors), a checkpoints folder with "latest", or a run directory with model/ or checkpoints/');
+  const dir = findModelDir(location);
+  if (dir === null) throw new SftInputError(location, missingModelReason(location, 'run apertus-pretrain first, or pass --model <dir>'));
+  return dir;
 }
 
 /**
@@ -51,7 +36,7 @@ export function loadModel(dir: string): ApertusModel {
 
 /** The tokenizer of a model directory and its files (to copy into checkpoints). */
 export function loadModelTokenizer(dir: string): { tokenizer: Tokenizer; files: Record<string, string> } {
-  if (!isFile(path.join(dir, 'tokenizer.json'))) throw new SftInputError(dir, 'no tokenizer.json in the model directory');
+  if (!fs.statSync(path.join(dir, 'tokenizer.json'), { throwIfNoEntry: false })?.isFile()) throw new SftInputError(dir, 'no tokenizer.json in the model directory');
   let tokenizer: Tokenizer;
   try {
     tokenizer = loadTokenizerFromDirectory(dir);
@@ -59,12 +44,7 @@ export function loadModelTokenizer(dir: string): { tokenizer: Tokenizer; files: 
     if (e instanceof TokenizerError) throw new SftInputError(dir, `cannot load the tokenizer: ${e.message}`, { cause: e });
     throw e;
   }
-  const files: Record<string, string> = {};
-  for (const name of TOKENIZER_FILES) {
-    const p = path.join(dir, name);
-    if (isFile(p)) files[name] = fs.readFileSync(p, 'utf8');
-  }
-  return { tokenizer, files };
+  return { tokenizer, files: readTokenizerFiles(dir) };
 }
 
 /**

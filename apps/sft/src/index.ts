@@ -15,7 +15,8 @@ export {
   type ConfigLayer,
   type RawConfig,
 } from './config';
-export { TOKENIZER_FILES, isModelDir, resolveModelDir, loadModel, loadModelTokenizer, chatGenerationConfig } from './base-model';
+export { TOKENIZER_FILES, isModelDir } from '@apertus/trainer';
+export { resolveModelDir, loadModel, loadModelTokenizer, chatGenerationConfig } from './base-model';
 export { prepareSftData, conversationsJsonl, collate, toLmBatch, type SftData } from './data';
 export { ExampleOrder } from './loader';
 export {

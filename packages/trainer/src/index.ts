@@ -27,3 +27,4 @@ export { MetricsLogger, readMetrics } from './metrics';
 export { ProgressReporter, formatDuration, formatRate, type ProgressMode, type ProgressOptions, type ProgressUpdate } from './progress';
 export { renderLossCurve, writeLossCurve, svgLineChart, niceTicks, smooth, escapeXml, CHART_MARGIN, type Series, type ChartOptions, type LossCurveOptions } from './plot';
 export { ConfigField, flagName, readConfigLayer, mergeConfigLayers, configFailure, type ConfigErrorFactory, type ConfigLayer, type RawConfig } from './config-layers';
+export { TOKENIZER_FILES, isModelDir, findModelDir, missingModelReason, readTokenizerFiles } from './model-dir';
