@@ -19,7 +19,7 @@
  */
 import { ShapeError } from '../../errors';
 import type { AttentionArgs, AttentionBackwardArgs } from '../types';
-import { type GpujsRuntime, checkIndexable, expectLength, inp } from './runtime';
+import { checkIndexable, expectLength, inp, call, type KernelOp } from './runtime';
 
 /** lse[b][h][t] by the online softmax; thread (x, y, z) = (t, h, b). */
 const lseKernel = `function (q, k, docQ, docK, qOffset, scale) {
@@ -189,7 +189,7 @@ function prepare(op: string, a: AttentionArgs) {
 }
 
 /** Fused causal (GQA, optional document mask) attention forward: writes out and lse. */
-export function attention(rt: GpujsRuntime, a: AttentionArgs): void {
+export function* attention(a: AttentionArgs): KernelOp {
   const p = prepare('attention', a);
   const { B, T, nh, d } = a;
   if (p.empty) {
@@ -197,19 +197,19 @@ export function attention(rt: GpujsRuntime, a: AttentionArgs): void {
     if (d === 0 && B * T * nh > 0) throw new ShapeError('attention: d must be positive');
     return;
   }
-  const lse = rt.run('attention.lse', p.key, () => ({
+  const lse = yield call('attention.lse', p.key, () => ({
     source: lseKernel, output: [T, nh, B], constants: p.constants,
     argumentTypes: { q: 'Input', k: 'Input', docQ: 'Input', docK: 'Input', qOffset: 'Integer', scale: 'Float' },
   }), [p.q, p.k, p.docQ, p.docK, a.qOffset, a.scale]);
   a.lse.set(lse);
-  a.out.set(rt.run('attention.out', p.key, () => ({
+  a.out.set(yield call('attention.out', p.key, () => ({
     source: outKernel, output: [d, nh, B * T], constants: p.constants,
     argumentTypes: { q: 'Input', k: 'Input', v: 'Input', lse: 'Input', docQ: 'Input', docK: 'Input', qOffset: 'Integer', scale: 'Float' },
   }), [p.q, p.k, p.v, inp(a.lse, [T, nh, B]), p.docQ, p.docK, a.qOffset, a.scale]));
 }
 
 /** Attention backward from the saved lse: overwrites gq, gk, gv. */
-export function attentionBackward(rt: GpujsRuntime, a: AttentionBackwardArgs): void {
+export function* attentionBackward(a: AttentionBackwardArgs): KernelOp {
   const p = prepare('attentionBackward', a);
   const { B, T, S, nh, nkv, d } = a;
   expectLength('attentionBackward', 'gout', a.gout, B * T * nh * d);
@@ -219,20 +219,20 @@ export function attentionBackward(rt: GpujsRuntime, a: AttentionBackwardArgs): v
   if (p.empty) { a.gq.fill(0); a.gk.fill(0); a.gv.fill(0); return; }
   const gout = inp(a.gout, [d, nh, B * T]);
   const lse = inp(a.lse, [T, nh, B]);
-  const delta = rt.run('attention.delta', p.key, () => ({
+  const delta = yield call('attention.delta', p.key, () => ({
     source: deltaKernel, output: [T, nh, B], constants: p.constants,
     argumentTypes: { gout: 'Input', out: 'Input' },
   }), [gout, inp(a.out, [d, nh, B * T])]);
   const D = inp(delta, [T, nh, B]);
-  a.gq.set(rt.run('attention.gq', p.key, () => ({
+  a.gq.set(yield call('attention.gq', p.key, () => ({
     source: gqKernel, output: [d, nh, B * T], constants: p.constants,
     argumentTypes: { q: 'Input', k: 'Input', v: 'Input', gout: 'Input', lse: 'Input', delta: 'Input', docQ: 'Input', docK: 'Input', qOffset: 'Integer', scale: 'Float' },
   }), [p.q, p.k, p.v, gout, lse, D, p.docQ, p.docK, a.qOffset, a.scale]));
-  a.gk.set(rt.run('attention.gk', p.key, () => ({
+  a.gk.set(yield call('attention.gk', p.key, () => ({
     source: gkKernel, output: [d, nkv, B * S], constants: p.constants,
     argumentTypes: { q: 'Input', k: 'Input', v: 'Input', gout: 'Input', lse: 'Input', delta: 'Input', docQ: 'Input', docK: 'Input', qOffset: 'Integer', scale: 'Float' },
   }), [p.q, p.k, p.v, gout, lse, D, p.docQ, p.docK, a.qOffset, a.scale]));
-  a.gv.set(rt.run('attention.gv', p.key, () => ({
+  a.gv.set(yield call('attention.gv', p.key, () => ({
     source: gvKernel, output: [d, nkv, B * S], constants: p.constants,
     argumentTypes: { q: 'Input', k: 'Input', gout: 'Input', lse: 'Input', docQ: 'Input', docK: 'Input', qOffset: 'Integer', scale: 'Float' },
   }), [p.q, p.k, gout, lse, p.docQ, p.docK, a.qOffset, a.scale]));

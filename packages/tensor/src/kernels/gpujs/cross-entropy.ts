@@ -8,7 +8,7 @@
  */
 import { ShapeError } from '../../errors';
 import type { F32, I32 } from '../types';
-import { type GpujsRuntime, checkIndexable, expectLength, inp } from './runtime';
+import { checkIndexable, expectLength, inp, call, type KernelOp } from './runtime';
 
 const forwardKernel = `function (logits, targets, weights) {
   let m = -Infinity;
@@ -66,13 +66,13 @@ function checkArgs(op: string, logits: F32, targets: I32, weights: F32 | null, r
 }
 
 /** loss[r] = w[r] * (lse[r] - logits[r, targets[r]]); lse[r] saved for the backward pass. */
-export function crossEntropy(rt: GpujsRuntime, logits: F32, targets: I32, weights: F32 | null, rows: number, V: number, loss: F32, lse: F32): void {
+export function* crossEntropy(logits: F32, targets: I32, weights: F32 | null, rows: number, V: number, loss: F32, lse: F32): KernelOp {
   const w = checkArgs('crossEntropy', logits, targets, weights, rows, V);
   expectLength('crossEntropy', 'loss', loss, rows);
   expectLength('crossEntropy', 'lse', lse, rows);
   if (rows === 0) return;
   if (V === 0) throw new ShapeError('crossEntropy: V must be positive');
-  const res = rt.run('crossEntropy', `${rows},${V}`, () => ({
+  const res = yield call('crossEntropy', `${rows},${V}`, () => ({
     source: forwardKernel, output: [rows], constants: { V }, components: 2,
     argumentTypes: { logits: 'Input', targets: 'Array', weights: 'Array' },
   }), [inp(logits, [V, rows]), targets, w]);
@@ -83,13 +83,13 @@ export function crossEntropy(rt: GpujsRuntime, logits: F32, targets: I32, weight
 }
 
 /** glogits[r, :] = g[r] * w[r] * (softmax(logits[r]) - onehot(targets[r])). */
-export function crossEntropyBackward(rt: GpujsRuntime, logits: F32, targets: I32, weights: F32 | null, lse: F32, g: F32, rows: number, V: number, glogits: F32): void {
+export function* crossEntropyBackward(logits: F32, targets: I32, weights: F32 | null, lse: F32, g: F32, rows: number, V: number, glogits: F32): KernelOp {
   const w = checkArgs('crossEntropyBackward', logits, targets, weights, rows, V);
   expectLength('crossEntropyBackward', 'lse', lse, rows);
   expectLength('crossEntropyBackward', 'g', g, rows);
   expectLength('crossEntropyBackward', 'glogits', glogits, rows * V);
   if (rows * V === 0) return;
-  glogits.set(rt.run('crossEntropyBackward', `${rows},${V}`, () => ({
+  glogits.set(yield call('crossEntropyBackward', `${rows},${V}`, () => ({
     source: backwardKernel, output: [V, rows],
     argumentTypes: { logits: 'Input', targets: 'Array', weights: 'Array', lse: 'Array', g: 'Array' },
   }), [inp(logits, [V, rows]), targets, w, lse, g]));

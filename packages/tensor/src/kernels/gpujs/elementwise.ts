@@ -5,7 +5,7 @@
  */
 import { ShapeError } from '../../errors';
 import type { BinaryOp, F32, UnaryOp } from '../types';
-import { type GpujsRuntime } from './runtime';
+import { call, type KernelOp } from './runtime';
 
 /** sigmoid(v) without overflow: 1/(1+e^-v) for v >= 0, e^v/(1+e^v) otherwise. */
 const SIGMOID = '(v >= 0 ? 1 / (1 + Math.exp(-v)) : Math.exp(v) / (1 + Math.exp(v)))';
@@ -66,12 +66,12 @@ function unaryOpOf(op: string): UnaryOp {
 }
 
 /** out[i] = f(x[i]). */
-export function unary(rt: GpujsRuntime, op: UnaryOp, x: F32, out: F32): void {
+export function* unary(op: UnaryOp, x: F32, out: F32): KernelOp {
   const o = unaryOpOf(op);
   const n = x.length;
   if (out.length !== n) throw new ShapeError(`unary ${o}: out has ${out.length} elements, x has ${n}`);
   if (n === 0) return;
-  const res = rt.run(`unary.${o}`, `${n}`, () => ({
+  const res = yield call(`unary.${o}`, `${n}`, () => ({
     source: `function (x) {\n  const v = x[this.thread.x];\n  return ${UNARY[o]};\n}`,
     output: [n],
     argumentTypes: { x: 'Array' },
@@ -80,7 +80,7 @@ export function unary(rt: GpujsRuntime, op: UnaryOp, x: F32, out: F32): void {
 }
 
 /** gx[i] = gy[i] * f'(x[i]), using y = f(x) where that is cheaper. */
-export function unaryBackward(rt: GpujsRuntime, op: UnaryOp, x: F32, y: F32, gy: F32, gx: F32): void {
+export function* unaryBackward(op: UnaryOp, x: F32, y: F32, gy: F32, gx: F32): KernelOp {
   const o = unaryOpOf(op);
   const n = x.length;
   for (const [name, a] of [['y', y], ['gy', gy], ['gx', gx]] as const) {
@@ -89,7 +89,7 @@ export function unaryBackward(rt: GpujsRuntime, op: UnaryOp, x: F32, y: F32, gy:
   if (n === 0) return;
   const { uses, body } = UNARY_BACKWARD[o];
   if (uses === 'none') {
-    const res = rt.run(`unaryBackward.${o}`, `${n}`, () => ({
+    const res = yield call(`unaryBackward.${o}`, `${n}`, () => ({
       source: `function (gy) {\n  const g = gy[this.thread.x];\n  ${body}\n}`,
       output: [n],
       argumentTypes: { gy: 'Array' },
@@ -97,7 +97,7 @@ export function unaryBackward(rt: GpujsRuntime, op: UnaryOp, x: F32, y: F32, gy:
     gx.set(res);
     return;
   }
-  const res = rt.run(`unaryBackward.${o}`, `${n}`, () => ({
+  const res = yield call(`unaryBackward.${o}`, `${n}`, () => ({
     source: `function (a, gy) {\n  const v = a[this.thread.x];\n  const g = gy[this.thread.x];\n  ${body}\n}`,
     output: [n],
     argumentTypes: { a: 'Array', gy: 'Array' },
@@ -135,11 +135,11 @@ export function coalesce(outShape: readonly number[], aStrides: readonly number[
  * x, y, z; any further leading axes are walked here, one kernel call per leading index, with the
  * operands' base offsets passed as Integer arguments.
  */
-export function binary(
-  rt: GpujsRuntime, op: BinaryOp,
+export function* binary(
+  op: BinaryOp,
   a: F32, aStrides: readonly number[], b: F32, bStrides: readonly number[],
   outShape: readonly number[], out: F32,
-): void {
+): KernelOp {
   if (!(op in BINARY)) throw new ShapeError(`binary: unknown op '${op}'`);
   const r = outShape.length;
   if (aStrides.length !== r || bStrides.length !== r) {
@@ -183,7 +183,7 @@ export function binary(
     argumentTypes: { a: 'Array', b: 'Array', aOff: 'Integer', bOff: 'Integer' } as const,
   });
   if (outer.length === 0) {
-    out.set(rt.run(`binary.${op}`, key, spec, [a, b, 0, 0]));
+    out.set(yield call(`binary.${op}`, key, spec, [a, b, 0, 0]));
     return;
   }
   // Odometer over the leading axes.
@@ -191,7 +191,7 @@ export function binary(
   let aOff = 0;
   let bOff = 0;
   for (let o = 0; o < n; o += chunk) {
-    out.set(rt.run(`binary.${op}`, key, spec, [a, b, aOff, bOff]), o);
+    out.set(yield call(`binary.${op}`, key, spec, [a, b, aOff, bOff]), o);
     for (let ax = outer.length - 1; ax >= 0; ax--) {
       const { n: size, sa, sb } = outer[ax]!;
       idx[ax]!++;

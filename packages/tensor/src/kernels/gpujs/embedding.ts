@@ -9,7 +9,7 @@
  */
 import { ShapeError } from '../../errors';
 import type { F32, I32 } from '../types';
-import { type GpujsRuntime, checkIndexable, inp } from './runtime';
+import { checkIndexable, inp, call, type KernelOp } from './runtime';
 
 /** out[t, j] = table[ids[t], j]. */
 const gatherKernel = `function (ids, table) {
@@ -45,20 +45,20 @@ function tableRows(op: string, name: string, table: F32, H: number): number {
 }
 
 /** out[t, :] = table[ids[t], :] with table [V, H]. */
-export function embedding(rt: GpujsRuntime, ids: I32, table: F32, H: number, out: F32): void {
+export function* embedding(ids: I32, table: F32, H: number, out: F32): KernelOp {
   const V = tableRows('embedding', 'table', table, H);
   const N = ids.length;
   checkIndexable('embedding', { N, H, V });
   if (out.length !== N * H) throw new ShapeError(`embedding: out has ${out.length} elements, expected ${N} x ${H}`);
   checkIds('embedding', ids, V);
   if (N === 0) return;
-  out.set(rt.run('embedding', `${N},${H},${V}`, () => ({
+  out.set(yield call('embedding', `${N},${H},${V}`, () => ({
     source: gatherKernel, output: [H, N], argumentTypes: { ids: 'Array', table: 'Input' },
   }), [ids, inp(table, [H, V])]));
 }
 
 /** gtable[ids[t], :] += gy[t, :] (scatter-add, accumulate). */
-export function embeddingBackward(rt: GpujsRuntime, ids: I32, gy: F32, H: number, gtable: F32): void {
+export function* embeddingBackward(ids: I32, gy: F32, H: number, gtable: F32): KernelOp {
   const V = tableRows('embeddingBackward', 'gtable', gtable, H);
   const N = ids.length;
   checkIndexable('embeddingBackward', { N, H, V });
@@ -83,7 +83,7 @@ export function embeddingBackward(rt: GpujsRuntime, ids: I32, gy: F32, H: number
   for (let t = 0; t < N; t++) perm[fill[slot.get(ids[t]!)!]!++] = t;
   const base = new Float32Array(U * H);
   for (let u = 0; u < U; u++) base.set(gtable.subarray(uniq[u]! * H, uniq[u]! * H + H), u * H);
-  const res = rt.run('embeddingBackward', `${N},${H},${U}`, () => ({
+  const res = yield call('embeddingBackward', `${N},${H},${U}`, () => ({
     source: segmentSumKernel, output: [H, U], constants: { N },
     argumentTypes: { gy: 'Input', perm: 'Array', start: 'Array', count: 'Array', base: 'Input' },
   }), [inp(gy, [H, N]), perm, start, Int32Array.from(count), inp(base, [H, U])]);

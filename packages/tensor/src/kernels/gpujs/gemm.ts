@@ -6,7 +6,7 @@
  */
 import { ShapeError } from '../../errors';
 import type { GemmArgs } from '../gemm/index';
-import { type GpujsRuntime, checkIndexable, inp } from './runtime';
+import { checkIndexable, inp, call, type KernelOp } from './runtime';
 
 export type { GemmArgs } from '../gemm/index';
 
@@ -49,7 +49,7 @@ const axpby = `function (P, C, beta) {
 const KERNELS = { NN: gemmNN, TN: gemmTN, NT: gemmNT, TT: gemmTT };
 
 /** C = alpha·op(A)·op(B) + beta·C on the gpu.js runtime. */
-export function gemm(rt: GpujsRuntime, args: GemmArgs): void {
+export function* gemm(args: GemmArgs): KernelOp {
   const { transA, transB, M, N, K, A, B, C } = args;
   const alpha = args.alpha ?? 1;
   const beta = args.beta ?? 0;
@@ -61,11 +61,11 @@ export function gemm(rt: GpujsRuntime, args: GemmArgs): void {
   const c = C.subarray(0, M * N);
   if (K === 0 || alpha === 0) {
     if (beta === 0) c.fill(0);
-    else c.set(rt.run('gemm.axpby', `${M * N}`, axpbySpec(M * N), [new Float32Array(M * N), c, beta]));
+    else c.set(yield call('gemm.axpby', `${M * N}`, axpbySpec(M * N), [new Float32Array(M * N), c, beta]));
     return;
   }
   const variant = `${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}` as keyof typeof KERNELS;
-  const P = rt.run(`gemm.${variant}`, `${M},${N},${K}`, () => ({
+  const P = yield call(`gemm.${variant}`, `${M},${N},${K}`, () => ({
     source: KERNELS[variant], output: [N, M], constants: { K },
     argumentTypes: { A: 'Input', B: 'Input', alpha: 'Float' },
   }), [inp(A.subarray(0, M * K), transA ? [M, K] : [K, M]), inp(B.subarray(0, K * N), transB ? [K, N] : [N, K]), alpha]);
@@ -73,7 +73,7 @@ export function gemm(rt: GpujsRuntime, args: GemmArgs): void {
     c.set(P);
     return;
   }
-  c.set(rt.run('gemm.axpby', `${M * N}`, axpbySpec(M * N), [P, c, beta]));
+  c.set(yield call('gemm.axpby', `${M * N}`, axpbySpec(M * N), [P, c, beta]));
 }
 
 function axpbySpec(n: number) {

@@ -3,7 +3,7 @@
  * kernels, synchronous, in one explicitly chosen gpu.js mode, with silent fallbacks turned into
  * errors. See README.md in this folder for the kernel designs and their limits.
  */
-import type { AttentionArgs, AttentionBackwardArgs, BinaryOp, F32, I32, KernelSet, UnaryOp } from '../types';
+import type { KernelSet } from '../types';
 import { attention, attentionBackward } from './attention';
 import { crossEntropy, crossEntropyBackward } from './cross-entropy';
 import { binary, unary, unaryBackward } from './elementwise';
@@ -13,12 +13,31 @@ import { type GemmArgs, gemm } from './gemm';
 import { max, sum } from './reduce';
 import { rmsnorm, rmsnormBackward } from './rmsnorm';
 import { rope } from './rope';
-import { GPUJS_MODES, type GpujsMode, GpujsRuntime } from './runtime';
+import { GPUJS_MODES, type GpujsMode, GpujsRuntime, type KernelOp } from './runtime';
 import { logSoftmax, logSoftmaxBackward, softmax, softmaxBackward } from './softmax';
+import { type WebgpuAdapterInfo, deviceLostError, isDeviceLost, requestWebgpuAdapter } from './webgpu';
 
 export { GpujsBackendError } from './errors';
 export type { GemmArgs } from './gemm';
 export type { GpujsMode } from './runtime';
+export { SWIFTSHADER_ICD, WebgpuUnavailableError, adapterName, type WebgpuAdapterInfo, type WebgpuMissing } from './webgpu';
+
+/** Every op of the gpu.js kernels, each written once as a generator of kernel calls. */
+const OPS = {
+  unary, unaryBackward, binary, sum, max, softmax, softmaxBackward, logSoftmax, logSoftmaxBackward,
+  rmsnorm, rmsnormBackward, embedding, embeddingBackward, rope, attention, attentionBackward,
+  crossEntropy, crossEntropyBackward, gemm,
+} satisfies { [K in keyof KernelSet]: (...a: Parameters<KernelSet[K]>) => KernelOp } & { gemm: (args: GemmArgs) => KernelOp };
+
+type Ops = typeof OPS;
+/** The ops with each result mapped to `R` (void for the synchronous modes, Promise<void> for webgpu). */
+type BoundOps<R> = { [K in keyof Ops]: (...a: Parameters<Ops[K]>) => R };
+
+function bindOps<R>(run: (op: KernelOp) => R): BoundOps<R> {
+  const bound: Record<string, (...a: unknown[]) => R> = {};
+  for (const [name, op] of Object.entries(OPS)) bound[name] = (...a: unknown[]) => run((op as (...x: unknown[]) => KernelOp)(...a));
+  return bound as BoundOps<R>;
+}
 
 /** A `KernelSet` of gpu.js kernels, plus GEMM, the mode they run in, and cleanup. */
 export interface GpujsKernelSet extends KernelSet {
@@ -39,37 +58,59 @@ export interface GpujsKernelSet extends KernelSet {
  * GpujsBackendError when the mode is unavailable or gpu.js would run a different one: the
  * backend gpu.js picks is checked here, and every kernel is checked again after it is built
  * (`kernel.kernel.constructor.mode` and `fallbackReason`), before its result is used.
+ * The asynchronous `webgpu` mode has its own constructor, `createWebgpuKernels`.
  */
 export function createGpujsKernels(mode: GpujsMode): GpujsKernelSet {
+  if ((mode as string) === 'webgpu') {
+    throw new GpujsBackendError({ requestedMode: mode, reason: 'webgpu kernels are asynchronous: use createWebgpuKernels()' });
+  }
   const rt = new GpujsRuntime(mode);
   return {
+    ...bindOps((op) => rt.drive(op)),
     mode: rt.mode,
-    unary: (op: UnaryOp, x: F32, out: F32) => unary(rt, op, x, out),
-    unaryBackward: (op: UnaryOp, x: F32, y: F32, gy: F32, gx: F32) => unaryBackward(rt, op, x, y, gy, gx),
-    binary: (op: BinaryOp, a: F32, aStrides: readonly number[], b: F32, bStrides: readonly number[], outShape: readonly number[], out: F32) =>
-      binary(rt, op, a, aStrides, b, bStrides, outShape, out),
-    sum: (x: F32, outer: number, n: number, inner: number, out: F32) => sum(rt, x, outer, n, inner, out),
-    max: (x: F32, outer: number, n: number, inner: number, out: F32, arg: I32) => max(rt, x, outer, n, inner, out, arg),
-    softmax: (x: F32, rows: number, n: number, out: F32) => softmax(rt, x, rows, n, out),
-    softmaxBackward: (y: F32, gy: F32, rows: number, n: number, gx: F32) => softmaxBackward(rt, y, gy, rows, n, gx),
-    logSoftmax: (x: F32, rows: number, n: number, out: F32) => logSoftmax(rt, x, rows, n, out),
-    logSoftmaxBackward: (y: F32, gy: F32, rows: number, n: number, gx: F32) => logSoftmaxBackward(rt, y, gy, rows, n, gx),
-    rmsnorm: (x: F32, w: F32, rows: number, n: number, eps: number, out: F32, rstd: F32) => rmsnorm(rt, x, w, rows, n, eps, out, rstd),
-    rmsnormBackward: (x: F32, w: F32, rstd: F32, gy: F32, rows: number, n: number, gx: F32, gw: F32) =>
-      rmsnormBackward(rt, x, w, rstd, gy, rows, n, gx, gw),
-    embedding: (ids: I32, table: F32, H: number, out: F32) => embedding(rt, ids, table, H, out),
-    embeddingBackward: (ids: I32, gy: F32, H: number, gtable: F32) => embeddingBackward(rt, ids, gy, H, gtable),
-    rope: (x: F32, N: number, heads: number, d: number, positions: I32, invFreq: F32, inverse: boolean, out: F32) =>
-      rope(rt, x, N, heads, d, positions, invFreq, inverse, out),
-    attention: (args: AttentionArgs) => attention(rt, args),
-    attentionBackward: (args: AttentionBackwardArgs) => attentionBackward(rt, args),
-    crossEntropy: (logits: F32, targets: I32, weights: F32 | null, rows: number, V: number, loss: F32, lse: F32) =>
-      crossEntropy(rt, logits, targets, weights, rows, V, loss, lse),
-    crossEntropyBackward: (logits: F32, targets: I32, weights: F32 | null, lse: F32, g: F32, rows: number, V: number, glogits: F32) =>
-      crossEntropyBackward(rt, logits, targets, weights, lse, g, rows, V, glogits),
-    gemm: (args: GemmArgs) => gemm(rt, args),
     builtKernels: () => rt.builtKernels(),
     dispose: () => rt.dispose(),
+  };
+}
+
+/**
+ * The same kernels in gpu.js's `webgpu` mode (WGSL compute shaders): every op returns a promise
+ * that resolves once its outputs are written into the caller's arrays. Calls are queued and run
+ * one after another, in call order.
+ */
+export interface WebgpuKernelSet extends BoundOps<Promise<void>> {
+  /** Always `webgpu` (checked for every kernel, like the synchronous modes). */
+  readonly mode: string;
+  /** The adapter the kernels run on, e.g. `{ vendor: 'google', architecture: 'swiftshader', ... }`. */
+  readonly adapter: WebgpuAdapterInfo;
+  builtKernels(): Record<string, string>;
+  /** Destroy all compiled kernels (after the queued calls finish); later calls reject. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Build the gpu.js kernels in `webgpu` mode. In Node this loads the optional `webgpu` package
+ * (Dawn) and needs a Vulkan driver; throws `WebgpuUnavailableError` naming the missing piece
+ * (package, Vulkan loader, Vulkan driver, adapter) and what to install. A device lost later
+ * rejects the running call with `missing: 'device-lost'`.
+ */
+export async function createWebgpuKernels(): Promise<WebgpuKernelSet> {
+  const adapter = await requestWebgpuAdapter();
+  const rt = new GpujsRuntime('webgpu');
+  let queue: Promise<void> = Promise.resolve();
+  const enqueue = (op: KernelOp): Promise<void> => {
+    const done = queue.then(() => rt.driveAsync(op)).catch((e: unknown) => {
+      throw isDeviceLost(e) ? deviceLostError(e) : e;
+    });
+    queue = done.catch(() => undefined);
+    return done;
+  };
+  return {
+    ...bindOps(enqueue),
+    mode: rt.mode,
+    adapter,
+    builtKernels: () => rt.builtKernels(),
+    dispose: () => queue.then(() => rt.dispose()),
   };
 }
 

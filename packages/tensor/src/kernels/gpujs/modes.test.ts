@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BackendError, TensorError } from '../../errors';
 import { jsKernels } from '../js/index';
 import { GpujsBackendError, createGpujsKernels, probeGpujsModes } from './index';
-import { GpujsRuntime } from './runtime';
+import { GpujsRuntime, call } from './runtime';
 import { expectClose, randomF32, randomI32 } from './testing';
 
 describe('mode selection', () => {
@@ -96,11 +96,11 @@ describe('silent fallback guard', () => {
     // Array1D(2) arguments are not supported by the webasm backend: gpu.js silently builds a cpu
     // kernel instead, which computes the right numbers -- exactly the case that must not pass.
     const rt = new GpujsRuntime('webasm');
-    const e = catchError(() => rt.run('pairs', '2', () => ({
+    const e = catchError(() => rt.run(call('pairs', '2', () => ({
       source: 'function (a) { return a[this.thread.x][0] + a[this.thread.x][1]; }',
       output: [2],
       argumentTypes: { a: 'Array1D(2)' as never },
-    }), [[Float32Array.from([1, 2]), Float32Array.from([3, 4])]]));
+    }), [[Float32Array.from([1, 2]), Float32Array.from([3, 4])]])));
     expect(e.requestedMode).toBe('webasm');
     expect(e.actualMode).toBe('cpu');
     expect(e.kernel).toBe('pairs');
@@ -111,11 +111,11 @@ describe('silent fallback guard', () => {
 
   it('reports the fallback also when the cpu fallback itself fails', () => {
     const rt = new GpujsRuntime('webasm');
-    const e = catchError(() => rt.run('boolean', '4', () => ({
+    const e = catchError(() => rt.run(call('boolean', '4', () => ({
       source: 'function (a) { return a[this.thread.x] > 0; }',
       output: [4],
       argumentTypes: { a: 'Array' },
-    }), [new Float32Array([1, -1, 2, -2])]));
+    }), [new Float32Array([1, -1, 2, -2])])));
     expect(e.reason).toMatch(/fell back silently: return type Boolean/);
     rt.dispose();
   });

@@ -3,7 +3,7 @@
  * (o, i) column over j < n (a constant, so n = 131072 is never cut at gpu.js's loop cap).
  */
 import type { F32, I32 } from '../types';
-import { type GpujsRuntime, checkIndexable, expectLength, inp } from './runtime';
+import { checkIndexable, expectLength, inp, call, type KernelOp } from './runtime';
 
 /** out[o, i] = sum_j x[o, j, i] (a float32 accumulator; the JS reference sums in float64). */
 const sumKernel = `function (x) {
@@ -52,14 +52,14 @@ const maxRowsKernel = `function (x) {
 }`;
 
 /** out[o, i] = sum_j x[o, j, i] for x viewed as [outer, n, inner]. */
-export function sum(rt: GpujsRuntime, x: F32, outer: number, n: number, inner: number, out: F32): void {
+export function* sum(x: F32, outer: number, n: number, inner: number, out: F32): KernelOp {
   checkIndexable('sum', { outer, n, inner });
   expectLength('sum', 'x', x, outer * n * inner);
   expectLength('sum', 'out', out, outer * inner);
   if (outer * inner === 0) return;
   if (n === 0) { out.fill(0); return; }
   const rows = inner === 1;
-  out.set(rt.run('sum', `${outer},${n},${inner}`, () => ({
+  out.set(yield call('sum', `${outer},${n},${inner}`, () => ({
     source: rows ? sumRowsKernel : sumKernel,
     output: rows ? [outer] : [inner, outer],
     constants: { n },
@@ -68,7 +68,7 @@ export function sum(rt: GpujsRuntime, x: F32, outer: number, n: number, inner: n
 }
 
 /** out[o, i] = max_j x[o, j, i]; arg[o, i] = first j attaining it (one kernel returning both). */
-export function max(rt: GpujsRuntime, x: F32, outer: number, n: number, inner: number, out: F32, arg: I32): void {
+export function* max(x: F32, outer: number, n: number, inner: number, out: F32, arg: I32): KernelOp {
   checkIndexable('max', { outer, n, inner });
   expectLength('max', 'x', x, outer * n * inner);
   expectLength('max', 'out', out, outer * inner);
@@ -77,7 +77,7 @@ export function max(rt: GpujsRuntime, x: F32, outer: number, n: number, inner: n
   if (m === 0) return;
   if (n === 0) { out.fill(-Infinity); arg.fill(0); return; }
   const rows = inner === 1;
-  const res = rt.run('max', `${outer},${n},${inner}`, () => ({
+  const res = yield call('max', `${outer},${n},${inner}`, () => ({
     source: rows ? maxRowsKernel : maxKernel,
     output: rows ? [outer] : [inner, outer],
     constants: { n },

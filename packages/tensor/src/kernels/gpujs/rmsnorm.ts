@@ -6,7 +6,7 @@
  * Each output is its own kernel (webasm has no kernel maps).
  */
 import type { F32 } from '../types';
-import { type GpujsRuntime, checkIndexable, expectLength, inp } from './runtime';
+import { checkIndexable, expectLength, inp, call, type KernelOp } from './runtime';
 
 /** rstd[r] over a row of n = this.constants.n values. */
 const rstdKernel = `function (x, eps) {
@@ -48,7 +48,7 @@ const gwKernel = `function (x, gy, rstd, gw) {
 }`;
 
 /** out = w * x / sqrt(mean(x^2) + eps) per row of length n; rstd[row] = 1/sqrt(mean(x^2)+eps). */
-export function rmsnorm(rt: GpujsRuntime, x: F32, w: F32, rows: number, n: number, eps: number, out: F32, rstd: F32): void {
+export function* rmsnorm(x: F32, w: F32, rows: number, n: number, eps: number, out: F32, rstd: F32): KernelOp {
   checkIndexable('rmsnorm', { rows, n });
   expectLength('rmsnorm', 'x', x, rows * n);
   expectLength('rmsnorm', 'w', w, n);
@@ -58,17 +58,17 @@ export function rmsnorm(rt: GpujsRuntime, x: F32, w: F32, rows: number, n: numbe
   if (n === 0) { rstd.fill(NaN); return; } // the mean of an empty row is 0/0, as in the reference
   const key = `${rows},${n}`;
   const xs = inp(x, [n, rows]);
-  const rs = rt.run('rmsnorm.rstd', key, () => ({
+  const rs = yield call('rmsnorm.rstd', key, () => ({
     source: rstdKernel, output: [rows], constants: { n }, argumentTypes: { x: 'Input', eps: 'Float' },
   }), [xs, eps]);
   rstd.set(rs);
-  out.set(rt.run('rmsnorm.out', key, () => ({
+  out.set(yield call('rmsnorm.out', key, () => ({
     source: normKernel, output: [n, rows], argumentTypes: { x: 'Input', w: 'Array', rstd: 'Array' },
   }), [xs, w, rstd]));
 }
 
 /** gx overwritten; gw accumulated (summed over rows). */
-export function rmsnormBackward(rt: GpujsRuntime, x: F32, w: F32, rstd: F32, gy: F32, rows: number, n: number, gx: F32, gw: F32): void {
+export function* rmsnormBackward(x: F32, w: F32, rstd: F32, gy: F32, rows: number, n: number, gx: F32, gw: F32): KernelOp {
   checkIndexable('rmsnormBackward', { rows, n });
   expectLength('rmsnormBackward', 'x', x, rows * n);
   expectLength('rmsnormBackward', 'w', w, n);
@@ -80,16 +80,16 @@ export function rmsnormBackward(rt: GpujsRuntime, x: F32, w: F32, rstd: F32, gy:
   const key = `${rows},${n}`;
   const xs = inp(x, [n, rows]);
   const gys = inp(gy, [n, rows]);
-  const c = rt.run('rmsnormBackward.coef', key, () => ({
+  const c = yield call('rmsnormBackward.coef', key, () => ({
     source: coefKernel, output: [rows], constants: { n },
     argumentTypes: { x: 'Input', w: 'Array', gy: 'Input', rstd: 'Array' },
   }), [xs, w, gys, rstd]);
   // gw first: it reads gy, which the caller may reuse as gx.
-  gw.set(rt.run('rmsnormBackward.gw', key, () => ({
+  gw.set(yield call('rmsnormBackward.gw', key, () => ({
     source: gwKernel, output: [n], constants: { rows },
     argumentTypes: { x: 'Input', gy: 'Input', rstd: 'Array', gw: 'Array' },
   }), [xs, gys, rstd, gw]));
-  gx.set(rt.run('rmsnormBackward.gx', key, () => ({
+  gx.set(yield call('rmsnormBackward.gx', key, () => ({
     source: gxKernel, output: [n, rows],
     argumentTypes: { x: 'Input', w: 'Array', gy: 'Input', rstd: 'Array', c: 'Array' },
   }), [xs, w, gys, rstd, c]));

@@ -7,7 +7,7 @@
  */
 import { ShapeError } from '../../errors';
 import type { F32, I32 } from '../types';
-import { type GpujsRuntime, checkIndexable, expectLength, inp } from './runtime';
+import { checkIndexable, expectLength, inp, call, type KernelOp } from './runtime';
 
 /** [cos a, sign sin a] for thread (x, y) = (i, t). fround keeps the angle float32 on the cpu backend too. */
 const tableKernel = `function (pos, invFreq, sign) {
@@ -24,7 +24,7 @@ const ropeKernel = `function (x, tab) {
   return x[this.thread.z][this.thread.y][this.thread.x] * tab[this.thread.z][i][0] + x[this.thread.z][this.thread.y][i] * tab[this.thread.z][i][1];
 }`;
 /** Rotary embedding on x [N, heads, d] with one position per row; `inverse` rotates by -angle. */
-export function rope(rt: GpujsRuntime, x: F32, N: number, heads: number, d: number, positions: I32, invFreq: F32, inverse: boolean, out: F32): void {
+export function* rope(x: F32, N: number, heads: number, d: number, positions: I32, invFreq: F32, inverse: boolean, out: F32): KernelOp {
   checkIndexable('rope', { N, heads, d });
   if (d % 2 !== 0) throw new ShapeError(`rope: head dimension d = ${d} must be even`);
   const half = d / 2;
@@ -33,11 +33,11 @@ export function rope(rt: GpujsRuntime, x: F32, N: number, heads: number, d: numb
   expectLength('rope', 'positions', positions, N);
   expectLength('rope', 'invFreq', invFreq, half);
   if (N * heads * d === 0) return;
-  const tab = rt.run('rope.table', `${N},${half}`, () => ({
+  const tab = yield call('rope.table', `${N},${half}`, () => ({
     source: tableKernel, output: [half, N], components: 2,
     argumentTypes: { pos: 'Array', invFreq: 'Array', sign: 'Float' },
   }), [positions, invFreq, inverse ? -1 : 1]);
-  out.set(rt.run('rope', `${N},${heads},${d}`, () => ({
+  out.set(yield call('rope', `${N},${heads},${d}`, () => ({
     source: ropeKernel, output: [d, heads, N], constants: { half },
     argumentTypes: { x: 'Input', tab: 'Input' },
   }), [inp(x, [d, heads, N]), inp(tab, [2, half, N])]));

@@ -21,6 +21,9 @@ import { GpujsBackendError } from './errors';
 /** gpu.js modes we support with the synchronous tensor API. */
 export type GpujsMode = 'webasm' | 'cpu' | 'headlessgl' | 'webgl2' | 'webgl' | 'gpu';
 
+/** Every mode a runtime can run: the synchronous ones plus gpu.js's asynchronous WebGPU backend. */
+export type RuntimeMode = GpujsMode | 'webgpu';
+
 /** The modes gpu.js may pick for `mode: 'gpu'` that are real GPU backends. */
 const GPU_MODES: readonly string[] = ['headlessgl', 'webgl2', 'webgl'];
 
@@ -48,6 +51,26 @@ export interface KernelSpec {
   argumentTypes: Readonly<Record<string, ArgType>>;
   /** Values per output cell: 1 (default) or 2 (an `Array(2)` return). */
   components?: 1 | 2;
+}
+
+/** One kernel launch an op asks for: which compiled kernel (`name` and shape `key`), how to build it, its arguments. */
+export interface KernelCall {
+  readonly name: string;
+  readonly key: string;
+  readonly spec: () => KernelSpec;
+  readonly args: readonly unknown[];
+}
+
+/**
+ * An op, written once for every mode: a generator that yields the kernel calls it needs and
+ * receives each call's flat output. `GpujsRuntime.drive` runs it synchronously, `driveAsync`
+ * awaits each call (the `webgpu` mode).
+ */
+export type KernelOp = Generator<KernelCall, void, Float32Array>;
+
+/** A kernel call for an op generator to yield. */
+export function call(name: string, key: string, spec: () => KernelSpec, args: readonly unknown[]): KernelCall {
+  return { name, key, spec, args };
 }
 
 /** A compiled kernel, the mode it really runs in, and how many values it returns per cell. */
@@ -86,18 +109,21 @@ const CACHE_LIMIT = 192;
 /** One gpu.js `GPU` instance plus the compiled-kernel cache. */
 export class GpujsRuntime {
   /** The mode that was asked for. */
-  readonly requested: GpujsMode;
+  readonly requested: RuntimeMode;
+  /** True for `webgpu`: kernels return promises (use `runAsync` / `driveAsync`). */
+  readonly async: boolean;
   /** The mode gpu.js runs (the backend `GPU` chose; every kernel is checked against it). */
   readonly mode: string;
   private readonly gpu: GPU;
   private readonly cache = new Map<string, Entry>();
   private disposed = false;
 
-  constructor(requested: GpujsMode) {
-    if (!GPUJS_MODES.includes(requested)) {
+  constructor(requested: RuntimeMode) {
+    if (requested !== 'webgpu' && !GPUJS_MODES.includes(requested)) {
       throw new GpujsBackendError({ requestedMode: String(requested), reason: `unknown mode; expected one of ${GPUJS_MODES.join(', ')}` });
     }
     this.requested = requested;
+    this.async = requested === 'webgpu';
     let gpu: GPU;
     try {
       gpu = new GPU({ mode: requested });
@@ -121,15 +147,52 @@ export class GpujsRuntime {
   }
 
   /**
-   * Run the kernel `name` compiled for `key` (built from `spec()` on first use) on `args`, and
-   * return its output as one flat Float32Array (x fastest; `components` values per cell).
+   * Run one kernel call synchronously and return its output as one flat Float32Array (x fastest;
+   * `components` values per cell). Throws on the asynchronous `webgpu` mode.
    */
-  run(name: string, key: string, spec: () => KernelSpec, args: readonly unknown[]): Float32Array {
-    if (this.disposed) throw new GpujsBackendError({ requestedMode: this.requested, actualMode: this.mode, kernel: name, reason: 'the kernel set was disposed' });
-    const cacheKey = `${name}|${key}`;
+  run(c: KernelCall): Float32Array {
+    if (this.async) throw this.error(c.name, 'webgpu kernels are asynchronous: use runAsync (createWebgpuKernels)');
+    const [entry, cacheKey] = this.entry(c);
+    let result: unknown;
+    try {
+      result = this.invoke(entry, c.args);
+    } catch (e) {
+      throw this.failed(c.name, entry, cacheKey, e);
+    }
+    return this.finish(c.name, entry, cacheKey, result);
+  }
+
+  /** Run one kernel call on the asynchronous `webgpu` mode (any mode works; sync ones resolve at once). */
+  async runAsync(c: KernelCall): Promise<Float32Array> {
+    const [entry, cacheKey] = this.entry(c);
+    let result: unknown;
+    try {
+      result = await this.invoke(entry, c.args);
+    } catch (e) {
+      throw this.failed(c.name, entry, cacheKey, e);
+    }
+    return this.finish(c.name, entry, cacheKey, result);
+  }
+
+  /** Run an op written as a generator of kernel calls, synchronously. */
+  drive(op: KernelOp): void {
+    let r = op.next();
+    while (!r.done) r = op.next(this.run(r.value));
+  }
+
+  /** Run an op written as a generator of kernel calls, awaiting each call. */
+  async driveAsync(op: KernelOp): Promise<void> {
+    let r = op.next();
+    while (!r.done) r = op.next(await this.runAsync(r.value));
+  }
+
+  /** The compiled kernel for a call (built from `spec()` on first use) and its cache key. */
+  private entry(c: KernelCall): [Entry, string] {
+    if (this.disposed) throw this.error(c.name, 'the kernel set was disposed');
+    const cacheKey = `${c.name}|${c.key}`;
     let entry = this.cache.get(cacheKey);
     if (entry === undefined) {
-      entry = this.build(name, spec());
+      entry = this.build(c.name, c.spec());
       this.cache.set(cacheKey, entry);
       this.evict();
     } else {
@@ -137,23 +200,39 @@ export class GpujsRuntime {
       this.cache.delete(cacheKey);
       this.cache.set(cacheKey, entry);
     }
-    let result: unknown;
-    try {
-      result = (entry.run as unknown as (...a: unknown[]) => unknown)(...args);
-    } catch (e) {
-      if (!entry.verified) {
-        this.cache.delete(cacheKey);
+    return [entry, cacheKey];
+  }
+
+  private invoke(entry: Entry, args: readonly unknown[]): unknown {
+    return (entry.run as unknown as (...a: unknown[]) => unknown)(...args);
+  }
+
+  /** Turn a gpu.js failure into a GpujsBackendError (a fallback on first use is reported as such). */
+  private failed(name: string, entry: Entry, cacheKey: string, e: unknown): GpujsBackendError {
+    if (e instanceof GpujsBackendError) return e;
+    if (!entry.verified) {
+      this.cache.delete(cacheKey);
+      try {
         this.checkFallback(name, entry, e);
-        destroyKernelQuietly(entry.run);
+      } catch (fallback) {
+        return fallback as GpujsBackendError;
       }
-      throw new GpujsBackendError({ requestedMode: this.requested, actualMode: this.mode, kernel: name, reason: `gpu.js failed: ${errorText(e)}`, cause: e });
+      destroyKernelQuietly(entry.run);
     }
+    return this.error(name, `gpu.js failed: ${errorText(e)}`, e);
+  }
+
+  private finish(name: string, entry: Entry, cacheKey: string, result: unknown): Float32Array {
     if (!entry.verified) {
       // gpu.js builds on the first call and may swap in a cpu kernel there (kernel.fallbackReason).
       this.checkFallback(name, entry, undefined, cacheKey);
       entry.verified = true;
     }
     return flatten(result, entry.cells * entry.components, name, this.requested);
+  }
+
+  private error(kernel: string, reason: string, cause?: unknown): GpujsBackendError {
+    return new GpujsBackendError({ requestedMode: this.requested, actualMode: this.mode, kernel, reason, cause });
   }
 
   /** The mode each compiled kernel really runs in, by cache key (for tests and diagnostics). */
