@@ -22,16 +22,16 @@ import type { AttentionArgs, AttentionBackwardArgs } from '../types';
 import { checkIndexable, expectLength, inp, call, type KernelOp } from './runtime';
 
 /** lse[b][h][t] by the online softmax; thread (x, y, z) = (t, h, b). */
-const lseKernel = `function (q, k, docQ, docK, qOffset, scale) {
+const lseKernel = `function (q, k, docs, qOffset, scale) {
   const g = Math.floor(this.thread.y / this.constants.rep);
-  const dq = docQ[this.thread.z][this.thread.x];
+  const dq = docs[0][this.thread.z][this.thread.x];
   let m = -Infinity;
   let l = 0;
   for (let s = 0; s < this.constants.S; s++) {
     if (s > qOffset + this.thread.x) {
       break;
     }
-    if (docK[this.thread.z][s] === dq) {
+    if (docs[1][this.thread.z][s] === dq) {
       let dot = 0;
       for (let e = 0; e < this.constants.d; e++) {
         dot += q[this.thread.z * this.constants.T + this.thread.x][this.thread.y][e] * k[this.thread.z * this.constants.S + s][g][e];
@@ -51,7 +51,7 @@ const lseKernel = `function (q, k, docQ, docK, qOffset, scale) {
 }`;
 
 /** out[b, t, h, e]; thread (x, y, z) = (e, h, b*T + t). */
-const outKernel = `function (q, k, v, lse, docQ, docK, qOffset, scale) {
+const outKernel = `function (q, k, v, lse, docs, qOffset, scale) {
   const b = Math.floor(this.thread.z / this.constants.T);
   const t = this.thread.z - b * this.constants.T;
   const g = Math.floor(this.thread.y / this.constants.rep);
@@ -59,13 +59,13 @@ const outKernel = `function (q, k, v, lse, docQ, docK, qOffset, scale) {
   if (L === -Infinity) {
     return 0;
   }
-  const dq = docQ[b][t];
+  const dq = docs[0][b][t];
   let acc = 0;
   for (let s = 0; s < this.constants.S; s++) {
     if (s > qOffset + t) {
       break;
     }
-    if (docK[b][s] === dq) {
+    if (docs[1][b][s] === dq) {
       let dot = 0;
       for (let e = 0; e < this.constants.d; e++) {
         dot += q[this.thread.z][this.thread.y][e] * k[b * this.constants.S + s][g][e];
@@ -86,7 +86,7 @@ const deltaKernel = `function (gout, out) {
 }`;
 
 /** gq[b, t, h, e]; thread (x, y, z) = (e, h, b*T + t). */
-const gqKernel = `function (q, k, v, gout, lse, delta, docQ, docK, qOffset, scale) {
+const gqKernel = `function (q, k, v, gout, lse, delta, docs, qOffset, scale) {
   const b = Math.floor(this.thread.z / this.constants.T);
   const t = this.thread.z - b * this.constants.T;
   const g = Math.floor(this.thread.y / this.constants.rep);
@@ -95,13 +95,13 @@ const gqKernel = `function (q, k, v, gout, lse, delta, docQ, docK, qOffset, scal
     return 0;
   }
   const D = delta[b][this.thread.y][t];
-  const dq = docQ[b][t];
+  const dq = docs[0][b][t];
   let acc = 0;
   for (let s = 0; s < this.constants.S; s++) {
     if (s > qOffset + t) {
       break;
     }
-    if (docK[b][s] === dq) {
+    if (docs[1][b][s] === dq) {
       let dot = 0;
       let dp = 0;
       for (let e = 0; e < this.constants.d; e++) {
@@ -116,15 +116,15 @@ const gqKernel = `function (q, k, v, gout, lse, delta, docQ, docK, qOffset, scal
 }`;
 
 /** gk[b, s, g, e]; thread (x, y, z) = (e, g, b*S + s); sums over the rep query heads of group g and the queries that see s. */
-const gkKernel = `function (q, k, v, gout, lse, delta, docQ, docK, qOffset, scale) {
+const gkKernel = `function (q, k, v, gout, lse, delta, docs, qOffset, scale) {
   const b = Math.floor(this.thread.z / this.constants.S);
   const s = this.thread.z - b * this.constants.S;
-  const dk = docK[b][s];
+  const dk = docs[1][b][s];
   let acc = 0;
   for (let hh = 0; hh < this.constants.rep; hh++) {
     const h = this.thread.y * this.constants.rep + hh;
     for (let t = 0; t < this.constants.T; t++) {
-      if (s <= qOffset + t && docQ[b][t] === dk) {
+      if (s <= qOffset + t && docs[0][b][t] === dk) {
         let dot = 0;
         let dp = 0;
         for (let e = 0; e < this.constants.d; e++) {
@@ -140,15 +140,15 @@ const gkKernel = `function (q, k, v, gout, lse, delta, docQ, docK, qOffset, scal
 }`;
 
 /** gv[b, s, g, e]; thread (x, y, z) = (e, g, b*S + s). */
-const gvKernel = `function (q, k, gout, lse, docQ, docK, qOffset, scale) {
+const gvKernel = `function (q, k, gout, lse, docs, qOffset, scale) {
   const b = Math.floor(this.thread.z / this.constants.S);
   const s = this.thread.z - b * this.constants.S;
-  const dk = docK[b][s];
+  const dk = docs[1][b][s];
   let acc = 0;
   for (let hh = 0; hh < this.constants.rep; hh++) {
     const h = this.thread.y * this.constants.rep + hh;
     for (let t = 0; t < this.constants.T; t++) {
-      if (s <= qOffset + t && docQ[b][t] === dk) {
+      if (s <= qOffset + t && docs[0][b][t] === dk) {
         let dot = 0;
         for (let e = 0; e < this.constants.d; e++) {
           dot += q[b * this.constants.T + t][h][e] * k[this.thread.z][this.thread.y][e];
@@ -163,7 +163,7 @@ const gvKernel = `function (q, k, gout, lse, docQ, docK, qOffset, scale) {
 /** Validated sizes and gpu.js inputs shared by forward and backward. */
 function prepare(op: string, a: AttentionArgs) {
   const { B, T, S, nh, nkv, d } = a;
-  checkIndexable(op, { B, T, S, nh, nkv, d, BT: B * T, BS: B * S });
+  checkIndexable(op, { B, T, S, nh, nkv, d, BT: B * T, BS: B * S, docs: 2 * B * Math.max(T, S) });
   if (nkv <= 0 || nh % nkv !== 0) throw new ShapeError(`${op}: nh = ${nh} is not a multiple of nkv = ${nkv}`);
   if (!Number.isInteger(a.qOffset) || a.qOffset < 0) throw new ShapeError(`${op}: qOffset = ${a.qOffset} must be a non-negative integer`);
   expectLength(op, 'q', a.q, B * T * nh * d);
@@ -176,14 +176,19 @@ function prepare(op: string, a: AttentionArgs) {
   const docK = a.docK ?? new Int32Array(B * S);
   expectLength(op, 'docQ', docQ, B * T);
   expectLength(op, 'docK', docK, B * S);
+  const W = Math.max(T, S);
+  const docs = new Int32Array(2 * B * W);
+  for (let b = 0; b < B; b++) {
+    docs.set(docQ.subarray(b * T, b * T + T), b * W);
+    docs.set(docK.subarray(b * S, b * S + S), (B + b) * W);
+  }
   return {
     key: `${B},${T},${S},${nh},${nkv},${d}`,
     constants: { T, S, d, rep: nh / nkv },
     q: inp(a.q, [d, nh, B * T]),
     k: inp(a.k, [d, nkv, B * S]),
     v: inp(a.v, [d, nkv, B * S]),
-    docQ: inp(docQ, [T, B]),
-    docK: inp(docK, [S, B]),
+    docs: inp(docs, [W, B, 2]),
     empty: B * T * nh * d === 0,
   };
 }
@@ -199,13 +204,13 @@ export function* attention(a: AttentionArgs): KernelOp {
   }
   const lse = yield call('attention.lse', p.key, () => ({
     source: lseKernel, output: [T, nh, B], constants: p.constants,
-    argumentTypes: { q: 'Input', k: 'Input', docQ: 'Input', docK: 'Input', qOffset: 'Integer', scale: 'Float' },
-  }), [p.q, p.k, p.docQ, p.docK, a.qOffset, a.scale]);
+    argumentTypes: { q: 'Input', k: 'Input', docs: 'Input', qOffset: 'Integer', scale: 'Float' },
+  }), [p.q, p.k, p.docs, a.qOffset, a.scale]);
   a.lse.set(lse);
   a.out.set(yield call('attention.out', p.key, () => ({
     source: outKernel, output: [d, nh, B * T], constants: p.constants,
-    argumentTypes: { q: 'Input', k: 'Input', v: 'Input', lse: 'Input', docQ: 'Input', docK: 'Input', qOffset: 'Integer', scale: 'Float' },
-  }), [p.q, p.k, p.v, inp(a.lse, [T, nh, B]), p.docQ, p.docK, a.qOffset, a.scale]));
+    argumentTypes: { q: 'Input', k: 'Input', v: 'Input', lse: 'Input', docs: 'Input', qOffset: 'Integer', scale: 'Float' },
+  }), [p.q, p.k, p.v, inp(a.lse, [T, nh, B]), p.docs, a.qOffset, a.scale]));
 }
 
 /** Attention backward from the saved lse: overwrites gq, gk, gv. */
@@ -226,14 +231,14 @@ export function* attentionBackward(a: AttentionBackwardArgs): KernelOp {
   const D = inp(delta, [T, nh, B]);
   a.gq.set(yield call('attention.gq', p.key, () => ({
     source: gqKernel, output: [d, nh, B * T], constants: p.constants,
-    argumentTypes: { q: 'Input', k: 'Input', v: 'Input', gout: 'Input', lse: 'Input', delta: 'Input', docQ: 'Input', docK: 'Input', qOffset: 'Integer', scale: 'Float' },
-  }), [p.q, p.k, p.v, gout, lse, D, p.docQ, p.docK, a.qOffset, a.scale]));
+    argumentTypes: { q: 'Input', k: 'Input', v: 'Input', gout: 'Input', lse: 'Input', delta: 'Input', docs: 'Input', qOffset: 'Integer', scale: 'Float' },
+  }), [p.q, p.k, p.v, gout, lse, D, p.docs, a.qOffset, a.scale]));
   a.gk.set(yield call('attention.gk', p.key, () => ({
     source: gkKernel, output: [d, nkv, B * S], constants: p.constants,
-    argumentTypes: { q: 'Input', k: 'Input', v: 'Input', gout: 'Input', lse: 'Input', delta: 'Input', docQ: 'Input', docK: 'Input', qOffset: 'Integer', scale: 'Float' },
-  }), [p.q, p.k, p.v, gout, lse, D, p.docQ, p.docK, a.qOffset, a.scale]));
+    argumentTypes: { q: 'Input', k: 'Input', v: 'Input', gout: 'Input', lse: 'Input', delta: 'Input', docs: 'Input', qOffset: 'Integer', scale: 'Float' },
+  }), [p.q, p.k, p.v, gout, lse, D, p.docs, a.qOffset, a.scale]));
   a.gv.set(yield call('attention.gv', p.key, () => ({
     source: gvKernel, output: [d, nkv, B * S], constants: p.constants,
-    argumentTypes: { q: 'Input', k: 'Input', gout: 'Input', lse: 'Input', docQ: 'Input', docK: 'Input', qOffset: 'Integer', scale: 'Float' },
-  }), [p.q, p.k, gout, lse, p.docQ, p.docK, a.qOffset, a.scale]));
+    argumentTypes: { q: 'Input', k: 'Input', gout: 'Input', lse: 'Input', docs: 'Input', qOffset: 'Integer', scale: 'Float' },
+  }), [p.q, p.k, gout, lse, p.docs, a.qOffset, a.scale]));
 }
