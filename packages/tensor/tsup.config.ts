@@ -1,7 +1,10 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  // gpujs: the optional gpu.js entry. Splitting keeps one copy of the shared modules (the backend
+  // registry, the error classes) for both entries.
+  entry: ['src/index.ts', 'src/gpujs.ts'],
+  splitting: true,
   format: ['esm', 'cjs'],
   dts: true,
   sourcemap: true,

@@ -25,5 +25,3 @@ export { crossEntropy, type CrossEntropyOptions } from './ops/cross-entropy';
 export { linearCrossEntropy, type LinearCrossEntropyOptions } from './ops/linear-cross-entropy';
 export { defineOp, type CustomOp, type CustomOpContext } from './ops/custom';
 export { gradcheck, type GradcheckResult } from './gradcheck';
-export { createGpujsKernels, probeGpujsModes, GpujsBackendError, type GpujsMode, type GpujsKernelSet, type GpujsProbe } from './kernels/gpujs/index';
-export { enableGpujs } from './gpujs-backend';

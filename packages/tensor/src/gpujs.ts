@@ -1,0 +1,13 @@
+/**
+ * @apertus/tensor/gpujs — the gpu.js kernels of @apertus/tensor: the synchronous gpu.js modes
+ * (`webasm`, `cpu`, `headlessgl`, `webgl2`, `webgl`) and the asynchronous `webgpu` mode.
+ *
+ * A separate entry point so that the main entry never loads gpu.js: `gpu.js` (and, for WebGPU
+ * in Node, `webgpu`) are optional peer dependencies, installed only by those who import this.
+ * @packageDocumentation
+ */
+export {
+  createGpujsKernels, createWebgpuKernels, probeGpujsModes, GpujsBackendError, WebgpuUnavailableError, SWIFTSHADER_ICD, adapterName,
+  type GpujsMode, type GpujsKernelSet, type GpujsProbe, type WebgpuKernelSet, type WebgpuAdapterInfo, type WebgpuMissing,
+} from './kernels/gpujs/index';
+export { enableGpujs } from './gpujs-backend';
