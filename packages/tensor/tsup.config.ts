@@ -5,6 +5,8 @@ export default defineConfig({
   // registry, the error classes) for both entries.
   entry: ['src/index.ts', 'src/gpujs.ts'],
   splitting: true,
+  // import.meta.url in the CommonJS build (the webgpu worker resolves gpu.js and webgpu from it).
+  shims: true,
   format: ['esm', 'cjs'],
   dts: true,
   sourcemap: true,

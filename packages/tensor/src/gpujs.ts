@@ -7,7 +7,7 @@
  * @packageDocumentation
  */
 export {
-  createGpujsKernels, createWebgpuKernels, probeGpujsModes, GpujsBackendError, WebgpuUnavailableError, SWIFTSHADER_ICD, adapterName,
+  createGpujsKernels, createWebgpuKernels, createWebgpuSyncKernels, probeGpujsModes, GpujsBackendError, WebgpuUnavailableError, SWIFTSHADER_ICD, adapterName,
   type GpujsMode, type GpujsKernelSet, type GpujsProbe, type WebgpuKernelSet, type WebgpuAdapterInfo, type WebgpuMissing,
 } from './kernels/gpujs/index';
-export { enableGpujs } from './gpujs-backend';
+export { enableGpujs, enableWebgpu } from './gpujs-backend';

@@ -16,6 +16,7 @@ import { rope } from './rope';
 import { GPUJS_MODES, type GpujsMode, GpujsRuntime, type KernelOp } from './runtime';
 import { logSoftmax, logSoftmaxBackward, softmax, softmaxBackward } from './softmax';
 import { type WebgpuAdapterInfo, deviceLostError, isDeviceLost, requestWebgpuAdapter } from './webgpu';
+import { WebgpuWorkerRuntime } from './webgpu-worker';
 
 export { GpujsBackendError } from './errors';
 export type { GemmArgs } from './gemm';
@@ -111,6 +112,24 @@ export async function createWebgpuKernels(): Promise<WebgpuKernelSet> {
     adapter,
     builtKernels: () => rt.builtKernels(),
     dispose: () => queue.then(() => rt.dispose()),
+  };
+}
+
+/**
+ * The `webgpu` kernels as a synchronous `GpujsKernelSet` (Node): a worker thread owns the GPU
+ * device and runs each kernel call while the calling thread waits (`Atomics.wait`), so the set
+ * can serve the synchronous tensor ops (this is what `enableWebgpu` registers). Each call pays a
+ * message to the worker plus the upload and readback of its buffers.
+ */
+export async function createWebgpuSyncKernels(): Promise<GpujsKernelSet & { readonly adapter: WebgpuAdapterInfo }> {
+  const adapter = await requestWebgpuAdapter();
+  const rt = new WebgpuWorkerRuntime();
+  return {
+    ...bindOps((op) => rt.drive(op)),
+    mode: rt.mode,
+    adapter,
+    builtKernels: () => rt.builtKernels(),
+    dispose: () => rt.dispose(),
   };
 }
 

@@ -268,32 +268,13 @@ export class GpujsRuntime {
   }
 
   private build(name: string, spec: KernelSpec): Entry {
-    const constants = spec.constants ?? {};
-    const constantTypes: Record<string, string> = {};
-    let loopMax = 1000;
-    for (const [k, v] of Object.entries(constants)) {
-      constantTypes[k] = 'Integer';
-      loopMax = Math.max(loopMax, v + 1);
-    }
-    const settings = {
-      output: [...spec.output],
-      constants,
-      constantTypes,
-      argumentTypes: { ...spec.argumentTypes },
-      // Every loop bound is a constant, but raise the cap anyway so nothing can be cut at 1000.
-      loopMaxIterations: loopMax,
-      precision: 'single',
-      tactic: 'precision',
-    };
     let run: IKernelRunShortcut;
     try {
-      run = this.gpu.createKernel(spec.source, settings as IGPUKernelSettings);
+      run = this.gpu.createKernel(spec.source, kernelSettings(spec) as IGPUKernelSettings);
     } catch (e) {
       throw new GpujsBackendError({ requestedMode: this.requested, actualMode: this.mode, kernel: name, reason: `gpu.js could not create the kernel: ${errorText(e)}`, cause: e });
     }
-    let cells = 1;
-    for (const d of spec.output) cells *= d;
-    return { run, cells, components: spec.components ?? 1, verified: false };
+    return { run, cells: outputCells(spec), components: spec.components ?? 1, verified: false };
   }
 
   private evict(): void {
@@ -303,6 +284,34 @@ export class GpujsRuntime {
       this.cache.delete(oldest);
     }
   }
+}
+
+/** The gpu.js settings of a kernel spec (plain data, so they can also be posted to a worker). */
+export function kernelSettings(spec: KernelSpec): Record<string, unknown> {
+  const constants = spec.constants ?? {};
+  const constantTypes: Record<string, string> = {};
+  let loopMax = 1000;
+  for (const [k, v] of Object.entries(constants)) {
+    constantTypes[k] = 'Integer';
+    loopMax = Math.max(loopMax, v + 1);
+  }
+  return {
+    output: [...spec.output],
+    constants,
+    constantTypes,
+    argumentTypes: { ...spec.argumentTypes },
+    // Every loop bound is a constant, but raise the cap anyway so nothing can be cut at 1000.
+    loopMaxIterations: loopMax,
+    precision: 'single',
+    tactic: 'precision',
+  };
+}
+
+/** Number of output cells of a kernel spec. */
+export function outputCells(spec: KernelSpec): number {
+  let cells = 1;
+  for (const d of spec.output) cells *= d;
+  return cells;
 }
 
 /**

@@ -1,0 +1,175 @@
+/**
+ * The `webgpu` kernels behind a synchronous KernelSet (Node): a worker thread owns gpu.js in
+ * `webgpu` mode; the calling thread drives the op generators as usual and, for each kernel call,
+ * posts it to the worker and sleeps in `Atomics.wait` until the worker has run it on the GPU and
+ * written its output into shared memory. The kernel texts and settings are the ones every other
+ * mode uses; the worker checks, like `GpujsRuntime`, that each kernel really ran in `webgpu`.
+ */
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { Input } from 'gpu.js';
+import { GpujsBackendError } from './errors';
+import { type KernelCall, type KernelOp, kernelSettings, outputCells } from './runtime';
+import { deviceLostError, isDeviceLost } from './webgpu';
+
+/** Control words: the call's state (0 running, 1 done, 2 failed) and the error text's length. */
+const CTL_STATE = 0;
+const CTL_ERROR_LENGTH = 1;
+const ERROR_BYTES = 4096;
+/** Longest we wait for one kernel call (SwiftShader compiles and runs a 131072-wide row in seconds). */
+const CALL_TIMEOUT_MS = 300_000;
+/** Compiled kernels kept alive in the worker (as `GpujsRuntime`). */
+const CACHE_LIMIT = 192;
+
+const WORKER_SOURCE = `'use strict';
+const { workerData, parentPort } = require('node:worker_threads');
+const ctl = new Int32Array(workerData.control);
+const errorBytes = new Uint8Array(workerData.error);
+const kernels = new Map();
+let gpujs;
+let gpu;
+const ready = (async () => {
+  const webgpu = await import(workerData.webgpuUrl);
+  for (const [k, v] of Object.entries(webgpu.globals)) if (!(k in globalThis)) globalThis[k] = v;
+  Object.defineProperty(globalThis, 'navigator', { value: { gpu: webgpu.create([]) }, configurable: true, writable: true });
+  gpujs = require(workerData.gpujsPath);
+  gpu = new gpujs.GPU({ mode: 'webgpu' });
+  if (!gpu.Kernel || gpu.Kernel.mode !== 'webgpu') throw new Error('gpu.js chose ' + (gpu.Kernel && gpu.Kernel.mode) + ' instead of webgpu');
+})();
+ready.catch(() => undefined);
+function finish(state, text) {
+  if (text !== undefined) {
+    const bytes = Buffer.from(String(text)).subarray(0, errorBytes.length);
+    errorBytes.set(bytes);
+    Atomics.store(ctl, ${CTL_ERROR_LENGTH}, bytes.length);
+  }
+  Atomics.store(ctl, ${CTL_STATE}, state);
+  Atomics.notify(ctl, ${CTL_STATE});
+}
+function leaf(v, end) {
+  while (Array.isArray(v)) v = v[end ? v.length - 1 : 0];
+  return v;
+}
+parentPort.on('message', async (m) => {
+  let k;
+  try {
+    await ready;
+    k = kernels.get(m.key);
+    if (k === undefined) {
+      k = gpu.createKernel(m.source, m.settings);
+      kernels.set(m.key, k);
+      if (kernels.size > ${CACHE_LIMIT}) {
+        const oldest = kernels.keys().next().value;
+        try { kernels.get(oldest).destroy(); } catch {}
+        kernels.delete(oldest);
+      }
+    } else {
+      kernels.delete(m.key);
+      kernels.set(m.key, k);
+    }
+    const args = m.args.map((a) => (a !== null && typeof a === 'object' && a.input === true ? gpujs.input(a.value, a.size) : a));
+    const res = await k(...args);
+    const ran = k.kernel.constructor.mode;
+    if (ran !== 'webgpu' || k.kernel.fallbackReason) {
+      throw new Error('gpu.js fell back silently to ' + ran + (k.kernel.fallbackReason ? ': ' + k.kernel.fallbackReason : ''));
+    }
+    const out = new Float32Array(m.result);
+    const first = leaf(res, false);
+    const last = leaf(res, true);
+    if (!(first instanceof Float32Array) || first.buffer !== last.buffer || last.byteOffset + last.byteLength - first.byteOffset !== out.byteLength) {
+      throw new Error('gpu.js returned an output that is not ' + out.length + ' contiguous floats');
+    }
+    out.set(new Float32Array(first.buffer, first.byteOffset, out.length));
+    finish(1);
+  } catch (e) {
+    if (k !== undefined && !k.kernel.built) kernels.delete(m.key);
+    finish(2, e && e.message ? e.message : e);
+  }
+});
+`;
+
+/** A kernel argument as posted to the worker: gpu.js `Input`s as plain objects, views compacted. */
+function wire(a: unknown): unknown {
+  if (a instanceof Input) return { input: true, value: compact(a.value as unknown as ArrayBufferView), size: a.size };
+  if (ArrayBuffer.isView(a)) return compact(a);
+  return a;
+}
+
+/** A typed-array view of a larger buffer is copied, so posting it does not clone the whole buffer. */
+function compact(v: ArrayBufferView): ArrayBufferView {
+  if (v.buffer instanceof SharedArrayBuffer || (v.byteOffset === 0 && v.byteLength === v.buffer.byteLength)) return v;
+  return (v as Float32Array).slice();
+}
+
+/** Runs kernel calls synchronously on a worker thread that owns gpu.js's `webgpu` mode. */
+export class WebgpuWorkerRuntime {
+  readonly mode = 'webgpu';
+  private readonly worker: Worker;
+  private readonly control = new Int32Array(new SharedArrayBuffer(8));
+  private readonly error = new SharedArrayBuffer(ERROR_BYTES);
+  private readonly built = new Map<string, string>();
+  private disposed = false;
+
+  constructor() {
+    const require = createRequire(import.meta.url);
+    let gpujsPath: string;
+    let webgpuUrl: string;
+    try {
+      gpujsPath = require.resolve('gpu.js');
+      webgpuUrl = pathToFileURL(require.resolve('webgpu')).href;
+    } catch (e) {
+      throw new GpujsBackendError({ requestedMode: 'webgpu', reason: `cannot resolve gpu.js and webgpu (${e instanceof Error ? e.message : String(e)})`, cause: e });
+    }
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { control: this.control.buffer, error: this.error, gpujsPath, webgpuUrl },
+    });
+    this.worker.unref();
+  }
+
+  /** Run one kernel call on the GPU and return its flat output (blocks the calling thread). */
+  run(c: KernelCall): Float32Array {
+    if (this.disposed) throw this.fail(c.name, 'the kernel set was disposed');
+    const spec = c.spec();
+    const result = new SharedArrayBuffer(outputCells(spec) * (spec.components ?? 1) * 4);
+    const key = `${c.name}|${c.key}`;
+    Atomics.store(this.control, CTL_STATE, 0);
+    this.worker.postMessage({ key, source: spec.source, settings: kernelSettings(spec), args: c.args.map(wire), result });
+    if (Atomics.wait(this.control, CTL_STATE, 0, CALL_TIMEOUT_MS) === 'timed-out') {
+      throw this.fail(c.name, `the webgpu worker did not answer within ${CALL_TIMEOUT_MS / 1000} s`);
+    }
+    if (Atomics.load(this.control, CTL_STATE) !== 1) {
+      const n = Atomics.load(this.control, CTL_ERROR_LENGTH);
+      const text = Buffer.from(new Uint8Array(this.error, 0, n)).toString();
+      if (isDeviceLost(text)) throw deviceLostError(new Error(text));
+      throw this.fail(c.name, `gpu.js failed: ${text}`);
+    }
+    this.built.delete(key);
+    this.built.set(key, 'webgpu');
+    while (this.built.size > CACHE_LIMIT) this.built.delete(this.built.keys().next().value as string);
+    return new Float32Array(result);
+  }
+
+  /** Run an op written as a generator of kernel calls. */
+  drive(op: KernelOp): void {
+    let r = op.next();
+    while (!r.done) r = op.next(this.run(r.value));
+  }
+
+  /** The kernels built so far (each verified in the worker to have run in `webgpu`). */
+  builtKernels(): Record<string, string> {
+    return Object.fromEntries(this.built);
+  }
+
+  /** Stop the worker (its device and kernels go with it). */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    void this.worker.terminate();
+  }
+
+  private fail(kernel: string, reason: string): GpujsBackendError {
+    return new GpujsBackendError({ requestedMode: 'webgpu', actualMode: 'webgpu', kernel, reason });
+  }
+}

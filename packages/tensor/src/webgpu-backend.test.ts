@@ -1,0 +1,78 @@
+// The tensor ops (forward and backward through autograd) on backend 'webgpu': gpu.js webgpu kernels
+// run by a worker thread, on SwiftShader here. Results are compared with the same graph on 'js'.
+import { existsSync } from 'node:fs';
+import { afterAll, describe, expect, test } from 'vitest';
+import { backward } from './autograd';
+import { backendOf, kernelNames, setBackend } from './backend';
+import { enableWebgpu } from './gpujs-backend';
+import { GpujsBackendError, SWIFTSHADER_ICD, createWebgpuSyncKernels } from './kernels/gpujs/index';
+import { randomF32 } from './kernels/gpujs/testing';
+import { jsKernels } from './kernels/js/index';
+import { attention } from './ops/attention';
+import { crossEntropy } from './ops/cross-entropy';
+import { add, exp, mul, silu } from './ops/elementwise';
+import { embedding } from './ops/embedding';
+import { max, sum } from './ops/reduce';
+import { rmsnorm } from './ops/rmsnorm';
+import { rope } from './ops/rope';
+import { logSoftmax, softmax } from './ops/softmax';
+import { reshape } from './ops/view';
+import { Rng } from './random';
+import { Tensor } from './tensor';
+import { expectClose } from './ops/test-util';
+
+if (process.env.VK_ICD_FILENAMES === undefined && process.env.VK_DRIVER_FILES === undefined && existsSync(SWIFTSHADER_ICD)) {
+  process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
+}
+process.env.XDG_RUNTIME_DIR ??= '/tmp';
+
+afterAll(() => { setBackend('js'); setBackend('cpu'); });
+
+/** A small decoder-like graph touching every registry op; returns the outputs and the input gradients. */
+function graph(): Float32Array[] {
+  const r = new Rng(3);
+  const B = 1, T = 5, nh = 4, d = 8, V = 23, H = nh * d;
+  const table = Tensor.randn([V, H], r).requireGrad();
+  const w = Tensor.randn([H], r).requireGrad();
+  const ids = Tensor.ints([3, 7, 3, 22, 0]);
+  const x = rmsnorm(embedding(ids, table), w, 1e-5); // [T, H]
+  const invFreq = Float32Array.from({ length: d / 2 }, (_, i) => 10000 ** (-(2 * i) / d));
+  const pos = Tensor.ints([0, 1, 2, 3, 4]);
+  const q = rope(reshape(x, [T, nh, d]), pos, invFreq);
+  const kv = reshape(x, [T, nh, d]);
+  const k = rope(kv, pos, invFreq);
+  const a = attention(reshape(q, [B, T, nh, d]), reshape(k, [B, T, nh, d]), reshape(kv, [B, T, nh, d]));
+  const h = add(silu(reshape(a, [T, H])), mul(x, exp(x)));
+  const logits = reshape(h, [T, H]); // H = 32 classes
+  const loss = add(crossEntropy(logits, Tensor.ints([1, 0, 31, 5, 9])), sum(mul(softmax(logits), logSoftmax(logits))));
+  backward(loss);
+  return [loss.data, a.data, max(logits, 1).data, table.grad!.data, w.grad!.data];
+}
+
+describe('the tensor ops on backend webgpu', () => {
+  test('every registry op moves to webgpu, and forward and backward match the js backend', async () => {
+    setBackend('js');
+    const want = graph().map((a) => Float32Array.from(a));
+    const info = await enableWebgpu();
+    expect(info.name).toBe('webgpu');
+    expect(info.device).toMatch(/^gpu\.js webgpu \(.+\)$/);
+    for (const op of kernelNames()) expect(backendOf(op), op).toEqual(info);
+    const got = graph();
+    got.forEach((g, i) => expectClose(g, want[i]!, 1e-4));
+  }, 300_000);
+
+  test('the synchronous webgpu set runs its kernels in the worker, in webgpu mode, and reports failures', async () => {
+    const ks = await createWebgpuSyncKernels();
+    const rows = 2, n = 131072;
+    const x = randomF32(rows * n, 1, -8, 8);
+    const y = new Float32Array(rows * n);
+    const y0 = new Float32Array(rows * n);
+    ks.softmax(x, rows, n, y);
+    jsKernels.softmax(x, rows, n, y0);
+    expectClose(y, y0, 1e-4);
+    expect(Object.keys(ks.builtKernels()).sort()).toEqual(['softmax.apply|2,131072', 'softmax.stats|2,131072']);
+    expect(Object.values(ks.builtKernels())).toEqual(['webgpu', 'webgpu']);
+    ks.dispose();
+    expect(() => ks.softmax(x, rows, n, y)).toThrow(GpujsBackendError);
+  }, 300_000);
+});
