@@ -1,12 +1,11 @@
 // The tensor ops (forward and backward through autograd) on backend 'webgpu': gpu.js webgpu kernels
 // run by a worker thread, on SwiftShader here. Results are compared with the same graph on 'js'.
-import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, test } from 'vitest';
 import { backward } from './autograd';
 import { backendOf, kernelNames, setBackend } from './backend';
 import { enableWebgpu } from './gpujs-backend';
-import { GpujsBackendError, SWIFTSHADER_ICD, createWebgpuSyncKernels } from './kernels/gpujs/index';
-import { randomF32 } from './kernels/gpujs/testing';
+import { GpujsBackendError, createWebgpuSyncKernels } from './kernels/gpujs/index';
+import { randomF32, useSwiftshaderUnlessDriverNamed } from './kernels/gpujs/testing';
 import { jsKernels } from './kernels/js/index';
 import { attention } from './ops/attention';
 import { crossEntropy } from './ops/cross-entropy';
@@ -21,10 +20,7 @@ import { Rng } from './random';
 import { Tensor } from './tensor';
 import { expectClose } from './ops/test-util';
 
-if (process.env.VK_ICD_FILENAMES === undefined && process.env.VK_DRIVER_FILES === undefined && existsSync(SWIFTSHADER_ICD)) {
-  process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
-}
-process.env.XDG_RUNTIME_DIR ??= '/tmp';
+useSwiftshaderUnlessDriverNamed();
 
 afterAll(() => { setBackend('js'); setBackend('cpu'); });
 

@@ -2,7 +2,9 @@
  * Test helpers for the gpu.js kernel tests (not part of the package API): deterministic random
  * buffers and an elementwise closeness check with a useful failure message.
  */
+import { existsSync } from 'node:fs';
 import { expect } from 'vitest';
+import { SWIFTSHADER_ICD } from './webgpu';
 
 /** Deterministic floats uniform in [lo, hi) from a 32-bit LCG seeded with `seed`. */
 export function randomF32(n: number, seed: number, lo = -2, hi = 2): Float32Array {
@@ -52,4 +54,16 @@ export function expectAllRanIn(ks: { builtKernels(): Record<string, string> }, m
   const modes = Object.entries(ks.builtKernels());
   expect(modes.length).toBeGreaterThanOrEqual(min);
   for (const [key, m] of modes) expect(m, key).toBe(mode);
+}
+
+/**
+ * For the webgpu tests: run on SwiftShader's Vulkan driver (Debian package `chromium`) unless the
+ * environment already names a driver (VK_ICD_FILENAMES / VK_DRIVER_FILES, e.g. a real GPU's).
+ * Call before the first adapter request: the Vulkan loader reads these once per process.
+ */
+export function useSwiftshaderUnlessDriverNamed(): void {
+  if (process.env.VK_ICD_FILENAMES === undefined && process.env.VK_DRIVER_FILES === undefined && existsSync(SWIFTSHADER_ICD)) {
+    process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
+  }
+  process.env.XDG_RUNTIME_DIR ??= '/tmp';
 }

@@ -1,18 +1,13 @@
 // Every gpu.js kernel in gpu.js's `webgpu` mode (WGSL compute shaders through Dawn) against the JS
 // reference kernels. Without a GPU this runs on SwiftShader's Vulkan driver from Debian's
 // `chromium` package; a missing driver fails the tests (with what to install), it never skips them.
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsKernels } from '../js/index';
 import type { AttentionArgs, AttentionBackwardArgs } from '../types';
-import { SWIFTSHADER_ICD, type WebgpuKernelSet, createWebgpuKernels } from './index';
-import { expectAllRanIn, expectClose, randomF32, randomI32 } from './testing';
+import { type WebgpuKernelSet, createWebgpuKernels } from './index';
+import { expectAllRanIn, expectClose, randomF32, randomI32, useSwiftshaderUnlessDriverNamed } from './testing';
 
-// Pick SwiftShader unless the environment names a Vulkan driver already.
-if (process.env.VK_ICD_FILENAMES === undefined && process.env.VK_DRIVER_FILES === undefined && existsSync(SWIFTSHADER_ICD)) {
-  process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
-}
-process.env.XDG_RUNTIME_DIR ??= '/tmp';
+useSwiftshaderUnlessDriverNamed();
 
 describe('gpu.js kernels in webgpu mode', () => {
   let ks: WebgpuKernelSet;
