@@ -1,7 +1,8 @@
 /**
  * The gpu.js kernel backend of @apertus/tensor: the whole `KernelSet` (plus GEMM) as gpu.js
- * kernels, synchronous, in one explicitly chosen gpu.js mode, with silent fallbacks turned into
- * errors. See README.md in this folder for the kernel designs and their limits.
+ * kernels in one explicitly chosen gpu.js mode — synchronous (webasm, cpu, GL) or asynchronous
+ * (webgpu) — with silent fallbacks turned into errors. See README.md in this folder for the kernel
+ * designs and their limits.
  */
 import type { KernelSet } from '../types';
 import { attention, attentionBackward } from './attention';
@@ -13,7 +14,7 @@ import { type GemmArgs, gemm } from './gemm';
 import { max, sum } from './reduce';
 import { rmsnorm, rmsnormBackward } from './rmsnorm';
 import { rope } from './rope';
-import { GPUJS_MODES, type GpujsMode, GpujsRuntime, type KernelOp } from './runtime';
+import { GPUJS_MODES, type GpujsMode, GpujsRuntime, type KernelOp, drive, driveAsync } from './runtime';
 import { logSoftmax, logSoftmaxBackward, softmax, softmaxBackward } from './softmax';
 import { type WebgpuAdapterInfo, deviceLostError, isDeviceLost, requestWebgpuAdapter } from './webgpu';
 import { WebgpuWorkerRuntime } from './webgpu-worker';
@@ -67,7 +68,7 @@ export function createGpujsKernels(mode: GpujsMode): GpujsKernelSet {
   }
   const rt = new GpujsRuntime(mode);
   return {
-    ...bindOps((op) => rt.drive(op)),
+    ...bindOps((op) => drive(op, (c) => rt.run(c))),
     mode: rt.mode,
     builtKernels: () => rt.builtKernels(),
     dispose: () => rt.dispose(),
@@ -100,7 +101,7 @@ export async function createWebgpuKernels(): Promise<WebgpuKernelSet> {
   const rt = new GpujsRuntime('webgpu');
   let queue: Promise<void> = Promise.resolve();
   const enqueue = (op: KernelOp): Promise<void> => {
-    const done = queue.then(() => rt.driveAsync(op)).catch((e: unknown) => {
+    const done = queue.then(() => driveAsync(op, (c) => rt.runAsync(c))).catch((e: unknown) => {
       throw isDeviceLost(e) ? deviceLostError(e) : e;
     });
     queue = done.catch(() => undefined);
@@ -125,7 +126,7 @@ export async function createWebgpuSyncKernels(): Promise<GpujsKernelSet & { read
   const adapter = await requestWebgpuAdapter();
   const rt = new WebgpuWorkerRuntime();
   return {
-    ...bindOps((op) => rt.drive(op)),
+    ...bindOps((op) => drive(op, (c) => rt.run(c))),
     mode: rt.mode,
     adapter,
     builtKernels: () => rt.builtKernels(),

@@ -63,10 +63,22 @@ export interface KernelCall {
 
 /**
  * An op, written once for every mode: a generator that yields the kernel calls it needs and
- * receives each call's flat output. `GpujsRuntime.drive` runs it synchronously, `driveAsync`
- * awaits each call (the `webgpu` mode).
+ * receives each call's flat output. `drive` runs it synchronously, `driveAsync` awaits each call
+ * (the `webgpu` mode).
  */
 export type KernelOp = Generator<KernelCall, void, Float32Array>;
+
+/** Run an op generator, handing each kernel call to `run` and its output back to the op. */
+export function drive(op: KernelOp, run: (c: KernelCall) => Float32Array): void {
+  let r = op.next();
+  while (!r.done) r = op.next(run(r.value));
+}
+
+/** Run an op generator, awaiting each kernel call (the `webgpu` mode). */
+export async function driveAsync(op: KernelOp, run: (c: KernelCall) => Promise<Float32Array>): Promise<void> {
+  let r = op.next();
+  while (!r.done) r = op.next(await run(r.value));
+}
 
 /** A kernel call for an op generator to yield. */
 export function call(name: string, key: string, spec: () => KernelSpec, args: readonly unknown[]): KernelCall {
@@ -110,7 +122,7 @@ const CACHE_LIMIT = 192;
 export class GpujsRuntime {
   /** The mode that was asked for. */
   readonly requested: RuntimeMode;
-  /** True for `webgpu`: kernels return promises (use `runAsync` / `driveAsync`). */
+  /** True for `webgpu`: kernels return promises (use `runAsync`). */
   readonly async: boolean;
   /** The mode gpu.js runs (the backend `GPU` chose; every kernel is checked against it). */
   readonly mode: string;
@@ -172,18 +184,6 @@ export class GpujsRuntime {
       throw this.failed(c.name, entry, cacheKey, e);
     }
     return this.finish(c.name, entry, cacheKey, result);
-  }
-
-  /** Run an op written as a generator of kernel calls, synchronously. */
-  drive(op: KernelOp): void {
-    let r = op.next();
-    while (!r.done) r = op.next(this.run(r.value));
-  }
-
-  /** Run an op written as a generator of kernel calls, awaiting each call. */
-  async driveAsync(op: KernelOp): Promise<void> {
-    let r = op.next();
-    while (!r.done) r = op.next(await this.runAsync(r.value));
   }
 
   /** The compiled kernel for a call (built from `spec()` on first use) and its cache key. */

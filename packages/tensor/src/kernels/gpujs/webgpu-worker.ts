@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { Input } from 'gpu.js';
 import { GpujsBackendError } from './errors';
-import { type KernelCall, type KernelOp, kernelSettings, outputCells } from './runtime';
+import { type KernelCall, kernelSettings, outputCells } from './runtime';
 import { deviceLostError, isDeviceLost } from './webgpu';
 
 /** Control words: the call's state (0 running, 1 done, 2 failed) and the error text's length. */
@@ -149,12 +149,6 @@ export class WebgpuWorkerRuntime {
     this.built.set(key, 'webgpu');
     while (this.built.size > CACHE_LIMIT) this.built.delete(this.built.keys().next().value as string);
     return new Float32Array(result);
-  }
-
-  /** Run an op written as a generator of kernel calls. */
-  drive(op: KernelOp): void {
-    let r = op.next();
-    while (!r.done) r = op.next(this.run(r.value));
   }
 
   /** The kernels built so far (each verified in the worker to have run in `webgpu`). */
