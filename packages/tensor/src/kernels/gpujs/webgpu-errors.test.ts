@@ -42,12 +42,12 @@ function runProbe(env: Record<string, string>): Record<string, unknown> {
     env: { ...process.env, XDG_RUNTIME_DIR: '/tmp', ...env },
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
-    timeout: 60_000,
+    timeout: 150_000,
   });
   return JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
 }
 
-describe('webgpu without a usable adapter', () => {
+describe('webgpu without a usable adapter', { timeout: 180_000 }, () => {
   beforeAll(async () => {
     mkdirSync(outDir, { recursive: true });
     await build({
