@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { backward, crossEntropy, Tensor } from '@apertus/tensor';
 import { describe, expect, test } from 'vitest';
+import { step } from './infer';
+import { KVCache } from './kv-cache';
 import { ApertusModel } from './model';
 import { GRAD_NAMES, PARITY_CONFIG, parityInputs, runReference, type RefOut } from '../test/parity-fixture';
 
@@ -64,6 +66,23 @@ describe('parity with the PyTorch reference', () => {
       compare(runOurs(mode === 'packed'), golden[mode]);
     });
   }
+
+  test('KV-cache inference (step) runs the same layer: it reproduces the golden logits', () => {
+    // In the packed golden every document starts at position 0 and attends only to itself, so
+    // its logits are those of the document alone: row 0 holds three 4-token documents, row 1 one
+    // 12-token document.
+    const model = ApertusModel.init(PARITY_CONFIG, 1234);
+    const ref = golden.packed, V = PARITY_CONFIG.vocab_size, T = 12, ids = parityInputs(true).ids;
+    const refRow = (b: number, t: number) => ref.logits.slice((b * T + t) * V, (b * T + t + 1) * V);
+    // The three documents of row 0 as one batch of prefills, with a one-token prefill of row 1 beside them.
+    const caches = [0, 1, 2].map(() => new KVCache(PARITY_CONFIG, 16)), row1 = new KVCache(PARITY_CONFIG, 16);
+    const pre = step(model, [...caches.map((cache, j) => ({ cache, tokens: ids[0]!.slice(4 * j, 4 * j + 4) })), { cache: row1, tokens: [ids[1]![0]!] }]);
+    for (let j = 0; j < 3; j++) expect(relErr(pre.subarray(j * V, (j + 1) * V), refRow(0, 4 * j + 3))).toBeLessThanOrEqual(1e-4);
+    expect(relErr(pre.subarray(3 * V), refRow(1, 0))).toBeLessThanOrEqual(1e-4);
+    // Row 1: a chunk of four, then token by token.
+    expect(relErr(step(model, [{ cache: row1, tokens: ids[1]!.slice(1, 5) }]), refRow(1, 4))).toBeLessThanOrEqual(1e-4);
+    for (let t = 5; t < T; t++) expect(relErr(step(model, [{ cache: row1, tokens: [ids[1]![t]!] }]), refRow(1, t))).toBeLessThanOrEqual(1e-4);
+  });
 
   const hasTorch = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
   if (!hasTorch) console.warn('[parity] /usr/bin/python3 has no torch (Debian python3-torch): the live PyTorch comparison is skipped; the golden comparison above still ran.');
