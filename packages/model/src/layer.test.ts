@@ -1,6 +1,6 @@
-import { linear, noGrad, scale, Tensor } from '@apertus/tensor';
+import { gradcheck, linear, noGrad, scale, Tensor } from '@apertus/tensor';
 import { describe, expect, test } from 'vitest';
-import { presetConfig } from './config';
+import { parameterCount, presetConfig, swigluMatched } from './config';
 import { step } from './infer';
 import { KVCache } from './kv-cache';
 import type { ProjName, Projection } from './layer';
@@ -48,5 +48,29 @@ describe('the decoder layer', () => {
     cachedLogits(hooked).forEach((l, t) => expect(Math.max(...l.map((x, i) => Math.abs(x - want[t * V + i]!)))).toBeLessThan(1e-5));
     // …and differ from the unhooked model, so the hook had an effect.
     expect(Math.max(...fullLogits(base).map((x, i) => Math.abs(x - want[i]!)))).toBeGreaterThan(1e-3);
+  });
+});
+
+describe('the SwiGLU MLP', () => {
+  test('gradients of the loss w.r.t. gate_proj, up_proj, down_proj (and the rest) match finite differences', () => {
+    const c = swigluMatched({ ...config, intermediate_size: 24 });
+    const model = ApertusModel.init(c, 9);
+    const ids = Tensor.ints([1, 7, 3, 22, 9, 14, 2, 30], [2, 4]), targets = Tensor.ints([7, 3, 22, 9, 14, 2, 30, 5], [2, 4]);
+    const names = ['mlp.gate_proj.weight', 'mlp.up_proj.weight', 'mlp.down_proj.weight'].flatMap((n) => [`model.layers.0.${n}`, `model.layers.1.${n}`])
+      .concat(['model.layers.1.feedforward_layernorm.weight', 'model.layers.0.self_attn.v_proj.weight']);
+    const inputs = names.map((n) => model.params.get(n)!);
+    const r = gradcheck(() => model.loss(ids, targets), inputs, { eps: 1e-2, maxElements: 24 });
+    expect(r.maxError).toBeLessThan(3e-3);
+  });
+
+  test('the matched width: parameters and MLP FLOPs within 0.5 % of the xIELU MLP', () => {
+    for (const name of ['tiny', 'small', 'apertus-8b'] as const) {
+      const x = presetConfig(name), s = swigluMatched(x);
+      const mlpX = 2 * x.hidden_size * x.intermediate_size, mlpS = 3 * s.hidden_size * s.intermediate_size;
+      expect(Math.abs(mlpS - mlpX) / mlpX).toBeLessThan(5e-3);
+      expect(Math.abs(parameterCount(s) - parameterCount(x)) / parameterCount(x)).toBeLessThan(5e-3);
+    }
+    expect(swigluMatched(presetConfig('tiny')).intermediate_size).toBe(341);
+    expect(swigluMatched(presetConfig('apertus-8b')).intermediate_size).toBe(14336);
   });
 });
