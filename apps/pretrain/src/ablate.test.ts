@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ablateCommand } from './ablate';
 import { ABLATION_ARMS, PretrainConfigError, runAblation, type AblationResult } from './index';
 
 const base = {
@@ -97,5 +98,13 @@ describe('apertus-pretrain ablate (miniature)', () => {
     await expect(runAblation({ out: path.join(dir, 'c'), goldfish: { resultFile: bad } })).rejects.toThrow(/bad.json is not a result/);
     await expect(runAblation({ out: path.join(dir, 'c'), goldfish: { resultFile: path.join(dir, 'missing.json') } })).rejects.toThrow(/cannot read the Goldfish result/);
     expect(fs.existsSync(path.join(dir, 'c'))).toBe(false);
+  });
+
+  it('the subcommand validates its flags before training, naming the flag', async () => {
+    const parse = (args: string[]) => ablateCommand(() => {}).exitOverride().parseAsync(args, { from: 'user' });
+    await expect(parse(['--steps', '0', '--out', path.join(dir, 'd')])).rejects.toThrow(/--steps: steps: expected an integer in \[1, /);
+    await expect(parse(['--seeds', '1,x', '--out', path.join(dir, 'd')])).rejects.toThrow(/--seeds: seeds: expected a number, got "x"/);
+    await expect(parse(['--seeds', '2,2', '--out', path.join(dir, 'd')])).rejects.toThrow(/seeds: expected distinct/);
+    expect(fs.existsSync(path.join(dir, 'd'))).toBe(false);
   });
 });

@@ -41,6 +41,19 @@ export const ABLATION_ARMS: readonly AblationArm[] = Object.freeze([
 /** The paper's Goldfish figures (extreme setting: 100 documents, 100 epochs). */
 export const PAPER_GOLDFISH = Object.freeze({ documents: 100, standard: 84, goldfish: 0 });
 
+/**
+ * The architecture and data shape of the ablation runs unless `base` says otherwise: 2 layers,
+ * hidden 64, GQA 4/2 heads, xIELU intermediate 256 (SwiGLU 171), 8 sequences of 64 tokens per
+ * step — about a tenth of the `tiny` preset's step cost, so 12 runs of 100 steps fit the time box.
+ */
+export const ABLATION_BASE: RawConfig = Object.freeze({
+  model: { hidden_size: 64, intermediate_size: 256, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2 },
+  seqLength: 64,
+});
+
+/** The Goldfish experiment as the ablation runs it: 5 documents (≤ 96 tokens), 70 epochs, lr 4e-3 (k = 4, h = 13). */
+export const DEFAULT_GOLDFISH: GoldfishExperimentOptions = Object.freeze({ documents: 5, maxTokens: 96, steps: 70, lr: 4e-3 });
+
 /** Settings of {@link runAblation}. */
 export interface AblationOptions {
   /** Output directory: ablation.md, ablation.json, ablation.html, runs/. Default `runs/ablation`. */
@@ -49,14 +62,15 @@ export interface AblationOptions {
   readonly seeds?: readonly number[];
   /** Optimizer steps per run. Default 100. */
   readonly steps?: number;
-  /** Validation every this many steps. Default 10. */
+  /** Validation every this many steps. Default 20. */
   readonly evalInterval?: number;
   /**
-   * Pretraining settings shared by every run (config keys, as a config file), over the pretraining
-   * defaults. The ablation sets `out`, `seed`, `steps`, `evalInterval`, `optimizer` and the MLP.
+   * Pretraining settings shared by every run (config keys, as a config file), over
+   * {@link ABLATION_BASE} and the pretraining defaults. The ablation sets `out`, `seed`, `steps`,
+   * `evalInterval`, `optimizer` and the MLP.
    */
   readonly base?: RawConfig;
-  /** The Goldfish experiment: run it with these options (default `{}`), reuse a saved result (`apertus-pretrain goldfish --json`), or leave it out (`false`). */
+  /** The Goldfish experiment: run it with these options (default {@link DEFAULT_GOLDFISH}), reuse a saved result (`apertus-pretrain goldfish --json`), or leave it out (`false`). */
   readonly goldfish?: GoldfishExperimentOptions | { readonly resultFile: string } | false;
   /** Keep each run's checkpoints and final model (default: only metrics.jsonl, loss.html, config.json). */
   readonly keepRuns?: boolean;
@@ -119,7 +133,7 @@ function spread(xs: readonly number[]): Spread {
 /** The shared pretraining settings with the ablation's own keys applied (validated once). */
 function sharedConfig(o: Required<Pick<AblationOptions, 'out' | 'steps' | 'evalInterval' | 'base'>>): PretrainConfig {
   return resolveConfig([
-    { source: 'ablation defaults', values: { sampleTokens: 0, checkpointInterval: 0, keepCheckpoints: 1, progress: 'off' } },
+    { source: 'ablation defaults', values: { ...ABLATION_BASE, sampleTokens: 0, checkpointInterval: 0, keepCheckpoints: 1, progress: 'off' } },
     { source: 'ablation base', values: o.base },
     { source: 'ablation', values: { out: o.out, steps: o.steps, evalInterval: o.evalInterval } },
   ]).config;
@@ -229,7 +243,7 @@ export async function runAblation(options: AblationOptions = {}): Promise<Ablati
     out: options.out ?? 'runs/ablation',
     seeds: [...(options.seeds ?? [1, 2, 3])],
     steps: options.steps ?? 100,
-    evalInterval: options.evalInterval ?? 10,
+    evalInterval: options.evalInterval ?? 20,
     base: options.base ?? {},
   };
   if (o.seeds.length === 0 || o.seeds.some((s) => !Number.isInteger(s) || s < 0) || new Set(o.seeds).size !== o.seeds.length) {
@@ -242,11 +256,33 @@ export async function runAblation(options: AblationOptions = {}): Promise<Ablati
   // The xIELU architecture as pretraining would build it (vocab_size is set by the tokenizer of each run).
   const xielu = buildModelConfig(shared, shared.vocabSize);
   const arch = { xielu, swiglu: swigluMatched(xielu) };
-  const total = ABLATION_ARMS.length * o.seeds.length;
+  const goldfishOptions = options.goldfish ?? DEFAULT_GOLDFISH;
+  const gf = saved ?? (goldfishOptions === false || 'resultFile' in goldfishOptions ? null : { result: await runGoldfishExperiment(goldfishOptions), source: 'run' });
+  if (gf) log(`goldfish: standard loss ${gf.result.standard.exactMatches}/${gf.result.settings.documents}, Goldfish ${gf.result.goldfish.exactMatches}/${gf.result.settings.documents} documents memorised`);
+  const { out: _out, seed: _seed, optimizer: _opt, steps: _steps, evalInterval: _ei, modelConfig: _mc, model: _m, ...pretraining } = shared;
+  const files = { markdown: path.join(o.out, 'ablation.md'), json: path.join(o.out, 'ablation.json'), plot: path.join(o.out, 'ablation.html') };
   const results = new Map<string, ArmRun[]>(ABLATION_ARMS.map((a) => [a.id, []]));
+  const summarize = (seeds: readonly number[]): AblationResult => {
+    const baseline = results.get(ABLATION_ARMS[0]!.id)!;
+    return {
+      settings: { seeds, steps: o.steps, evalInterval: o.evalInterval, tokensPerStep: shared.microBatchSize * shared.gradAccumulation * shared.seqLength, model: arch, pretraining },
+      arms: ABLATION_ARMS.map((a) => {
+        const runs = results.get(a.id)!;
+        return { ...a, runs, final: spread(runs.map((r) => r.finalLoss)), deltaVsBaseline: spread(runs.map((r, i) => r.finalLoss - baseline[i]!.finalLoss)) };
+      }),
+      goldfish: gf?.result ?? null,
+      goldfishSource: gf?.source ?? null,
+      seconds: (performance.now() - t0) / 1000,
+      loadAverage: os.loadavg()[0]!,
+      files,
+    };
+  };
+  const total = ABLATION_ARMS.length * o.seeds.length;
   let done = 0;
-  // Seeds outermost: an interrupted ablation still has complete matched sets.
-  for (const seed of o.seeds) {
+  let result: AblationResult | null = null;
+  // Seeds outermost, and the files rewritten after each seed: an interrupted ablation leaves the
+  // table of its complete matched sets.
+  for (const [k, seed] of o.seeds.entries()) {
     for (const arm of ABLATION_ARMS) {
       const dir = path.join(o.out, 'runs', `${arm.id}-seed${seed}`);
       const run = await trainArm(shared, arch[arm.mlp], arm.optimizer, seed, dir);
@@ -256,35 +292,12 @@ export async function runAblation(options: AblationOptions = {}): Promise<Ablati
       const elapsed = (performance.now() - t0) / 1000;
       log(`[${done}/${total}] ${arm.label}, seed ${seed}: validation loss ${fmt(run.curve[0]!.valLoss)} → ${fmt(run.finalLoss)} (${run.seconds.toFixed(0)} s; ETA ${Math.round((elapsed / done) * (total - done))} s)`);
     }
+    result = summarize(o.seeds.slice(0, k + 1));
+    writeFileAtomic(files.markdown, ablationMarkdown(result));
+    writeFileAtomic(files.json, `${JSON.stringify(result, null, 2)}\n`);
+    writeFileAtomic(files.plot, ablationHtml(result));
   }
-  const goldfish = options.goldfish ?? {};
-  const gf = saved ?? (goldfish === false || 'resultFile' in goldfish ? null : { result: await runGoldfishExperiment(goldfish), source: 'run' });
-  if (gf) log(`goldfish: standard ${gf.result.standard.exactMatches}/${gf.result.settings.documents}, Goldfish ${gf.result.goldfish.exactMatches}/${gf.result.settings.documents} memorised`);
-  const baseline = results.get(ABLATION_ARMS[0]!.id)!;
-  const arms: ArmResult[] = ABLATION_ARMS.map((a) => {
-    const runs = results.get(a.id)!;
-    return {
-      ...a,
-      runs,
-      final: spread(runs.map((r) => r.finalLoss)),
-      deltaVsBaseline: spread(runs.map((r, i) => r.finalLoss - baseline[i]!.finalLoss)),
-    };
-  });
-  const { out: _out, seed: _seed, optimizer: _opt, steps: _steps, evalInterval: _ei, modelConfig: _mc, model: _m, ...pretraining } = shared;
-  const files = { markdown: path.join(o.out, 'ablation.md'), json: path.join(o.out, 'ablation.json'), plot: path.join(o.out, 'ablation.html') };
-  const result: AblationResult = {
-    settings: { seeds: o.seeds, steps: o.steps, evalInterval: o.evalInterval, tokensPerStep: shared.microBatchSize * shared.gradAccumulation * shared.seqLength, model: arch, pretraining },
-    arms,
-    goldfish: gf?.result ?? null,
-    goldfishSource: gf?.source ?? null,
-    seconds: (performance.now() - t0) / 1000,
-    loadAverage: os.loadavg()[0]!,
-    files,
-  };
-  writeFileAtomic(files.markdown, ablationMarkdown(result));
-  writeFileAtomic(files.json, `${JSON.stringify(result, null, 2)}\n`);
-  writeFileAtomic(files.plot, ablationHtml(result));
-  return result;
+  return result!;
 }
 
 /**
@@ -297,7 +310,7 @@ export function ablateCommand(done: (code: number) => void): Command {
     .option('--out <dir>', 'output directory (default runs/ablation)')
     .option('--seeds <list>', 'comma-separated seeds (default 1,2,3)')
     .option('--steps <n>', 'optimizer steps per run (default 100)')
-    .option('--eval-interval <n>', 'validation every n steps (default 10)')
+    .option('--eval-interval <n>', 'validation every n steps (default 20)')
     .option('--config <file>', 'pretraining settings shared by every run (a pretraining JSON config file)')
     .option('--goldfish-result <file>', "reuse a result of 'apertus-pretrain goldfish --json' instead of running the experiment")
     .option('--no-goldfish', 'leave the Goldfish experiment out')
@@ -311,7 +324,7 @@ export function ablateCommand(done: (code: number) => void): Command {
         ...(opts.steps !== undefined ? { steps: field('steps', '--steps').int(opts.steps, 1) } : {}),
         ...(opts.evalInterval !== undefined ? { evalInterval: field('evalInterval', '--eval-interval').int(opts.evalInterval, 1) } : {}),
         ...(typeof opts.config === 'string' ? { base: readConfigFile(opts.config).values } : {}),
-        goldfish: opts.goldfish === false ? false : typeof opts.goldfishResult === 'string' ? { resultFile: opts.goldfishResult } : {},
+        goldfish: opts.goldfish === false ? false : typeof opts.goldfishResult === 'string' ? { resultFile: opts.goldfishResult } : DEFAULT_GOLDFISH,
         keepRuns: opts.keepRuns === true,
         log: (m) => process.stderr.write(`${m}\n`),
       });

@@ -158,7 +158,8 @@ function report(e: unknown): number {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const program = trainingProgram().exitOverride();
+  // Positional options: flags after a subcommand belong to it (`ablate --steps 50`), not to training.
+  const program = trainingProgram().exitOverride().enablePositionalOptions();
   let code = 0;
   program.action(async (opts: Record<string, unknown>) => {
     code = await train(opts);
