@@ -224,7 +224,7 @@ function ablationHtml(r: AblationResult): string {
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>Apertus ablations in miniature</title>
-<style>body{font-family:system-ui,sans-serif;margin:24px;color:#222}pre{background:#f6f6f6;padding:8px}</style></head>
+<style>body{font-family:system-ui,sans-serif;margin:24px;color:#222}pre{background:#f6f6f6;padding:8px;white-space:pre-wrap}</style></head>
 <body>
 <h1>Apertus ablations in miniature</h1>
 <pre>${escapeXml(ablationMarkdown(r))}</pre>
