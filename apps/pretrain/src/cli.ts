@@ -1,5 +1,6 @@
 // apertus-pretrain: the command line. `apertus-pretrain [options]` trains (or resumes) a model;
-// `apertus-pretrain goldfish [options]` runs the Goldfish memorization experiment.
+// `apertus-pretrain goldfish [options]` runs the Goldfish memorization experiment;
+// `apertus-pretrain ablate [options]` the paper's ablations in miniature.
 
 import { Command, CommanderError, Option } from 'commander';
 import { DataError } from '@apertus/data';
@@ -7,6 +8,7 @@ import { ModelError } from '@apertus/model';
 import { TokenizerError } from '@apertus/tokenizer';
 import { TrainerError } from '@apertus/trainer';
 import { readConfigFile, resolveConfig, type ConfigLayer, type RawConfig } from './config';
+import { ablateCommand } from './ablate';
 import { PretrainConfigError, PretrainError } from './errors';
 import { runGoldfishExperiment } from './goldfish-experiment';
 import { checkpointConfig, runPretraining } from './pretrain';
@@ -156,7 +158,8 @@ function report(e: unknown): number {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const program = trainingProgram().exitOverride();
+  // Positional options: flags after a subcommand belong to it (`ablate --steps 50`), not to training.
+  const program = trainingProgram().exitOverride().enablePositionalOptions();
   let code = 0;
   program.action(async (opts: Record<string, unknown>) => {
     code = await train(opts);
@@ -175,6 +178,7 @@ async function main(argv: string[]): Promise<number> {
     .action(async (opts: Record<string, string | undefined>) => {
       code = await goldfish(opts);
     });
+  program.addCommand(ablateCommand((c) => { code = c; }));
   try {
     await program.parseAsync(argv);
   } catch (e) {

@@ -25,3 +25,16 @@ export {
   type RecallSummary,
   type DocumentRecall,
 } from './goldfish-experiment';
+export {
+  runAblation,
+  trainArm,
+  ablationMarkdown,
+  ABLATION_ARMS,
+  PAPER_GOLDFISH,
+  type AblationArm,
+  type AblationOptions,
+  type AblationResult,
+  type ArmResult,
+  type ArmRun,
+  type Spread,
+} from './ablate';
