@@ -60,7 +60,7 @@ describe('loading', () => {
     const h = await fetch(`${url}/health`);
     expect(h.status).toBe(503);
     expect(await json(h)).toEqual({ error: { message: 'Loading model', type: 'unavailable_error', param: null, code: 'model_loading' } });
-    expect((await fetch(`${url}/v1/chat/completions`, { method: 'POST', body: '{}' })).status).toBe(503);
+    expect((await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(503);
     expect(parsePrometheus(await (await fetch(`${url}/metrics`)).text()).get('apertus_model_loaded')).toBe(0);
     resolve(served);
     await server.ready;
@@ -81,6 +81,7 @@ describe('loading', () => {
 function startStream(url: string, maxTokens: number): Promise<Response> {
   return fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'tiny-ckpt', messages: [{ role: 'user', content: 'Hi' }], max_tokens: maxTokens, stream: true }),
   });
 }
@@ -110,7 +111,7 @@ describe('graceful shutdown', () => {
     const server = createServer({ model: served, maxBatch: 1 });
     const url = await server.listen(0);
     const res = await startStream(url, 300);
-    const queued = fetch(`${url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny-ckpt', prompt: 'Hi', max_tokens: 5 }) });
+    const queued = fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny-ckpt', prompt: 'Hi', max_tokens: 5 }) });
     while (server.scheduler!.queued < 1) await new Promise((r) => setTimeout(r, 2));
     const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/ws`);
     await new Promise((r) => ws.once('open', r));

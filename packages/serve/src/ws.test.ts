@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 async function httpChat(body: Record<string, unknown>): Promise<{ choices: { message: { content: string } }[]; usage: { completion_tokens: number } }> {
-  const r = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', ...body }) });
+  const r = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', ...body }) });
   return json(r);
 }
 
@@ -86,7 +86,7 @@ describe('WebSocket protocol', () => {
     const { ws, log, until } = await connect();
     ws.send(JSON.stringify({ type: 'generate', id: 'c', endpoint: 'completions', prompt: 'Once upon a time', max_tokens: 5, temperature: 0 }));
     const done = await until((m) => m.type === 'done' && m.id === 'c');
-    const http = await json(fetch(`${server.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', prompt: 'Once upon a time', max_tokens: 5, temperature: 0 }) }));
+    const http = await json(fetch(`${server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'Once upon a time', max_tokens: 5, temperature: 0 }) }));
     expect(textOf(log, 'c')).toBe(http.choices[0].text);
     expect(done.usage).toEqual(http.usage);
     ws.close();
