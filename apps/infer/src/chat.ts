@@ -34,7 +34,7 @@ export async function runChat(argv: readonly string[], io: AppIo): Promise<numbe
   const err = (s: string) => (io.error ?? io.output).write(s);
   let served;
   try {
-    served = await loadServedModel(o.model);
+    served = await loadServedModel(o.model, { onWarning: (m) => err(`warning: ${m}\n`) });
   } catch (e) {
     err(`apertus-chat: cannot load ${o.model}: ${(e as Error).message}\n`);
     return 1;

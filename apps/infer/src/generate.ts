@@ -5,7 +5,7 @@
 
 import fs from 'node:fs';
 import { ApiError, CliError, loadServedModel, Scheduler, type FinishReason, type ToolCall, type Usage } from '@apertus/serve';
-import { applyApertusChatTemplate, type ChatMessage } from '@apertus/tokenizer';
+import type { ChatMessage } from '@apertus/tokenizer';
 import { Command } from 'commander';
 import { addCommonOptions, parseArgs, type AppIo, type CommonOptions } from './options';
 
@@ -61,7 +61,7 @@ export async function runGenerate(argv: readonly string[], io: AppIo): Promise<n
   const err = (s: string) => (io.error ?? io.output).write(s);
   let served;
   try {
-    served = await loadServedModel(o.model);
+    served = await loadServedModel(o.model, { onWarning: (m) => err(`warning: ${m}\n`) });
   } catch (e) {
     err(`apertus-generate: cannot load ${o.model}: ${(e as Error).message}\n`);
     return 1;
@@ -73,7 +73,7 @@ export async function runGenerate(argv: readonly string[], io: AppIo): Promise<n
     const messages: ChatMessage[] = [];
     if (o.system) messages.push({ role: 'system', content: o.system });
     messages.push({ role: 'user', content: text });
-    prompt = applyApertusChatTemplate(tok, messages, { enableThinking: o.think, addGenerationPrompt: true }).ids;
+    prompt = served.chat.encode(messages, { enableThinking: o.think, addGenerationPrompt: true });
   } else prompt = tok.encodeIds(text);
   const gc = served.generationConfig ?? {};
   const result: GenerateResult = { text: '', reasoning: '', tool_calls: [], finish_reason: 'stop', usage: { prompt_tokens: prompt.length, completion_tokens: 0 } };

@@ -4,7 +4,7 @@
 // server's).
 
 import { ApiError, Scheduler, type Channel, type FinishReason, type ServedModel, type ToolCall, type Usage } from '@apertus/serve';
-import { applyApertusChatTemplate, type ChatMessage } from '@apertus/tokenizer';
+import type { ChatMessage } from '@apertus/tokenizer';
 
 /** Sampling and template settings of a session (changeable between turns). */
 export interface ChatSettings {
@@ -86,7 +86,7 @@ export class ChatSession {
    */
   send(text: string, onText?: (channel: Channel, text: string) => void, signal?: AbortSignal): Promise<ChatReply> {
     const s = this.settings;
-    const prompt = applyApertusChatTemplate(this.served.tokenizer, this.conversation(text), { enableThinking: s.thinking, addGenerationPrompt: true }).ids;
+    const prompt = this.served.chat.encode(this.conversation(text), { enableThinking: s.thinking, addGenerationPrompt: true });
     this.lastPromptIds = prompt;
     const room = this.scheduler.contextLength - prompt.length;
     if (room <= 0) {

@@ -95,7 +95,8 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
   const apiKey = o.apiKey ?? process.env.APERTUS_API_KEY ?? null;
   let listening!: () => void;
   const listened = new Promise<void>((r) => (listening = r));
-  const model = listened.then(() => loadServedModel(o.model, { precision: o.precision as 'auto' | 'f32', ...(o.name !== undefined ? { name: o.name } : {}) }));
+  const onWarning = (m: string) => err(`[apertus-serve] warning: ${m}\n`);
+  const model = listened.then(() => loadServedModel(o.model, { precision: o.precision as 'auto' | 'f32', onWarning, ...(o.name !== undefined ? { name: o.name } : {}) }));
   const log = o.quiet ? undefined : (line: string) => err(`[apertus-serve] ${line}\n`);
   const server = createServer({
     model, apiKey, maxQueue: o.maxQueue, maxBatch: o.maxBatch, maxBodyBytes: o.maxBody, prefillChunk: o.prefillChunk, webPage: o.web,

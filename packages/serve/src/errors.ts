@@ -60,13 +60,28 @@ export class ApiError extends ServeError {
 
 /** A checkpoint directory that cannot be served (missing tokenizer, unreadable weights…). */
 export class ModelLoadError extends ServeError {
+  /** The field of the file at fault (`eos_token_id`, `chat_template`), or null. */
+  readonly field: string | null;
   constructor(
     /** The directory or file at fault. */
     readonly path: string,
     message: string,
+    options?: { cause?: unknown; field?: string },
+  ) {
+    super(`${path}: ${options?.field !== undefined ? `${options.field}: ` : ''}${message}`, options);
+    this.field = options?.field ?? null;
+  }
+}
+
+/** A conversation that cannot be turned into a prompt (the template refused it, or unsafe text). */
+export class PromptError extends ServeError {
+  constructor(
+    /** The request field at fault (`messages[2].content`, `tools[0]`, `chat_template`). */
+    readonly field: string,
+    message: string,
     options?: { cause?: unknown },
   ) {
-    super(`${path}: ${message}`, options);
+    super(message, options);
   }
 }
 

@@ -18,7 +18,8 @@ import {
 import { INDEX_FILE_NAME, openCheckpointAsync, SafetensorsFile, type Tensor as StTensor } from '@apertus/safetensors';
 import { bf16ArrayToF32, f16ArrayToF32, Tensor } from '@apertus/tensor';
 import { loadTokenizerFromDirectory, type Tokenizer } from '@apertus/tokenizer';
-import { ModelLoadError } from './errors';
+import { ChatPrompt } from './chat-prompt';
+import { ModelLoadError, PromptError } from './errors';
 
 /** A model ready to be served: weights, tokenizer, and the name clients use in `model`. */
 export interface ServedModel {
@@ -26,6 +27,8 @@ export interface ServedModel {
   model: ApertusModel;
   /** Its tokenizer (chat template tokens included). */
   tokenizer: Tokenizer;
+  /** The chat template (the checkpoint's, or the built-in Apertus renderer). */
+  chat: ChatPrompt;
   /** generation_config.json, when the checkpoint has one (eos ids, default temperature/top_p). */
   generationConfig: GenerationConfig | null;
   /** Model id reported by `/v1/models` and expected in requests. */
@@ -40,6 +43,38 @@ export interface LoadServedModelOptions {
   name?: string;
   /** 'auto' keeps bf16 matrices as stored (half the memory); 'f32' converts everything. Default 'auto'. */
   precision?: 'auto' | 'f32';
+  /** Told about loadable oddities (a chat template that is not the Apertus one). */
+  onWarning?: (message: string) => void;
+}
+
+/**
+ * The checkpoint's chat template: `chat_template.jinja`, else `chat_template` of
+ * tokenizer_config.json (a string, or Hugging Face's list of `{name, template}`: the `default`
+ * one); null when there is none.
+ */
+function readChatTemplate(dir: string, tokenizer: Tokenizer): { template: string | null; file: string } {
+  const jinja = path.join(dir, 'chat_template.jinja');
+  if (fs.existsSync(jinja)) return { template: fs.readFileSync(jinja, 'utf8'), file: jinja };
+  const file = path.join(dir, 'tokenizer_config.json');
+  const t = (tokenizer.config as { chat_template?: unknown }).chat_template;
+  if (t === undefined || t === null) return { template: null, file };
+  if (typeof t === 'string') return { template: t, file };
+  if (Array.isArray(t)) {
+    const named = t.find((x: unknown) => x !== null && typeof x === 'object' && (x as { name?: unknown }).name === 'default') as { template?: unknown } | undefined;
+    if (named && typeof named.template === 'string') return { template: named.template, file };
+    throw new ModelLoadError(file, 'a list of templates must hold one {"name": "default", "template": "..."}', { field: 'chat_template' });
+  }
+  throw new ModelLoadError(file, `must be a string or a list of {name, template}, got ${typeof t}`, { field: 'chat_template' });
+}
+
+function loadChatPrompt(dir: string, tokenizer: Tokenizer, warn: (message: string) => void): ChatPrompt {
+  const { template, file } = readChatTemplate(dir, tokenizer);
+  try {
+    return ChatPrompt.fromTemplate(tokenizer, template, (m) => warn(`${file}: ${m}`));
+  } catch (e) {
+    if (e instanceof PromptError) throw new ModelLoadError(file, e.message, { field: e.field, cause: e });
+    throw e;
+  }
 }
 
 function readJson(file: string): unknown {
@@ -80,6 +115,7 @@ function toTensor(st: StTensor, name: string, precision: 'auto' | 'f32', file: s
 export async function loadServedModel(dir: string, options: LoadServedModelOptions = {}): Promise<ServedModel> {
   if (!fs.existsSync(path.join(dir, 'tokenizer.json'))) throw new ModelLoadError(dir, 'no tokenizer.json in the checkpoint directory');
   const tokenizer = loadTokenizerFromDirectory(dir);
+  const chat = loadChatPrompt(dir, tokenizer, options.onWarning ?? (() => {}));
   const configFile = path.join(dir, 'config.json');
   const config = parseConfig(readJson(configFile), configFile);
   const genFile = path.join(dir, 'generation_config.json');
@@ -107,6 +143,7 @@ export async function loadServedModel(dir: string, options: LoadServedModelOptio
     return {
       model: new ApertusModel(config, params),
       tokenizer,
+      chat,
       generationConfig,
       name: options.name ?? path.basename(path.resolve(dir)),
       created: Math.floor(Date.now() / 1000),

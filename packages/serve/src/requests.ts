@@ -3,8 +3,9 @@
 // `messages[1].content[0].type` or `temperature`.
 
 import type { SamplingParams } from '@apertus/model';
-import { applyApertusChatTemplate, TokenizerError, type ChatMessage, type ChatTool, type ChatToolCall, type JsonSchema } from '@apertus/tokenizer';
-import { ApiError } from './errors';
+import type { ChatMessage, ChatTool, ChatToolCall, JsonSchema } from '@apertus/tokenizer';
+import type { ChatPromptOptions } from './chat-prompt';
+import { ApiError, PromptError } from './errors';
 import type { ServedModel } from './load';
 import type { GenerationRequest } from './scheduler';
 
@@ -276,6 +277,16 @@ function thinking(f: Fields): boolean {
   return false;
 }
 
+/** The prompt ids of a conversation (message text stays plain text); PromptError becomes a 400 naming the field. */
+function encodeChat(served: ServedModel, messages: ChatMessage[], options: ChatPromptOptions): number[] {
+  try {
+    return served.chat.encode(messages, options);
+  } catch (e) {
+    if (e instanceof PromptError) throw bad(e.field, e.message);
+    throw e;
+  }
+}
+
 /** Validate a `/v1/chat/completions` body and render its prompt with the Apertus chat template. */
 export function prepareChat(body: unknown, limits: RequestLimits): PreparedChat {
   const f = new Fields(requireObject(body));
@@ -292,13 +303,7 @@ export function prepareChat(body: unknown, limits: RequestLimits): PreparedChat 
   const useTools = toolChoice !== 'none';
   const tools = toTools(f.raw('tools'));
   const enableThinking = thinking(f);
-  let prompt: number[];
-  try {
-    prompt = applyApertusChatTemplate(limits.served.tokenizer, messages, { tools: useTools ? tools : [], enableThinking, addGenerationPrompt: true }).ids;
-  } catch (e) {
-    if (e instanceof TokenizerError) throw bad(e.field ?? 'messages', e.message);
-    throw e;
-  }
+  const prompt = encodeChat(limits.served, messages, { tools: useTools ? tools : [], enableThinking, addGenerationPrompt: true });
   const maxTokens = resolveMaxTokens(c.maxTokens, prompt.length, limits, 'messages');
   return {
     request: {
@@ -361,14 +366,7 @@ export function prepareTokenize(body: unknown, served: ServedModel): number[] {
   if (f.has('messages')) {
     const messages = toChatMessages(f.raw('messages'));
     const tools = toTools(f.raw('tools'));
-    try {
-      return applyApertusChatTemplate(served.tokenizer, messages, {
-        tools, enableThinking: thinking(f), addGenerationPrompt: f.bool('add_generation_prompt') ?? true,
-      }).ids;
-    } catch (e) {
-      if (e instanceof TokenizerError) throw bad(e.field ?? 'messages', e.message);
-      throw e;
-    }
+    return encodeChat(served, messages, { tools, enableThinking: thinking(f), addGenerationPrompt: f.bool('add_generation_prompt') ?? true });
   }
   const text = f.has('prompt') ? f.string('prompt') : f.string('content');
   if (text === undefined) throw bad('prompt', "'prompt' (or 'content' or 'messages') is required");
