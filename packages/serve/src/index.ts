@@ -5,7 +5,8 @@
  * @packageDocumentation
  */
 export { createServer, type ServerOptions, type CloseOptions, type ApertusServer, type ServerContext } from './server';
-export { loadServedModel, type ServedModel, type LoadServedModelOptions } from './load';
+export { loadServedModel, parseGenerationConfig, type ServedModel, type LoadServedModelOptions } from './load';
+export { ChatPrompt, type ChatPromptOptions } from './chat-prompt';
 export {
   Scheduler, defaultStopIds,
   type SchedulerOptions, type GenerationRequest, type GenerationEvent, type GenerationHandle, type FinishReason, type Usage,
@@ -18,5 +19,5 @@ export {
 } from './responses';
 export { ServerMetrics, Counter, Gauge, Histogram } from './metrics';
 export { WS_PATH } from './ws';
-export { ServeError, ApiError, ModelLoadError, CliError, toApiError, type ApiErrorType, type OpenAIErrorBody } from './errors';
+export { ServeError, ApiError, ModelLoadError, PromptError, CliError, toApiError, type ApiErrorType, type OpenAIErrorBody } from './errors';
 export { runServeCli, type CliIo, type ServeCliOptions } from './cli';
