@@ -67,7 +67,7 @@ function submitAll(
 
 /** Stream a chat request; throws ApiError (400/429) when the scheduler refuses it, before any chunk. */
 export function streamChat(scheduler: Scheduler, prep: PreparedChat, meta: ResponseMeta, sink: StreamSink<ChatCompletionChunk>, beforeFirst?: () => void): Running {
-  const chunker = new ChatChunker(meta, prep.request.n ?? 1);
+  const chunker = new ChatChunker(meta, prep.request.n ?? 1, prep.request.logprobs !== undefined);
   const n = prep.request.n ?? 1;
   const finish = new Array<FinishReason>(n).fill('stop');
   let started = false;
@@ -102,7 +102,7 @@ export function streamChat(scheduler: Scheduler, prep: PreparedChat, meta: Respo
 
 /** Stream a completions request (all prompts); throws ApiError before any chunk when refused. */
 export function streamCompletion(scheduler: Scheduler, prep: PreparedCompletion, meta: ResponseMeta, sink: StreamSink<CompletionChunk>, beforeFirst?: () => void): Running {
-  const chunker = new CompletionChunker(meta);
+  const chunker = new CompletionChunker(meta, prep.requests[0]?.logprobs !== undefined);
   const finish = new Array<FinishReason>(prep.requests.length * prep.n).fill('stop');
   let started = false;
   const start = () => {
@@ -137,7 +137,7 @@ export function streamCompletion(scheduler: Scheduler, prep: PreparedCompletion,
 
 /** Run a chat request to the end; `result` resolves with the response or rejects with an ApiError. */
 export function collectChat(scheduler: Scheduler, prep: PreparedChat, meta: ResponseMeta): Running & { result: Promise<ChatCompletion> } {
-  const collector = new ChatCollector(meta, prep.request.n ?? 1);
+  const collector = new ChatCollector(meta, prep.request.n ?? 1, prep.request.logprobs !== undefined);
   let resolve!: (c: ChatCompletion) => void;
   let reject!: (e: ApiError) => void;
   const result = new Promise<ChatCompletion>((res, rej) => {
@@ -154,7 +154,7 @@ export function collectCompletion(scheduler: Scheduler, prep: PreparedCompletion
   if (prep.echo) prep.echo.forEach((t, p) => {
     for (let i = 0; i < prep.n; i++) echo[p * prep.n + i] = t;
   });
-  const collector = new CompletionCollector(meta, prep.requests.length * prep.n, echo);
+  const collector = new CompletionCollector(meta, prep.requests.length * prep.n, echo, prep.requests[0]?.logprobs !== undefined);
   let resolve!: (c: Completion) => void;
   let reject!: (e: ApiError) => void;
   const result = new Promise<Completion>((res, rej) => {

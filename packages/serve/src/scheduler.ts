@@ -18,6 +18,7 @@ import { ApiError, toApiError } from './errors';
 import type { ServedModel } from './load';
 import type { ServerMetrics } from './metrics';
 import { OutputParser, type Channel, type ParserEvent, type ToolCall } from './output-parser';
+import { TokenConstraint, tokenBytes, type ConstraintSpec } from './token-constraint';
 
 /** Why a sequence ended: OpenAI's reasons, plus 'cancelled' (client gone / cancel message). */
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'cancelled';
@@ -42,6 +43,22 @@ export interface GenerationRequest {
   parseTools?: boolean;
   /** Leave special tokens out of the text. Default true. */
   skipSpecialTokens?: boolean;
+  /** Constrain the output: forced tokens and a JSON value of a schema (see token-constraint.ts). */
+  constraint?: ConstraintSpec;
+  /** Report each sampled token's log-probability and this many top alternatives (0–20); off when undefined. */
+  logprobs?: number;
+}
+
+/** A sampled token's log-probability under the model (log-softmax of its logits), OpenAI's chat shape. */
+export interface TokenLogprob {
+  /** The token's text (lone pieces of a UTF-8 character decode as U+FFFD; see `bytes`). */
+  token: string;
+  /** Natural log of its probability. */
+  logprob: number;
+  /** The bytes it stands for. */
+  bytes: number[];
+  /** The most likely tokens at this position, most likely first. */
+  top_logprobs: { token: string; logprob: number; bytes: number[] }[];
 }
 
 /** Token counts of a finished request (OpenAI `usage`). */
@@ -55,6 +72,7 @@ export interface Usage {
 /** What a request's listener receives, in order; `done` or `error` comes last, exactly once. */
 export type GenerationEvent =
   | { type: 'text'; index: number; channel: Channel; text: string }
+  | { type: 'logprob'; index: number; logprob: TokenLogprob }
   | { type: 'tool_calls'; index: number; calls: ToolCall[] }
   | { type: 'finish'; index: number; reason: FinishReason; completionTokens: number }
   | { type: 'done'; usage: Usage }
@@ -96,6 +114,7 @@ interface Seq {
   cache: KVCache;
   sampler: Sampler;
   parser: OutputParser;
+  constraint: TokenConstraint | null;
   generated: number;
   pending: number;
   lastTokenAt: number;
@@ -222,6 +241,14 @@ export class Scheduler {
         `This model's maximum context length is ${this.contextLength} tokens. However, you requested ${req.prompt.length + req.maxTokens} tokens (${req.prompt.length} in the prompt, ${req.maxTokens} for the completion).`,
         'invalid_request_error', req.prompt.length >= this.contextLength ? 'prompt' : 'max_tokens', 'context_length_exceeded',
       );
+    }
+    if (req.logprobs !== undefined && (!Number.isInteger(req.logprobs) || req.logprobs < 0 || req.logprobs > 20)) {
+      throw new ApiError(400, `top log-probabilities must be an integer in [0, 20], got ${req.logprobs}`, 'invalid_request_error', 'top_logprobs');
+    }
+    if (req.constraint) {
+      const room = Math.min(req.maxTokens, this.contextLength - req.prompt.length);
+      const need = new TokenConstraint(this.served.tokenizer, V, req.constraint, [...(req.stopTokenIds ?? this.stopTokenIds)]).needed();
+      if (need > room) throw new ApiError(400, `the requested output format needs at least ${need} tokens, but only ${room} may be generated`, 'invalid_request_error', 'max_tokens');
     }
     try {
       validateSampling(req.sampling ?? {});
@@ -370,7 +397,7 @@ export class Scheduler {
         this.metrics?.promptTokens.inc({}, o.count);
         if (g.prefilled === g.req.prompt.length) this.startDecoding(g, row, t);
       } else if (!o.done && !o.group.handle.finished) {
-        this.accept(o, o.sampler.sample(row), t);
+        this.accept(o, this.pick(o, row), t);
       }
     });
   }
@@ -389,15 +416,37 @@ export class Scheduler {
         parseTools: req.parseTools ?? true,
         skipSpecialTokens: req.skipSpecialTokens ?? true,
       });
-      const s: Seq = { index: i, group: g, cache, sampler: new Sampler(sampling, req.prompt), parser, generated: 0, pending: -1, lastTokenAt: t, done: false };
+      const constraint = req.constraint ? new TokenConstraint(this.served.tokenizer, this.served.model.config.vocab_size, req.constraint, [...g.stopIds]) : null;
+      const s: Seq = { index: i, group: g, cache, sampler: new Sampler(sampling, req.prompt), parser, constraint, generated: 0, pending: -1, lastTokenAt: t, done: false };
       g.seqs.push(s);
     }
     g.cache = null;
     for (const s of g.seqs) {
       if (g.handle.finished) break;
       this.decoding.push(s);
-      this.accept(s, s.sampler.sample(row), t);
+      this.accept(s, this.pick(s, row), t);
     }
+  }
+
+  /**
+   * Sample the next token of `s` from its logits row: masked to the constraint's allowed ids when
+   * it has one; its log-probability (from the unmasked row) is reported when asked for.
+   */
+  private pick(s: Seq, row: Float32Array): number {
+    const g = s.group;
+    let id: number;
+    if (s.constraint) {
+      const left = Math.min(g.req.maxTokens, g.limit - g.req.prompt.length) - s.generated;
+      const allowed = s.constraint.allowed(left);
+      const masked = new Float32Array(row.length).fill(-Infinity);
+      for (const a of allowed) masked[a] = row[a]!;
+      id = s.sampler.sample(masked);
+      // Rounding at the very end of a draw may land on a masked id: take the best allowed one.
+      if (masked[id] === -Infinity) id = allowed.reduce((best, a) => (row[a]! > row[best]! ? a : best), allowed[0]!);
+      s.constraint.accept(id);
+    } else id = s.sampler.sample(row);
+    if (g.req.logprobs !== undefined && !g.stopIds.has(id)) this.emit(g, { type: 'logprob', index: s.index, logprob: logprobOf(this.served.tokenizer, row, id, g.req.logprobs) });
+    return id;
   }
 
   /** A token was sampled for `s`: count it, emit its text, and decide whether the sequence goes on. */
@@ -501,6 +550,27 @@ function openSeqs(g: Group): Seq[] {
 
 function usage(g: Group): Usage {
   return { promptTokens: g.req.prompt.length, completionTokens: g.completionTokens };
+}
+
+/** Log-softmax of `row` at `id` and the `top` most likely ids (float64, ties by lower id). */
+function logprobOf(tokenizer: ServedModel['tokenizer'], row: Float32Array, id: number, top: number): TokenLogprob {
+  let m = -Infinity;
+  for (let i = 0; i < row.length; i++) if (row[i]! > m) m = row[i]!;
+  let z = 0;
+  for (let i = 0; i < row.length; i++) z += Math.exp(row[i]! - m);
+  const lse = m + Math.log(z);
+  const best: number[] = [];
+  if (top > 0) {
+    for (let i = 0; i < row.length; i++) {
+      if (best.length === top && row[i]! <= row[best[top - 1]!]!) continue;
+      let k = best.length === top ? top - 1 : best.length;
+      while (k > 0 && row[best[k - 1]!]! < row[i]!) k--;
+      best.splice(k, 0, i);
+      if (best.length > top) best.pop();
+    }
+  }
+  const entry = (t: number) => ({ token: tokenizer.decode([t]), logprob: row[t]! - lse, bytes: [...tokenBytes(tokenizer, t)] });
+  return { ...entry(id), top_logprobs: best.map(entry) };
 }
 
 /** Stop ids of a served model: generation_config eos ids (else config.json's) and the tokenizer's eos. */
