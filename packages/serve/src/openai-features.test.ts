@@ -66,7 +66,7 @@ describe('logprobs', () => {
     }
     // `bytes` are the tokens' raw bytes: together they are the UTF-8 of the answer (token strings
     // alone may hold half a character each).
-    expect(Buffer.from(content.flatMap((c) => c.bytes)).toString('utf8')).toBe(r.choices[0]!.message.content);
+    expect(Buffer.from(content.flatMap((c) => c.bytes ?? [])).toString('utf8')).toBe(r.choices[0]!.message.content);
   });
 
   test('chat streaming carries the same entries as the whole response; without logprobs they are null', async () => {
