@@ -1,5 +1,6 @@
 // Shared vitest project preset for Apertus.ts.
-// Every `@apertus/<name>` import resolves to `packages/<name>/src/index.ts`, so a test
+// Every `@apertus/<name>` import resolves to `packages/<name>/src/index.ts` (and
+// `@apertus/<name>/<entry>` to `packages/<name>/src/<entry>.ts`), so a test
 // always runs against the sources next to it, never a stale build.
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -12,7 +13,11 @@ export function apertusProject(dir, overrides = {}) {
   const { test = {}, ...rest } = overrides;
   return defineProject({
     resolve: {
-      alias: [{ find: /^@apertus\/([a-z0-9-]+)$/, replacement: path.join(root, 'packages/$1/src/index.ts') }],
+      alias: [
+        { find: /^@apertus\/([a-z0-9-]+)$/, replacement: path.join(root, 'packages/$1/src/index.ts') },
+        // Subpath entries (`@apertus/serve/engine`) are `src/<subpath>.ts`.
+        { find: /^@apertus\/([a-z0-9-]+)\/([a-z0-9-]+)$/, replacement: path.join(root, 'packages/$1/src/$2.ts') },
+      ],
     },
     test: {
       name: path.basename(dir),

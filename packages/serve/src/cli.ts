@@ -4,7 +4,7 @@
 // while the weights load.
 
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { ApiError, CliError } from './errors';
+import { CliError, EngineError } from './errors';
 import { loadServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
 
@@ -125,7 +125,7 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
         server.close({ mode: 'finish' }).then(() => process.exit(0), () => process.exit(1));
       } else {
         err(`[apertus-serve] ${sig}: cancelling in-flight requests\n`);
-        server.scheduler?.cancelAll(new ApiError(503, 'the server is shutting down', 'unavailable_error', null, 'server_shutdown'));
+        server.scheduler?.cancelAll(new EngineError('shutdown', 'the server is shutting down'));
       }
     };
     process.on('SIGINT', () => onSignal('SIGINT'));

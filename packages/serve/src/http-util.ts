@@ -3,7 +3,7 @@
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from './errors';
+import { ApiError } from './api-error';
 
 /**
  * Read the request body. A body over `limit` bytes is drained (so the client can read the answer)

@@ -15,7 +15,7 @@
 
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
-import { ApiError } from './errors';
+import { ApiError } from './api-error';
 
 /** Options of {@link OriginGuard}. */
 export interface OriginGuardOptions {

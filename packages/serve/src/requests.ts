@@ -5,7 +5,8 @@
 import type { SamplingParams } from '@apertus/model';
 import type { ChatMessage, ChatTool, ChatToolCall, JsonSchema } from '@apertus/tokenizer';
 import type { ChatPromptOptions } from './chat-prompt';
-import { ApiError, PromptError } from './errors';
+import { ApiError } from './api-error';
+import { PromptError } from './errors';
 import { ANY_OBJECT, arrayOf, compileSchema, oneKeyObject, SchemaError, type SchemaNode } from './json-grammar';
 import type { ConstraintSpec } from './token-constraint';
 import type { ServedModel } from './load';

@@ -1,8 +1,9 @@
-// Running a validated request on the scheduler and delivering it to a transport: streamed
+// The HTTP/WebSocket side of a generation: running a validated request on the scheduler and delivering it to a transport: streamed
 // (SSE or WebSocket: chunk, then done / error) or collected into one response. A completions
 // request with several prompts runs them as separate scheduler requests and reports one result.
 
-import { ApiError } from './errors';
+import { toApiError, type ApiError } from './api-error';
+import type { EngineError } from './errors';
 import type { PreparedChat, PreparedCompletion } from './requests';
 import {
   ChatChunker, ChatCollector, CompletionChunker, CompletionCollector,
@@ -23,7 +24,7 @@ export interface StreamSink<C> {
 /** A running request. */
 export interface Running {
   /** Stop it (see GenerationHandle.cancel). */
-  cancel(error?: ApiError): void;
+  cancel(error?: EngineError): void;
 }
 
 /** Submit a set of scheduler requests as one client request; events come back with their prompt's base choice index. */
@@ -39,7 +40,7 @@ function submitAll(
   const total: Usage = { promptTokens: 0, completionTokens: 0 };
   let left = requests.length;
   let failed = false;
-  const cancelAll = (error?: ApiError) => {
+  const cancelAll = (error?: EngineError) => {
     for (const h of handles) h.cancel(error);
   };
   try {
@@ -52,7 +53,7 @@ function submitAll(
           if (e.type === 'error') {
             failed = true;
             for (const h of handles) if (!h.finished) h.cancel();
-            onError(e.error, total);
+            onError(toApiError(e.error), total);
           } else if (--left === 0) onDone(total);
         } else onEvent(e, p * n);
       }));
@@ -60,7 +61,7 @@ function submitAll(
   } catch (e) {
     failed = true;
     cancelAll();
-    throw e;
+    throw toApiError(e);
   }
   return { cancel: (error) => cancelAll(error) };
 }

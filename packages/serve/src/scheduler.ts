@@ -14,7 +14,7 @@
 // tokens actually generated. Cancelling a request removes its sequences from the batch at once.
 
 import { GenerationError, KVCache, Sampler, step, validateSampling, type ApertusConfig, type SamplingParams } from '@apertus/model';
-import { ApiError, toApiError } from './errors';
+import { EngineError } from './errors';
 import type { ServedModel } from './load';
 import type { ServerMetrics } from './metrics';
 import { OutputParser, type Channel, type ParserEvent, type ToolCall } from './output-parser';
@@ -76,7 +76,7 @@ export type GenerationEvent =
   | { type: 'tool_calls'; index: number; calls: ToolCall[] }
   | { type: 'finish'; index: number; reason: FinishReason; completionTokens: number }
   | { type: 'done'; usage: Usage }
-  | { type: 'error'; error: ApiError; usage: Usage };
+  | { type: 'error'; error: EngineError; usage: Usage };
 
 /** A submitted request. */
 export interface GenerationHandle {
@@ -89,7 +89,7 @@ export interface GenerationHandle {
    * listener gets `finish` (reason 'cancelled') for every open sequence, then `done`; with one, it
    * gets `error` (a mid-stream error for streaming clients).
    */
-  cancel(error?: ApiError): void;
+  cancel(error?: EngineError): void;
 }
 
 /** Options of {@link Scheduler}. */
@@ -141,7 +141,7 @@ class Handle implements GenerationHandle {
   finished = false;
   group!: Group;
   constructor(readonly id: number, private readonly scheduler: Scheduler) {}
-  cancel(error?: ApiError): void {
+  cancel(error?: EngineError): void {
     if (!this.finished) this.scheduler.cancelGroup(this.group, error);
   }
 }
@@ -220,46 +220,47 @@ export class Scheduler {
   }
 
   /**
-   * Queue a request; `onEvent` receives its events (see {@link GenerationEvent}). Throws ApiError:
-   * 400 for an invalid request (empty prompt, ids outside the vocabulary, context overflow, bad
-   * sampling values, n above the batch size), 429 when the queue is full.
+   * Queue a request; `onEvent` receives its events (see {@link GenerationEvent}). Throws
+   * EngineError: `invalid_request` (empty prompt, ids outside the vocabulary, bad sampling values,
+   * n above the batch size, an output format that cannot fit), `context_length_exceeded`,
+   * `queue_full`.
    */
   submit(req: GenerationRequest, onEvent: (e: GenerationEvent) => void): GenerationHandle {
     const V = this.served.model.config.vocab_size;
     const n = req.n ?? 1;
-    if (!Number.isInteger(n) || n < 1) throw new ApiError(400, `n must be a positive integer, got ${n}`, 'invalid_request_error', 'n');
-    if (n > this.maxBatch) throw new ApiError(400, `n = ${n} exceeds the server's batch size ${this.maxBatch}`, 'invalid_request_error', 'n');
-    if (req.prompt.length === 0) throw new ApiError(400, 'the prompt has no tokens', 'invalid_request_error', 'prompt');
+    if (!Number.isInteger(n) || n < 1) throw new EngineError('invalid_request', `n must be a positive integer, got ${n}`, 'n');
+    if (n > this.maxBatch) throw new EngineError('invalid_request', `n = ${n} exceeds the server's batch size ${this.maxBatch}`, 'n');
+    if (req.prompt.length === 0) throw new EngineError('invalid_request', 'the prompt has no tokens', 'prompt');
     for (let i = 0; i < req.prompt.length; i++) {
       const id = req.prompt[i]!;
-      if (!Number.isInteger(id) || id < 0 || id >= V) throw new ApiError(400, `token id ${id} is outside the vocabulary of ${V}`, 'invalid_request_error', 'prompt');
+      if (!Number.isInteger(id) || id < 0 || id >= V) throw new EngineError('invalid_request', `token id ${id} is outside the vocabulary of ${V}`, 'prompt');
     }
-    if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) throw new ApiError(400, `max_tokens must be a positive integer, got ${req.maxTokens}`, 'invalid_request_error', 'max_tokens');
+    if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) throw new EngineError('invalid_request', `max_tokens must be a positive integer, got ${req.maxTokens}`, 'max_tokens');
     if (req.prompt.length + req.maxTokens > this.contextLength) {
-      throw new ApiError(
-        400,
+      throw new EngineError(
+        'context_length_exceeded',
         `This model's maximum context length is ${this.contextLength} tokens. However, you requested ${req.prompt.length + req.maxTokens} tokens (${req.prompt.length} in the prompt, ${req.maxTokens} for the completion).`,
-        'invalid_request_error', req.prompt.length >= this.contextLength ? 'prompt' : 'max_tokens', 'context_length_exceeded',
+        req.prompt.length >= this.contextLength ? 'prompt' : 'max_tokens',
       );
     }
     if (req.logprobs !== undefined && (!Number.isInteger(req.logprobs) || req.logprobs < 0 || req.logprobs > 20)) {
-      throw new ApiError(400, `top log-probabilities must be an integer in [0, 20], got ${req.logprobs}`, 'invalid_request_error', 'top_logprobs');
+      throw new EngineError('invalid_request', `top log-probabilities must be an integer in [0, 20], got ${req.logprobs}`, 'top_logprobs');
     }
     if (req.constraint) {
       const room = Math.min(req.maxTokens, this.contextLength - req.prompt.length);
       const need = new TokenConstraint(this.served.tokenizer, V, req.constraint, [...(req.stopTokenIds ?? this.stopTokenIds)]).needed();
-      if (need > room) throw new ApiError(400, `the requested output format needs at least ${need} tokens, but only ${room} may be generated`, 'invalid_request_error', 'max_tokens');
+      if (need > room) throw new EngineError('invalid_request', `the requested output format needs at least ${need} tokens, but only ${room} may be generated`, 'max_tokens');
     }
     try {
       validateSampling(req.sampling ?? {});
     } catch (e) {
-      if (e instanceof GenerationError) throw new ApiError(400, `${FIELD_NAMES[e.field] ?? e.field} ${e.message.slice(e.field.length + 2)}`, 'invalid_request_error', FIELD_NAMES[e.field] ?? e.field);
+      if (e instanceof GenerationError) throw new EngineError('invalid_request', `${FIELD_NAMES[e.field] ?? e.field} ${e.message.slice(e.field.length + 2)}`, FIELD_NAMES[e.field] ?? e.field);
       throw e;
     }
     const fitsNow = this.waiting.length === 0 && this.running + n <= this.maxBatch;
     if (!fitsNow && this.waiting.length >= this.maxQueue) {
       this.metrics?.rejected.inc();
-      throw new ApiError(429, `the server is busy: ${this.waiting.length} requests are already waiting (limit ${this.maxQueue})`, 'rate_limit_error', null, 'queue_full');
+      throw new EngineError('queue_full', `the server is busy: ${this.waiting.length} requests are already waiting (limit ${this.maxQueue})`);
     }
     const handle = new Handle(this.nextId++, this);
     const group: Group = {
@@ -284,13 +285,13 @@ export class Scheduler {
   }
 
   /** Cancel every request (`error` given: each gets it as an `error` event). */
-  cancelAll(error?: ApiError): void {
+  cancelAll(error?: EngineError): void {
     const groups = new Set<Group>([...this.waiting, ...this.prefilling, ...this.decoding.map((s) => s.group)]);
     for (const g of groups) this.cancelGroup(g, error);
   }
 
   /** @internal Used by GenerationHandle.cancel. */
-  cancelGroup(g: Group, error?: ApiError): void {
+  cancelGroup(g: Group, error?: EngineError): void {
     if (g.handle.finished) return;
     this.removeGroup(g);
     if (error) this.fail(g, error);
@@ -381,7 +382,7 @@ export class Scheduler {
       const groups = new Set(owners.map((o) => o.group));
       for (const g of groups) {
         this.removeGroup(g);
-        this.fail(g, new ApiError(500, `model step failed: ${(e as Error).message}`, 'server_error', null, 'model_error', { cause: e }));
+        this.fail(g, new EngineError('model_error', `model step failed: ${(e as Error).message}`, null, { cause: e }));
       }
       return;
     }
@@ -471,7 +472,7 @@ export class Scheduler {
     try {
       events = s.parser.push(token);
     } catch (e) {
-      this.cancelGroup(g, new ApiError(500, `cannot decode generated token ${token}: ${(e as Error).message}`, 'server_error', null, 'decode_error', { cause: e }));
+      this.cancelGroup(g, new EngineError('decode_error', `cannot decode generated token ${token}: ${(e as Error).message}`, null, { cause: e }));
       return;
     }
     this.emitParser(s, events);
@@ -499,7 +500,7 @@ export class Scheduler {
       try {
         this.emitParser(s, s.parser.finish());
       } catch (e) {
-        this.cancelGroup(g, toApiError(e));
+        this.cancelGroup(g, new EngineError('decode_error', (e as Error).message, null, { cause: e }));
         return;
       }
     }
@@ -520,7 +521,7 @@ export class Scheduler {
     }
   }
 
-  private fail(g: Group, error: ApiError): void {
+  private fail(g: Group, error: EngineError): void {
     if (g.handle.finished) return;
     for (const s of openSeqs(g)) {
       s.done = true;
@@ -539,7 +540,7 @@ export class Scheduler {
     try {
       g.onEvent(e);
     } catch (err) {
-      this.cancelGroup(g, toApiError(err));
+      this.cancelGroup(g, new EngineError('model_error', `the request's listener failed: ${(err as Error).message}`, null, { cause: err }));
     }
   }
 }

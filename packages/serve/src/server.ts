@@ -13,7 +13,8 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { ApiError, toApiError } from './errors';
+import { ApiError, toApiError } from './api-error';
+import { EngineError } from './errors';
 import { checkBearer, parseJsonBody, readBody, requireJson, sendError, sendJson, sseData, startSse } from './http-util';
 import type { ServedModel } from './load';
 import { ServerMetrics } from './metrics';
@@ -353,7 +354,7 @@ export function createServer(options: ServerOptions): ApertusServer {
         const stopped = new Promise<void>((r) => (httpServer.listening ? httpServer.close(() => r()) : r()));
         httpServer.closeIdleConnections();
         ws.stopAccepting();
-        const shutdown = new ApiError(503, 'the server is shutting down', 'unavailable_error', null, 'server_shutdown');
+        const shutdown = new EngineError('shutdown', 'the server is shutting down');
         const scheduler = loaded?.scheduler;
         if (scheduler) {
           if ((opts.mode ?? 'finish') === 'finish') {

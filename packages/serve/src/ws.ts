@@ -17,7 +17,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { ApiError, toApiError } from './errors';
+import { ApiError, toApiError } from './api-error';
 import { checkBearer, sameSecret } from './http-util';
 import { prepareChat, prepareCompletion } from './requests';
 import { openAIUsage } from './responses';
