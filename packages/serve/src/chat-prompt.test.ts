@@ -19,7 +19,7 @@ let tok: Tokenizer;
 let apertus: ChatPrompt;
 const DATE = '2025-09-21';
 
-/** A Jinja template written for these tests that renders the Apertus layout for plain chats and one-tool calls. */
+/** A Jinja template written for these tests that renders the Apertus layout for plain chats and one-tool calls (flat tools, as the Apertus template reads them). */
 const APERTUS_LIKE = String.raw`{{- bos_token -}}
 {%- if messages[0].role == 'system' -%}
 {{- '<|system_start|>' + messages[0].content + '<|system_end|>' -}}
@@ -32,7 +32,7 @@ const APERTUS_LIKE = String.raw`{{- bos_token -}}
 {%- if tools -%}
 {{- 'Tool Capabilities:\n' -}}
 {%- for tool in tools -%}
-{%- set fn = tool.function -%}
+{%- set fn = tool -%}
 {{- '// ' + fn.description + '\ntype ' + fn.name + ' = ' -}}
 {%- if fn.parameters and fn.parameters.properties -%}
 {{- '(_: {\n' -}}

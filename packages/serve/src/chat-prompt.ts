@@ -38,9 +38,10 @@ type Render = (messages: readonly unknown[], options: ChatPromptOptions) => stri
 
 const MARK = /\uE000(\d+)\uE001/g;
 
+// Flat `{name, description, parameters}` and `content: ""` next to tool calls: the shapes the
+// Apertus template reads (the built-in renderer also takes OpenAI's `{type, function}` and null).
 const PROBE_TOOL: ChatTool = {
-  type: 'function',
-  function: { name: 'get_weather', description: 'Current weather of a city.', parameters: { type: 'object', properties: { city: { type: 'string', description: 'City name' } }, required: ['city'] } },
+  name: 'get_weather', description: 'Current weather of a city.', parameters: { type: 'object', properties: { city: { type: 'string', description: 'City name' } }, required: ['city'] },
 };
 
 /** The probe conversations that decide whether a template is the Apertus one. */
@@ -53,7 +54,7 @@ const PROBES: { messages: ChatMessage[]; options: ChatPromptOptions }[] = [
   {
     messages: [
       { role: 'user', content: 'Weather in Bern?' },
-      { role: 'assistant', content: null, tool_calls: [{ type: 'function', id: 'call_1', function: { name: 'get_weather', arguments: '{"city": "Bern"}' } }] },
+      { role: 'assistant', content: '', tool_calls: [{ type: 'function', id: 'call_1', function: { name: 'get_weather', arguments: '{"city": "Bern"}' } }] },
       { role: 'tool', content: '{"temp": 20}', tool_call_id: 'call_1' },
     ],
     options: { tools: [PROBE_TOOL], addGenerationPrompt: false },
