@@ -92,6 +92,20 @@ describe('WebSocket protocol', () => {
     ws.close();
   });
 
+  test('structured output and logprobs work over the socket too (same engine)', async () => {
+    const { ws, log, until } = await connect();
+    const schema = { type: 'object', properties: { city: { type: 'string' }, temp: { type: 'integer' } }, required: ['city', 'temp'], additionalProperties: false };
+    ws.send(JSON.stringify({ type: 'generate', id: 'j', messages: [{ role: 'user', content: 'Weather?' }], max_tokens: 30, temperature: 1, seed: 5, logprobs: true, response_format: { type: 'json_schema', json_schema: { name: 'w', schema } } }));
+    const done = await until((m) => m.type === 'done' && m.id === 'j');
+    const value = JSON.parse(textOf(log, 'j')) as Record<string, unknown>;
+    expect(Object.keys(value).sort()).toEqual(['city', 'temp']);
+    expect(typeof value.city).toBe('string');
+    expect(Number.isInteger(value.temp)).toBe(true);
+    const lps = log.filter((m) => m.type === 'chunk' && m.id === 'j').flatMap((m) => (m.chunk as unknown as { choices: { logprobs: { content: unknown[] } | null }[] }).choices[0]?.logprobs?.content ?? []);
+    expect(lps).toHaveLength(done.usage!.completion_tokens - 1); // every token but the stop token
+    ws.close();
+  });
+
   test('cancel stops one generation at once; the other continues', async () => {
     const { ws, log, until } = await connect();
     ws.send(JSON.stringify({ type: 'generate', id: 'long', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 300 }));
