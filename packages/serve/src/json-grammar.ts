@@ -200,6 +200,16 @@ function complete(f: Frame): boolean {
   return false;
 }
 
+/** True for bytes that leave a string state unchanged (printable ASCII other than `"` and `\`). */
+export function isPlainStringByte(b: number): boolean {
+  return b >= 0x20 && b < 0x80 && b !== Q && b !== 0x5c;
+}
+
+/** True when `s` is inside a string with no escape or multi-byte character open: plain bytes keep it as it is. */
+export function inPlainString(s: JsonState): boolean {
+  return s.end !== true && s.f.t === 'string' && s.f.esc === 0 && s.f.cont === 0;
+}
+
 /** True when the value may end now (complete, or a complete number/literal at the top level). */
 export function canEnd(s: JsonState): boolean {
   return s.end === true || (s.up === END && complete(s.f));

@@ -7,11 +7,15 @@
 // never ends cut off by max_tokens.
 
 import { byteLevelToBytes, type Tokenizer } from '@apertus/tokenizer';
-import { canEnd, cost, startState, step, type JsonState, type SchemaNode } from './json-grammar';
+import { canEnd, cost, inPlainString, isPlainStringByte, startState, step, type JsonState, type SchemaNode } from './json-grammar';
 
 interface TrieNode {
   next: Map<number, TrieNode>;
+  /** Tokens whose bytes end here. */
   ids: number[];
+  /** Every byte below this node (its own included) is a plain string byte: then `all` lists the subtree's ids. */
+  plain: boolean;
+  all: number[] | null;
 }
 
 const tries = new WeakMap<Tokenizer, { size: number; root: TrieNode }>();
@@ -29,7 +33,7 @@ export function tokenBytes(tokenizer: Tokenizer, id: number): Uint8Array {
 function vocabTrie(tokenizer: Tokenizer, size: number): TrieNode {
   const cached = tries.get(tokenizer);
   if (cached && cached.size === size) return cached.root;
-  const root: TrieNode = { next: new Map(), ids: [] };
+  const root: TrieNode = { next: new Map(), ids: [], plain: false, all: null };
   const added = new Set(tokenizer.addedTokens.tokens.map((t) => t.id));
   for (let id = 0; id < Math.min(size, tokenizer.vocabSize); id++) {
     const t = tokenizer.idToToken(id);
@@ -39,11 +43,24 @@ function vocabTrie(tokenizer: Tokenizer, size: number): TrieNode {
     let node = root;
     for (const b of bytes) {
       let child = node.next.get(b);
-      if (!child) node.next.set(b, (child = { next: new Map(), ids: [] }));
+      if (!child) node.next.set(b, (child = { next: new Map(), ids: [], plain: false, all: null }));
       node = child;
     }
     node.ids.push(id);
   }
+  // Inside a string most of the vocabulary is plain text; whole plain subtrees are then allowed at once.
+  const mark = (node: TrieNode, byte: number): number[] | null => {
+    let all: number[] | null = isPlainStringByte(byte) ? [...node.ids] : null;
+    for (const [b, child] of node.next) {
+      const sub = mark(child, b);
+      if (all && sub) for (const x of sub) all.push(x);
+      else all = null;
+    }
+    node.plain = all !== null;
+    node.all = all;
+    return all;
+  };
+  for (const [b, child] of root.next) mark(child, b);
   tries.set(tokenizer, { size, root });
   return root;
 }
@@ -93,7 +110,12 @@ export class TokenConstraint {
         const out: number[] = [];
         const budget = left - 1 - (this.spec.suffix.length + 1);
         const walk = (node: TrieNode, s: JsonState) => {
+          const plain = inPlainString(s) && cost(s) <= budget;
           for (const [b, child] of node.next) {
+            if (plain && child.plain) {
+              for (const id of child.all!) out.push(id);
+              continue;
+            }
             const s2 = step(s, b);
             if (s2 === null) continue;
             if (child.ids.length > 0 && cost(s2) <= budget) out.push(...child.ids);
