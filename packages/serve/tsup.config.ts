@@ -2,12 +2,12 @@ import { defineConfig } from 'tsup';
 
 export default defineConfig([
   {
-    // The library: ESM + CJS with type declarations.
-    entry: ['src/index.ts'],
+    // The library (server and `./engine`): ESM + CJS with type declarations.
+    entry: ['src/index.ts', 'src/engine.ts'],
     format: ['esm', 'cjs'],
     dts: true,
     sourcemap: true,
-    clean: ['index.*'],
+    clean: ['index.*', 'engine.*', 'chunk-*'],
     target: 'node20',
   },
   {

@@ -3,7 +3,7 @@
 // stream as they are generated; reasoning is shown dimmed (or marked) before the answer.
 
 import { createInterface } from 'node:readline';
-import { ApiError, loadServedModel, Scheduler } from '@apertus/serve';
+import { EngineError, loadServedModel, Scheduler } from '@apertus/serve/engine';
 import { Command } from 'commander';
 import { addCommonOptions, parseArgs, type AppIo, type CommonOptions } from './options';
 import { ChatSession } from './session';
@@ -34,7 +34,7 @@ export async function runChat(argv: readonly string[], io: AppIo): Promise<numbe
   const err = (s: string) => (io.error ?? io.output).write(s);
   let served;
   try {
-    served = await loadServedModel(o.model);
+    served = await loadServedModel(o.model, { onWarning: (m) => err(`warning: ${m}\n`) });
   } catch (e) {
     err(`apertus-chat: cannot load ${o.model}: ${(e as Error).message}\n`);
     return 1;
@@ -148,8 +148,8 @@ export async function runChat(argv: readonly string[], io: AppIo): Promise<numbe
       if (reply.finishReason === 'cancelled') out('[stopped]\n');
     } catch (e) {
       if (channel === 'reasoning' && io.color) out(RESET);
-      err(`\n[error] ${e instanceof ApiError ? e.message : (e as Error).message}\n`);
-      if (e instanceof ApiError && e.code === 'context_length_exceeded') err('(use /reset to start a new conversation)\n');
+      err(`\n[error] ${(e as Error).message}\n`);
+      if (e instanceof EngineError && e.code === 'context_length_exceeded') err('(use /reset to start a new conversation)\n');
     } finally {
       current = null;
     }

@@ -4,8 +4,8 @@
 // output; --json prints one JSON object at the end instead.
 
 import fs from 'node:fs';
-import { ApiError, CliError, loadServedModel, Scheduler, type FinishReason, type ToolCall, type Usage } from '@apertus/serve';
-import { applyApertusChatTemplate, type ChatMessage } from '@apertus/tokenizer';
+import { CliError, EngineError, loadServedModel, Scheduler, type FinishReason, type ToolCall, type Usage } from '@apertus/serve/engine';
+import type { ChatMessage } from '@apertus/tokenizer';
 import { Command } from 'commander';
 import { addCommonOptions, parseArgs, type AppIo, type CommonOptions } from './options';
 
@@ -61,7 +61,7 @@ export async function runGenerate(argv: readonly string[], io: AppIo): Promise<n
   const err = (s: string) => (io.error ?? io.output).write(s);
   let served;
   try {
-    served = await loadServedModel(o.model);
+    served = await loadServedModel(o.model, { onWarning: (m) => err(`warning: ${m}\n`) });
   } catch (e) {
     err(`apertus-generate: cannot load ${o.model}: ${(e as Error).message}\n`);
     return 1;
@@ -73,7 +73,7 @@ export async function runGenerate(argv: readonly string[], io: AppIo): Promise<n
     const messages: ChatMessage[] = [];
     if (o.system) messages.push({ role: 'system', content: o.system });
     messages.push({ role: 'user', content: text });
-    prompt = applyApertusChatTemplate(tok, messages, { enableThinking: o.think, addGenerationPrompt: true }).ids;
+    prompt = served.chat.encode(messages, { enableThinking: o.think, addGenerationPrompt: true });
   } else prompt = tok.encodeIds(text);
   const gc = served.generationConfig ?? {};
   const result: GenerateResult = { text: '', reasoning: '', tool_calls: [], finish_reason: 'stop', usage: { prompt_tokens: prompt.length, completion_tokens: 0 } };
@@ -82,7 +82,7 @@ export async function runGenerate(argv: readonly string[], io: AppIo): Promise<n
   try {
     const usage = await new Promise<Usage>((resolve, reject) => {
       if (room <= 0) {
-        reject(new ApiError(400, `the prompt has ${prompt.length} tokens; the context holds ${scheduler.contextLength}`, 'invalid_request_error', 'prompt', 'context_length_exceeded'));
+        reject(new EngineError('context_length_exceeded', `the prompt has ${prompt.length} tokens; the context holds ${scheduler.contextLength}`, 'prompt'));
         return;
       }
       let channel: string | null = null;
@@ -105,7 +105,7 @@ export async function runGenerate(argv: readonly string[], io: AppIo): Promise<n
         } else if (e.type === 'tool_calls') result.tool_calls.push(...e.calls);
         else if (e.type === 'finish') result.finish_reason = e.reason;
         else if (e.type === 'done') resolve(e.usage);
-        else reject(e.error);
+        else if (e.type === 'error') reject(e.error);
       });
     });
     result.usage = { prompt_tokens: usage.promptTokens, completion_tokens: usage.completionTokens };

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { generate, loadCheckpoint, type ApertusModel } from '@apertus/model';
-import { CliError, loadServedModel, Scheduler } from '@apertus/serve';
+import { CliError, loadServedModel, Scheduler } from '@apertus/serve/engine';
 import { applyApertusChatTemplate, type Tokenizer } from '@apertus/tokenizer';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { scriptIds, tempDir, testTokenizer, writeRandomCheckpoint, writeScriptedCheckpoint } from '../../../packages/serve/src/test-fixture';

@@ -1,7 +1,7 @@
 // Command-line plumbing shared by apertus-chat and apertus-generate: I/O streams, number parsers,
 // the common model and sampling options, and turning commander errors into CliError.
 
-import { CliError } from '@apertus/serve';
+import { CliError } from '@apertus/serve/engine';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 
 /** Where a CLI reads and writes; tests pass streams, the binaries pass the process's. */

@@ -3,8 +3,8 @@
 // (so stop tokens, stop strings, UTF-8-safe streaming and the reasoning/tool-call parsing are the
 // server's).
 
-import { ApiError, Scheduler, type Channel, type FinishReason, type ServedModel, type ToolCall, type Usage } from '@apertus/serve';
-import { applyApertusChatTemplate, type ChatMessage } from '@apertus/tokenizer';
+import { EngineError, Scheduler, type Channel, type FinishReason, type ServedModel, type ToolCall, type Usage } from '@apertus/serve/engine';
+import type { ChatMessage } from '@apertus/tokenizer';
 
 /** Sampling and template settings of a session (changeable between turns). */
 export interface ChatSettings {
@@ -81,16 +81,16 @@ export class ChatSession {
   /**
    * Send a user message and stream the reply: `onText` receives text as it is generated, by
    * channel ('reasoning' first when the model thinks, then 'content'). The exchange is added to
-   * the history only when the reply completes (not when it fails). Rejects with ApiError (e.g.
+   * the history only when the reply completes (not when it fails). Rejects with EngineError (e.g.
    * `context_length_exceeded` once the history no longer fits: call `reset()`).
    */
   send(text: string, onText?: (channel: Channel, text: string) => void, signal?: AbortSignal): Promise<ChatReply> {
     const s = this.settings;
-    const prompt = applyApertusChatTemplate(this.served.tokenizer, this.conversation(text), { enableThinking: s.thinking, addGenerationPrompt: true }).ids;
+    const prompt = this.served.chat.encode(this.conversation(text), { enableThinking: s.thinking, addGenerationPrompt: true });
     this.lastPromptIds = prompt;
     const room = this.scheduler.contextLength - prompt.length;
     if (room <= 0) {
-      return Promise.reject(new ApiError(400, `the conversation (${prompt.length} tokens) fills the ${this.scheduler.contextLength}-token context; reset it`, 'invalid_request_error', 'messages', 'context_length_exceeded'));
+      return Promise.reject(new EngineError('context_length_exceeded', `the conversation (${prompt.length} tokens) fills the ${this.scheduler.contextLength}-token context; reset it`, 'messages'));
     }
     const reply: ChatReply = { content: '', reasoning: '', toolCalls: [], finishReason: 'stop', usage: { promptTokens: prompt.length, completionTokens: 0 } };
     return new Promise<ChatReply>((resolve, reject) => {

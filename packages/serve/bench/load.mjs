@@ -112,6 +112,7 @@ async function drive(url, pid, expected) {
       const t0 = performance.now();
       const res = await fetch(`${url}/v1/completions`, {
         method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'bench-tiny', prompt, max_tokens: MAX_TOKENS, temperature: 0, stream: true, stream_options: { include_usage: true } }),
       });
       const reader = res.body.getReader();

@@ -93,7 +93,7 @@ describe('tool calls and reasoning', () => {
       { role: 'assistant' as const, content: null, tool_calls: [{ id: 'call_1', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city": "Bern"}' } }] },
       { role: 'tool' as const, tool_call_id: 'call_1', content: '{"temp": 20}' },
     ];
-    const res = await fetch(`${urls.tools}/tokenize`, { method: 'POST', body: JSON.stringify({ messages, tools, enable_thinking: true }) });
+    const res = await fetch(`${urls.tools}/tokenize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages, tools, enable_thinking: true }) });
     const { tokens } = await json(res);
     const want = applyApertusChatTemplate(tok, [
       { role: 'user', content: 'Weather in Bern?' },
@@ -131,6 +131,7 @@ describe('mid-stream errors', () => {
   test('SSE: chunks, then an OpenAI error event, then [DONE]; the client throws; the server keeps serving', async () => {
     const res = await fetch(`${urls.broken}/v1/chat/completions`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'broken', messages: [{ role: 'user', content: 'Hi' }], stream: true }),
     });
     expect(res.status).toBe(200);

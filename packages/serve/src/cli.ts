@@ -4,7 +4,7 @@
 // while the weights load.
 
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { ApiError, CliError } from './errors';
+import { CliError, EngineError } from './errors';
 import { loadServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
 
@@ -30,6 +30,23 @@ function positiveInt(name: string, allowZero = false) {
   };
 }
 
+function collect(v: string, prev: string[]): string[] {
+  return [...prev, v];
+}
+
+/** `--cors-origin` values: `*` or `scheme://host[:port]` exactly (no path, no trailing slash). */
+function checkOrigin(o: string): string {
+  if (o === '*') return o;
+  let u: URL | null = null;
+  try {
+    u = new URL(o);
+  } catch {
+    // reported below
+  }
+  if (!u || u.origin === 'null' || u.origin !== o.replace(/\/$/, '').toLowerCase()) throw new CliError('--cors-origin', `'${o}' is not an origin like https://app.example.com:3000 (or *)`);
+  return u.origin;
+}
+
 /**
  * Parse `apertus-serve` arguments (without the node/script prefix), start the server and load
  * the model. Resolves with the listening server (the model may still be loading; see `ready`).
@@ -52,6 +69,8 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
     .option('--ctx <n>', 'context limit, prompt + output (default: max_position_embeddings)', positiveInt('--ctx'))
     .option('--prefill-chunk <n>', 'prompt tokens prefilled per step', positiveInt('--prefill-chunk'), 512)
     .option('--precision <p>', "weights in memory: 'auto' (bf16 matrices as stored) or 'f32'", 'auto')
+    .option('--cors-origin <origin>', 'allow browser calls from this origin (repeatable; * for any). Default: same origin only', collect, [])
+    .option('--allowed-host <name>', 'accept this Host name while bound to loopback (repeatable; DNS-rebinding protection)', collect, [])
     .option('--no-web', 'do not serve the chat page at /')
     .option('--quiet', 'do not log requests')
     .exitOverride()
@@ -69,15 +88,19 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
   const o = program.opts<{
     model: string; port: number; host: string; apiKey?: string; name?: string; maxQueue: number; maxBatch: number; maxBody: number;
     maxTokens?: number; ctx?: number; prefillChunk: number; precision: string; web: boolean; quiet?: boolean;
+    corsOrigin: string[]; allowedHost: string[];
   }>();
+  const corsOrigins = o.corsOrigin.map(checkOrigin);
   if (o.precision !== 'auto' && o.precision !== 'f32') throw new CliError('--precision', `must be 'auto' or 'f32', got '${o.precision}'`);
   const apiKey = o.apiKey ?? process.env.APERTUS_API_KEY ?? null;
   let listening!: () => void;
   const listened = new Promise<void>((r) => (listening = r));
-  const model = listened.then(() => loadServedModel(o.model, { precision: o.precision as 'auto' | 'f32', ...(o.name !== undefined ? { name: o.name } : {}) }));
+  const onWarning = (m: string) => err(`[apertus-serve] warning: ${m}\n`);
+  const model = listened.then(() => loadServedModel(o.model, { precision: o.precision as 'auto' | 'f32', onWarning, ...(o.name !== undefined ? { name: o.name } : {}) }));
   const log = o.quiet ? undefined : (line: string) => err(`[apertus-serve] ${line}\n`);
   const server = createServer({
     model, apiKey, maxQueue: o.maxQueue, maxBatch: o.maxBatch, maxBodyBytes: o.maxBody, prefillChunk: o.prefillChunk, webPage: o.web,
+    corsOrigins, allowedHosts: o.allowedHost,
     ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
     ...(o.ctx !== undefined ? { contextLength: o.ctx } : {}),
     ...(log ? { log } : {}),
@@ -102,7 +125,7 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
         server.close({ mode: 'finish' }).then(() => process.exit(0), () => process.exit(1));
       } else {
         err(`[apertus-serve] ${sig}: cancelling in-flight requests\n`);
-        server.scheduler?.cancelAll(new ApiError(503, 'the server is shutting down', 'unavailable_error', null, 'server_shutdown'));
+        server.scheduler?.cancelAll(new EngineError('shutdown', 'the server is shutting down'));
       }
     };
     process.on('SIGINT', () => onSignal('SIGINT'));

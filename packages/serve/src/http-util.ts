@@ -3,7 +3,7 @@
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from './errors';
+import { ApiError } from './api-error';
 
 /**
  * Read the request body. A body over `limit` bytes is drained (so the client can read the answer)
@@ -30,6 +30,18 @@ export function readBody(req: IncomingMessage, limit: number, hardLimit = Math.m
     });
     req.on('error', (e) => reject(new ApiError(400, `cannot read the request body: ${e.message}`, 'invalid_request_error', null, null, { cause: e })));
   });
+}
+
+/**
+ * Require a JSON `Content-Type` (`application/json` or `application/*+json`) on a POST: answered
+ * 415 otherwise, so a web page cannot drive the API with a `text/plain` or form POST (which
+ * browsers send cross-origin without a CORS preflight). The body is drained.
+ */
+export function requireJson(req: IncomingMessage): void {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type)) return;
+  req.resume();
+  throw new ApiError(415, `the request body must be JSON sent with 'Content-Type: application/json', got ${type ? `'${type}'` : 'no Content-Type'}`, 'invalid_request_error', null, 'unsupported_media_type');
 }
 
 /** Parse a JSON body; a syntax error is a 400 with code `invalid_json`. */

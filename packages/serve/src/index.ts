@@ -1,22 +1,16 @@
 /**
  * @apertus/serve — an OpenAI-compatible server for Apertus checkpoints: chat and text
  * completions over HTTP (JSON or SSE) and WebSocket, continuous batching, tool calls and
- * reasoning, Prometheus metrics, a built-in chat page, and the `apertus-serve` CLI.
+ * reasoning, Prometheus metrics, a built-in chat page, and the `apertus-serve` CLI. The
+ * transport-free engine is also its own entry, `@apertus/serve/engine` (re-exported here).
  * @packageDocumentation
  */
 export { createServer, type ServerOptions, type CloseOptions, type ApertusServer, type ServerContext } from './server';
-export { loadServedModel, type ServedModel, type LoadServedModelOptions } from './load';
-export {
-  Scheduler, defaultStopIds,
-  type SchedulerOptions, type GenerationRequest, type GenerationEvent, type GenerationHandle, type FinishReason, type Usage,
-} from './scheduler';
-export { OutputParser, parseToolCalls, type OutputParserOptions, type ParserEvent, type Channel, type ToolCall } from './output-parser';
-export { StopMatcher } from './stop-strings';
+export * from './engine';
 export { prepareChat, prepareCompletion, prepareTokenize, prepareDetokenize, type RequestLimits, type PreparedChat, type PreparedCompletion } from './requests';
 export {
   type ChatCompletion, type ChatCompletionChunk, type Completion, type CompletionChunk, type OpenAIUsage, type OpenAIFinishReason,
 } from './responses';
-export { ServerMetrics, Counter, Gauge, Histogram } from './metrics';
 export { WS_PATH } from './ws';
-export { ServeError, ApiError, ModelLoadError, CliError, toApiError, type ApiErrorType, type OpenAIErrorBody } from './errors';
+export { ApiError, toApiError, type ApiErrorType, type OpenAIErrorBody } from './api-error';
 export { runServeCli, type CliIo, type ServeCliOptions } from './cli';

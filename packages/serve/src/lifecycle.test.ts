@@ -2,7 +2,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { CheckpointError, KVCache, loadCheckpoint, step } from '@apertus/model';
+import { CheckpointError, ConfigError, KVCache, loadCheckpoint, step } from '@apertus/model';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
 import { runServeCli } from './cli';
@@ -53,6 +53,61 @@ describe('loading', () => {
     expect((err as CheckpointError).tensor).toBe('model.layers.0.mlp.up_proj.weight');
   });
 
+  /** A copy of the test checkpoint with one file rewritten. */
+  function variant(name: string, file: string, edit: (json: Record<string, unknown>) => unknown): string {
+    const d = path.join(tmp.dir, name);
+    fs.cpSync(dir, d, { recursive: true });
+    const f = path.join(d, file);
+    const out = edit(JSON.parse(fs.readFileSync(f, 'utf8')) as Record<string, unknown>);
+    fs.writeFileSync(f, typeof out === 'string' ? out : JSON.stringify(out));
+    return d;
+  }
+
+  test.each([
+    ['not JSON', () => '{"eos_token_id": [2,', '(json)'],
+    ['not an object', () => [2, 68], '(root)'],
+    ['an eos id beyond the vocabulary', (j: Record<string, unknown>) => ({ ...j, eos_token_id: [2, 68, 5000] }), 'eos_token_id[2]'],
+    ['an eos id that is not an integer', (j: Record<string, unknown>) => ({ ...j, eos_token_id: '2' }), 'eos_token_id'],
+    ['an empty eos list', (j: Record<string, unknown>) => ({ ...j, eos_token_id: [] }), 'eos_token_id'],
+    ['a negative pad id', (j: Record<string, unknown>) => ({ ...j, pad_token_id: -1 }), 'pad_token_id'],
+    ['a negative temperature', (j: Record<string, unknown>) => ({ ...j, temperature: -0.5 }), 'temperature'],
+    ['top_p 0', (j: Record<string, unknown>) => ({ ...j, top_p: 0 }), 'top_p'],
+    ['a fractional top_k', (j: Record<string, unknown>) => ({ ...j, top_k: 2.5 }), 'top_k'],
+    ['do_sample as a string', (j: Record<string, unknown>) => ({ ...j, do_sample: 'yes' }), 'do_sample'],
+  ])('generation_config.json with %s is a ConfigError naming the file and field', async (_what, edit, field) => {
+    const d = variant(`gen-${field.replace(/\W+/g, '-')}-${String(_what).length}`, 'generation_config.json', edit);
+    const e = await loadServedModel(d).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ConfigError);
+    expect([(e as ConfigError).field, (e as ConfigError).file]).toEqual([field, path.join(d, 'generation_config.json')]);
+  });
+
+  test('a valid generation_config.json loads with its fields', async () => {
+    const d = variant('gen-ok', 'generation_config.json', (j) => ({ ...j, temperature: 0.8, top_p: 0.9, top_k: 0, do_sample: true, transformers_version: '4.56.0' }));
+    expect((await loadServedModel(d)).generationConfig).toMatchObject({ eos_token_id: [2, 68, 72], temperature: 0.8, top_p: 0.9 });
+  });
+
+  test('a tokenizer with ids beyond vocab_size is a ModelLoadError naming tokenizer.json and the field', async () => {
+    const V = served.model.config.vocab_size;
+    const small = variant('vocab-small', 'config.json', (j) => ({ ...j, vocab_size: V - 10 }));
+    // Shrinking config.json also breaks the weight shapes; the tokenizer is checked first.
+    let e = await loadServedModel(small).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ModelLoadError);
+    expect([(e as ModelLoadError).path, (e as ModelLoadError).field]).toEqual([path.join(small, 'tokenizer.json'), 'model.vocab']);
+    expect((e as Error).message).toMatch(new RegExp(`has id ${V - 1}, beyond vocab_size ${V - 10}`));
+    const added = variant('vocab-added', 'tokenizer.json', (j) => ({ ...j, added_tokens: [...(j.added_tokens as unknown[]), { id: V + 5, content: '<|extra|>', single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }] }));
+    e = await loadServedModel(added).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ModelLoadError);
+    expect([(e as ModelLoadError).field, (e as Error).message]).toEqual(['added_tokens', expect.stringContaining(`"<|extra|>" has id ${V + 5}`)]);
+    // A server given such a checkpoint says why on every route instead of blaming requests.
+    const server = createServer({ model: loadServedModel(added) });
+    const url = await server.listen(0);
+    await server.ready.catch(() => {});
+    const r = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'x', messages: [{ role: 'user', content: 'Hi' }] }) });
+    expect(r.status).toBe(503);
+    expect((await json(r)).error).toMatchObject({ code: 'model_load_failed', message: expect.stringContaining('tokenizer.json: added_tokens:') });
+    await server.close();
+  });
+
   test('/health is 503 while the model loads, then 200; a failed load stays 503 with the reason', async () => {
     let resolve!: (m: ServedModel) => void;
     const server = createServer({ model: new Promise<ServedModel>((r) => (resolve = r)) });
@@ -60,7 +115,7 @@ describe('loading', () => {
     const h = await fetch(`${url}/health`);
     expect(h.status).toBe(503);
     expect(await json(h)).toEqual({ error: { message: 'Loading model', type: 'unavailable_error', param: null, code: 'model_loading' } });
-    expect((await fetch(`${url}/v1/chat/completions`, { method: 'POST', body: '{}' })).status).toBe(503);
+    expect((await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(503);
     expect(parsePrometheus(await (await fetch(`${url}/metrics`)).text()).get('apertus_model_loaded')).toBe(0);
     resolve(served);
     await server.ready;
@@ -81,6 +136,7 @@ describe('loading', () => {
 function startStream(url: string, maxTokens: number): Promise<Response> {
   return fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'tiny-ckpt', messages: [{ role: 'user', content: 'Hi' }], max_tokens: maxTokens, stream: true }),
   });
 }
@@ -110,7 +166,7 @@ describe('graceful shutdown', () => {
     const server = createServer({ model: served, maxBatch: 1 });
     const url = await server.listen(0);
     const res = await startStream(url, 300);
-    const queued = fetch(`${url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny-ckpt', prompt: 'Hi', max_tokens: 5 }) });
+    const queued = fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny-ckpt', prompt: 'Hi', max_tokens: 5 }) });
     while (server.scheduler!.queued < 1) await new Promise((r) => setTimeout(r, 2));
     const ws = new WebSocket(`${url.replace('http', 'ws')}/v1/ws`);
     await new Promise((r) => ws.once('open', r));

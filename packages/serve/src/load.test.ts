@@ -62,6 +62,7 @@ describe('load', () => {
         const t0 = performance.now();
         const res = await fetch(`${server.url}/v1/completions`, {
           method: 'POST',
+          headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ model: 'tiny', prompt, max_tokens: MAX_TOKENS, temperature: 0, stream: true, stream_options: { include_usage: true } }),
         });
         if (res.status !== 200) {

@@ -13,12 +13,14 @@ import {
   ConfigError,
   parameterShapes,
   parseConfig,
+  type ApertusConfig,
   type GenerationConfig,
 } from '@apertus/model';
 import { INDEX_FILE_NAME, openCheckpointAsync, SafetensorsFile, type Tensor as StTensor } from '@apertus/safetensors';
 import { bf16ArrayToF32, f16ArrayToF32, Tensor } from '@apertus/tensor';
 import { loadTokenizerFromDirectory, type Tokenizer } from '@apertus/tokenizer';
-import { ModelLoadError } from './errors';
+import { ChatPrompt } from './chat-prompt';
+import { ModelLoadError, PromptError } from './errors';
 
 /** A model ready to be served: weights, tokenizer, and the name clients use in `model`. */
 export interface ServedModel {
@@ -26,6 +28,8 @@ export interface ServedModel {
   model: ApertusModel;
   /** Its tokenizer (chat template tokens included). */
   tokenizer: Tokenizer;
+  /** The chat template (the checkpoint's, or the built-in Apertus renderer). */
+  chat: ChatPrompt;
   /** generation_config.json, when the checkpoint has one (eos ids, default temperature/top_p). */
   generationConfig: GenerationConfig | null;
   /** Model id reported by `/v1/models` and expected in requests. */
@@ -40,6 +44,38 @@ export interface LoadServedModelOptions {
   name?: string;
   /** 'auto' keeps bf16 matrices as stored (half the memory); 'f32' converts everything. Default 'auto'. */
   precision?: 'auto' | 'f32';
+  /** Told about loadable oddities (a chat template that is not the Apertus one). */
+  onWarning?: (message: string) => void;
+}
+
+/**
+ * The checkpoint's chat template: `chat_template.jinja`, else `chat_template` of
+ * tokenizer_config.json (a string, or Hugging Face's list of `{name, template}`: the `default`
+ * one); null when there is none.
+ */
+function readChatTemplate(dir: string, tokenizer: Tokenizer): { template: string | null; file: string } {
+  const jinja = path.join(dir, 'chat_template.jinja');
+  if (fs.existsSync(jinja)) return { template: fs.readFileSync(jinja, 'utf8'), file: jinja };
+  const file = path.join(dir, 'tokenizer_config.json');
+  const t = (tokenizer.config as { chat_template?: unknown }).chat_template;
+  if (t === undefined || t === null) return { template: null, file };
+  if (typeof t === 'string') return { template: t, file };
+  if (Array.isArray(t)) {
+    const named = t.find((x: unknown) => x !== null && typeof x === 'object' && (x as { name?: unknown }).name === 'default') as { template?: unknown } | undefined;
+    if (named && typeof named.template === 'string') return { template: named.template, file };
+    throw new ModelLoadError(file, 'a list of templates must hold one {"name": "default", "template": "..."}', { field: 'chat_template' });
+  }
+  throw new ModelLoadError(file, `must be a string or a list of {name, template}, got ${typeof t}`, { field: 'chat_template' });
+}
+
+function loadChatPrompt(dir: string, tokenizer: Tokenizer, warn: (message: string) => void): ChatPrompt {
+  const { template, file } = readChatTemplate(dir, tokenizer);
+  try {
+    return ChatPrompt.fromTemplate(tokenizer, template, (m) => warn(`${file}: ${m}`));
+  } catch (e) {
+    if (e instanceof PromptError) throw new ModelLoadError(file, e.message, { field: e.field, cause: e });
+    throw e;
+  }
 }
 
 function readJson(file: string): unknown {
@@ -54,6 +90,52 @@ function readJson(file: string): unknown {
   } catch (e) {
     throw new ConfigError('(json)', `invalid JSON: ${(e as Error).message}`, file);
   }
+}
+
+/**
+ * Validate `generation_config.json` against the model: token ids are integers inside the
+ * vocabulary, sampling defaults are in range. Throws ConfigError naming the file and field, so a
+ * bad file fails at load instead of making every request a 400. Fields it does not use are kept.
+ */
+export function parseGenerationConfig(json: unknown, config: ApertusConfig, file: string): GenerationConfig {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new ConfigError('(root)', 'must be a JSON object', file);
+  const j = json as Record<string, unknown>;
+  const V = config.vocab_size;
+  const tokenId = (field: string, v: unknown): number => {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= V) throw new ConfigError(field, `must be a token id in [0, ${V}) (vocab_size of config.json), got ${JSON.stringify(v)}`, file);
+    return v;
+  };
+  const number = (field: string, ok: (x: number) => boolean, range: string): void => {
+    const v = j[field];
+    if (v === undefined || v === null) return;
+    if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) throw new ConfigError(field, `must be ${range}, got ${JSON.stringify(v)}`, file);
+  };
+  for (const field of ['bos_token_id', 'pad_token_id'] as const) if (j[field] !== undefined && j[field] !== null) tokenId(field, j[field]);
+  const eos = j.eos_token_id;
+  if (eos !== undefined && eos !== null) {
+    if (Array.isArray(eos)) {
+      if (eos.length === 0) throw new ConfigError('eos_token_id', 'must not be an empty list', file);
+      eos.forEach((e, i) => tokenId(`eos_token_id[${i}]`, e));
+    } else tokenId('eos_token_id', eos);
+  }
+  number('temperature', (x) => x >= 0, 'a number ≥ 0');
+  number('top_p', (x) => x > 0 && x <= 1, 'a number in (0, 1]');
+  number('top_k', (x) => Number.isInteger(x) && x >= 0, 'an integer ≥ 0');
+  number('max_new_tokens', (x) => Number.isInteger(x) && x >= 1, 'a positive integer');
+  number('repetition_penalty', (x) => x > 0, 'a number > 0');
+  if (j.do_sample !== undefined && j.do_sample !== null && typeof j.do_sample !== 'boolean') throw new ConfigError('do_sample', `must be a boolean, got ${JSON.stringify(j.do_sample)}`, file);
+  return j as GenerationConfig;
+}
+
+/** The tokenizer must fit the model: every token id below config.json's vocab_size. */
+function checkTokenizerFits(tokenizer: Tokenizer, config: ApertusConfig, dir: string): void {
+  const V = config.vocab_size;
+  if (tokenizer.vocabSize <= V) return;
+  const file = path.join(dir, 'tokenizer.json');
+  const added = tokenizer.addedTokens.tokens.find((t) => t.id >= V);
+  const field = added ? 'added_tokens' : 'model.vocab';
+  const id = added ? added.id : tokenizer.vocabSize - 1;
+  throw new ModelLoadError(file, `token ${JSON.stringify(tokenizer.idToToken(id))} has id ${id}, beyond vocab_size ${V} of config.json (the model has no embedding for it)`, { field });
 }
 
 function toTensor(st: StTensor, name: string, precision: 'auto' | 'f32', file: string): Tensor {
@@ -80,10 +162,12 @@ function toTensor(st: StTensor, name: string, precision: 'auto' | 'f32', file: s
 export async function loadServedModel(dir: string, options: LoadServedModelOptions = {}): Promise<ServedModel> {
   if (!fs.existsSync(path.join(dir, 'tokenizer.json'))) throw new ModelLoadError(dir, 'no tokenizer.json in the checkpoint directory');
   const tokenizer = loadTokenizerFromDirectory(dir);
+  const chat = loadChatPrompt(dir, tokenizer, options.onWarning ?? (() => {}));
   const configFile = path.join(dir, 'config.json');
   const config = parseConfig(readJson(configFile), configFile);
+  checkTokenizerFits(tokenizer, config, dir);
   const genFile = path.join(dir, 'generation_config.json');
-  const generationConfig = fs.existsSync(genFile) ? (readJson(genFile) as GenerationConfig) : null;
+  const generationConfig = fs.existsSync(genFile) ? parseGenerationConfig(readJson(genFile), config, genFile) : null;
   const reader = await openCheckpointAsync(dir);
   const file = reader instanceof SafetensorsFile ? reader.path : path.join(dir, INDEX_FILE_NAME);
   const precision = options.precision ?? 'auto';
@@ -107,6 +191,7 @@ export async function loadServedModel(dir: string, options: LoadServedModelOptio
     return {
       model: new ApertusModel(config, params),
       tokenizer,
+      chat,
       generationConfig,
       name: options.name ?? path.basename(path.resolve(dir)),
       created: Math.floor(Date.now() / 1000),

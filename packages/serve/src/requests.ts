@@ -3,8 +3,12 @@
 // `messages[1].content[0].type` or `temperature`.
 
 import type { SamplingParams } from '@apertus/model';
-import { applyApertusChatTemplate, TokenizerError, type ChatMessage, type ChatTool, type ChatToolCall, type JsonSchema } from '@apertus/tokenizer';
-import { ApiError } from './errors';
+import type { ChatMessage, ChatTool, ChatToolCall, JsonSchema } from '@apertus/tokenizer';
+import type { ChatPromptOptions } from './chat-prompt';
+import { ApiError } from './api-error';
+import { PromptError } from './errors';
+import { ANY_OBJECT, arrayOf, compileSchema, oneKeyObject, SchemaError, type SchemaNode } from './json-grammar';
+import type { ConstraintSpec } from './token-constraint';
 import type { ServedModel } from './load';
 import type { GenerationRequest } from './scheduler';
 
@@ -276,33 +280,104 @@ function thinking(f: Fields): boolean {
   return false;
 }
 
+/** The prompt ids of a conversation (message text stays plain text); PromptError becomes a 400 naming the field. */
+function encodeChat(served: ServedModel, messages: ChatMessage[], options: ChatPromptOptions): number[] {
+  try {
+    return served.chat.encode(messages, options);
+  } catch (e) {
+    if (e instanceof PromptError) throw bad(e.field, e.message);
+    throw e;
+  }
+}
+
+/** `response_format`: text (null), `json_object` (any object) or `json_schema` (the schema's subset, see json-grammar.ts). */
+function responseFormat(f: Fields): ConstraintSpec | null {
+  const rf = f.raw('response_format');
+  if (rf === undefined || rf === null) return null;
+  if (!isObj(rf)) throw bad('response_format', `'response_format' must be an object, got ${typeName(rf)}`);
+  switch (rf.type) {
+    case 'text':
+      return null;
+    case 'json_object':
+      return { prefix: [], schema: ANY_OBJECT, suffix: [] };
+    case 'json_schema': {
+      const js = rf.json_schema;
+      if (!isObj(js)) throw bad('response_format.json_schema', "'response_format.json_schema' must be an object with a 'schema'");
+      if (js.schema === undefined) return { prefix: [], schema: ANY_OBJECT, suffix: [] };
+      return { prefix: [], schema: compile(js.schema, 'response_format.json_schema.schema'), suffix: [] };
+    }
+    default:
+      throw bad('response_format.type', `'response_format.type' must be "text", "json_object" or "json_schema", got ${JSON.stringify(rf.type)}`);
+  }
+}
+
+function compile(schema: unknown, param: string): SchemaNode {
+  try {
+    return compileSchema(schema, param);
+  } catch (e) {
+    if (e instanceof SchemaError) throw bad(e.path, e.message, 'unsupported_parameter');
+    throw e;
+  }
+}
+
+/**
+ * `tool_choice`: "auto"/"none" (null: free output), "required" (one or more calls of the tools)
+ * or `{"type": "function", "function": {"name"}}` (one call of that tool), as a forced
+ * `<|tools_prefix|>[{"name": arguments}, …]<|tools_suffix|>` with arguments following each tool's
+ * `parameters` schema.
+ */
+function toolConstraint(choice: unknown, tools: ChatTool[], served: ServedModel): ConstraintSpec | null {
+  if (choice === undefined || choice === null || choice === 'auto' || choice === 'none') return null;
+  let names: string[];
+  if (choice === 'required') names = tools.map((t) => toolName(t));
+  else if (isObj(choice) && choice.type === 'function' && isObj(choice.function) && typeof choice.function.name === 'string') {
+    const name = choice.function.name;
+    if (!tools.some((t) => toolName(t) === name)) throw bad('tool_choice.function.name', `'tool_choice' names '${name}', which is not in 'tools'`);
+    names = [name];
+  } else throw bad('tool_choice', `'tool_choice' must be "auto", "none", "required" or {"type": "function", "function": {"name": …}}, got ${JSON.stringify(choice)}`);
+  if (names.length === 0) throw bad('tool_choice', "'tool_choice' \"required\" needs at least one tool in 'tools'");
+  const tok = served.tokenizer;
+  const open = tok.tokenToId('<|tools_prefix|>');
+  const close = tok.tokenToId('<|tools_suffix|>');
+  if (open === undefined || close === undefined) throw bad('tool_choice', "this model's tokenizer has no <|tools_prefix|> / <|tools_suffix|> tokens, so tool calls cannot be forced", 'unsupported_parameter');
+  const props = new Map<string, SchemaNode>();
+  tools.forEach((t, i) => {
+    const name = toolName(t);
+    if (!names.includes(name)) return;
+    const params = 'function' in t ? t.function.parameters : t.parameters;
+    props.set(name, params === undefined ? ANY_OBJECT : compile(params, `tools[${i}].function.parameters`));
+  });
+  return { prefix: [open], schema: arrayOf(oneKeyObject(props), 1, names.length === 1 && choice !== 'required' ? 1 : Infinity), suffix: [close] };
+}
+
+function toolName(t: ChatTool): string {
+  return 'function' in t ? t.function.name : t.name;
+}
+
 /** Validate a `/v1/chat/completions` body and render its prompt with the Apertus chat template. */
 export function prepareChat(body: unknown, limits: RequestLimits): PreparedChat {
   const f = new Fields(requireObject(body));
   const model = checkModel(f, limits.served);
   const messages = toChatMessages(f.raw('messages'));
   const c = common(f, limits, ['max_completion_tokens', 'max_tokens']);
-  unsupported(f, 'logprobs', (v) => v === false, '(token log-probabilities)');
-  unsupported(f, 'top_logprobs', () => false, '(token log-probabilities)');
-  unsupported(f, 'response_format', (v) => isObj(v) && v.type === 'text', '(structured output)');
-  const toolChoice = f.raw('tool_choice');
-  if (toolChoice !== undefined && toolChoice !== null && toolChoice !== 'auto' && toolChoice !== 'none') {
-    throw bad('tool_choice', `'tool_choice' ${JSON.stringify(toolChoice)} is not supported (use "auto" or "none")`, 'unsupported_parameter');
-  }
-  const useTools = toolChoice !== 'none';
+  const logprobs = f.bool('logprobs') ?? false;
+  const top = f.number('top_logprobs', 0, 20, { integer: true });
+  if (top !== undefined && !logprobs) throw bad('top_logprobs', "'top_logprobs' needs 'logprobs': true");
   const tools = toTools(f.raw('tools'));
+  const toolChoice = f.raw('tool_choice');
+  const useTools = toolChoice !== 'none';
+  const format = responseFormat(f);
+  const forcedCall = toolConstraint(toolChoice, tools, limits.served);
+  if (format && forcedCall) throw bad('tool_choice', "a 'tool_choice' that forces a call cannot be combined with a JSON 'response_format'");
+  const constraint = format ?? forcedCall;
   const enableThinking = thinking(f);
-  let prompt: number[];
-  try {
-    prompt = applyApertusChatTemplate(limits.served.tokenizer, messages, { tools: useTools ? tools : [], enableThinking, addGenerationPrompt: true }).ids;
-  } catch (e) {
-    if (e instanceof TokenizerError) throw bad(e.field ?? 'messages', e.message);
-    throw e;
-  }
+  const prompt = encodeChat(limits.served, messages, { tools: useTools ? tools : [], enableThinking, addGenerationPrompt: true });
   const maxTokens = resolveMaxTokens(c.maxTokens, prompt.length, limits, 'messages');
   return {
     request: {
       prompt, n: c.n, sampling: c.sampling, maxTokens, stop: c.stop, mode: 'chat', parseTools: useTools, skipSpecialTokens: c.skipSpecialTokens,
+      ...(constraint ? { constraint } : {}),
+      ...(logprobs ? { logprobs: top ?? 0 } : {}),
     },
     stream: c.stream,
     includeUsage: c.includeUsage,
@@ -316,8 +391,9 @@ export function prepareCompletion(body: unknown, limits: RequestLimits): Prepare
   const model = checkModel(f, limits.served);
   const c = common(f, limits, ['max_tokens']);
   unsupported(f, 'suffix', (v) => v === '', '(insertion)');
-  unsupported(f, 'logprobs', () => false, '(token log-probabilities)');
+  const logprobs = f.number('logprobs', 0, 20, { integer: true });
   const echo = f.bool('echo') ?? false;
+  if (echo && logprobs !== undefined) throw bad('logprobs', "'logprobs' together with 'echo' (prompt log-probabilities) is not supported by this server", 'unsupported_parameter');
   const raw = f.raw('prompt');
   const tok = limits.served.tokenizer;
   let prompts: number[][];
@@ -349,7 +425,7 @@ export function prepareCompletion(body: unknown, limits: RequestLimits): Prepare
   if (prompts.length * c.n > limits.maxN) throw bad('n', `${prompts.length} prompts × n = ${c.n} exceeds this server's limit of ${limits.maxN} choices per request`);
   const requests = prompts.map((prompt): GenerationRequest => ({
     prompt, n: c.n, sampling: c.sampling, maxTokens: resolveMaxTokens(c.maxTokens, prompt.length, limits, 'prompt'),
-    stop: c.stop, mode: 'text', skipSpecialTokens: c.skipSpecialTokens,
+    stop: c.stop, mode: 'text', skipSpecialTokens: c.skipSpecialTokens, ...(logprobs !== undefined ? { logprobs } : {}),
   }));
   return { requests, echo: echo ? texts : null, stream: c.stream, includeUsage: c.includeUsage, model, n: c.n };
 }
@@ -361,14 +437,7 @@ export function prepareTokenize(body: unknown, served: ServedModel): number[] {
   if (f.has('messages')) {
     const messages = toChatMessages(f.raw('messages'));
     const tools = toTools(f.raw('tools'));
-    try {
-      return applyApertusChatTemplate(served.tokenizer, messages, {
-        tools, enableThinking: thinking(f), addGenerationPrompt: f.bool('add_generation_prompt') ?? true,
-      }).ids;
-    } catch (e) {
-      if (e instanceof TokenizerError) throw bad(e.field ?? 'messages', e.message);
-      throw e;
-    }
+    return encodeChat(served, messages, { tools, enableThinking: thinking(f), addGenerationPrompt: f.bool('add_generation_prompt') ?? true });
   }
   const text = f.has('prompt') ? f.string('prompt') : f.string('content');
   if (text === undefined) throw bad('prompt', "'prompt' (or 'content' or 'messages') is required");

@@ -1,8 +1,9 @@
-// Running a validated request on the scheduler and delivering it to a transport: streamed
+// The HTTP/WebSocket side of a generation: running a validated request on the scheduler and delivering it to a transport: streamed
 // (SSE or WebSocket: chunk, then done / error) or collected into one response. A completions
 // request with several prompts runs them as separate scheduler requests and reports one result.
 
-import { ApiError } from './errors';
+import { toApiError, type ApiError } from './api-error';
+import type { EngineError } from './errors';
 import type { PreparedChat, PreparedCompletion } from './requests';
 import {
   ChatChunker, ChatCollector, CompletionChunker, CompletionCollector,
@@ -23,7 +24,7 @@ export interface StreamSink<C> {
 /** A running request. */
 export interface Running {
   /** Stop it (see GenerationHandle.cancel). */
-  cancel(error?: ApiError): void;
+  cancel(error?: EngineError): void;
 }
 
 /** Submit a set of scheduler requests as one client request; events come back with their prompt's base choice index. */
@@ -39,7 +40,7 @@ function submitAll(
   const total: Usage = { promptTokens: 0, completionTokens: 0 };
   let left = requests.length;
   let failed = false;
-  const cancelAll = (error?: ApiError) => {
+  const cancelAll = (error?: EngineError) => {
     for (const h of handles) h.cancel(error);
   };
   try {
@@ -52,7 +53,7 @@ function submitAll(
           if (e.type === 'error') {
             failed = true;
             for (const h of handles) if (!h.finished) h.cancel();
-            onError(e.error, total);
+            onError(toApiError(e.error), total);
           } else if (--left === 0) onDone(total);
         } else onEvent(e, p * n);
       }));
@@ -60,14 +61,14 @@ function submitAll(
   } catch (e) {
     failed = true;
     cancelAll();
-    throw e;
+    throw toApiError(e);
   }
   return { cancel: (error) => cancelAll(error) };
 }
 
 /** Stream a chat request; throws ApiError (400/429) when the scheduler refuses it, before any chunk. */
 export function streamChat(scheduler: Scheduler, prep: PreparedChat, meta: ResponseMeta, sink: StreamSink<ChatCompletionChunk>, beforeFirst?: () => void): Running {
-  const chunker = new ChatChunker(meta, prep.request.n ?? 1);
+  const chunker = new ChatChunker(meta, prep.request.n ?? 1, prep.request.logprobs !== undefined);
   const n = prep.request.n ?? 1;
   const finish = new Array<FinishReason>(n).fill('stop');
   let started = false;
@@ -102,7 +103,7 @@ export function streamChat(scheduler: Scheduler, prep: PreparedChat, meta: Respo
 
 /** Stream a completions request (all prompts); throws ApiError before any chunk when refused. */
 export function streamCompletion(scheduler: Scheduler, prep: PreparedCompletion, meta: ResponseMeta, sink: StreamSink<CompletionChunk>, beforeFirst?: () => void): Running {
-  const chunker = new CompletionChunker(meta);
+  const chunker = new CompletionChunker(meta, prep.requests[0]?.logprobs !== undefined);
   const finish = new Array<FinishReason>(prep.requests.length * prep.n).fill('stop');
   let started = false;
   const start = () => {
@@ -137,7 +138,7 @@ export function streamCompletion(scheduler: Scheduler, prep: PreparedCompletion,
 
 /** Run a chat request to the end; `result` resolves with the response or rejects with an ApiError. */
 export function collectChat(scheduler: Scheduler, prep: PreparedChat, meta: ResponseMeta): Running & { result: Promise<ChatCompletion> } {
-  const collector = new ChatCollector(meta, prep.request.n ?? 1);
+  const collector = new ChatCollector(meta, prep.request.n ?? 1, prep.request.logprobs !== undefined);
   let resolve!: (c: ChatCompletion) => void;
   let reject!: (e: ApiError) => void;
   const result = new Promise<ChatCompletion>((res, rej) => {
@@ -154,7 +155,7 @@ export function collectCompletion(scheduler: Scheduler, prep: PreparedCompletion
   if (prep.echo) prep.echo.forEach((t, p) => {
     for (let i = 0; i < prep.n; i++) echo[p * prep.n + i] = t;
   });
-  const collector = new CompletionCollector(meta, prep.requests.length * prep.n, echo);
+  const collector = new CompletionCollector(meta, prep.requests.length * prep.n, echo, prep.requests[0]?.logprobs !== undefined);
   let resolve!: (c: Completion) => void;
   let reject!: (e: ApiError) => void;
   const result = new Promise<Completion>((res, rej) => {

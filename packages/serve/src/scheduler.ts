@@ -14,10 +14,11 @@
 // tokens actually generated. Cancelling a request removes its sequences from the batch at once.
 
 import { GenerationError, KVCache, Sampler, step, validateSampling, type ApertusConfig, type SamplingParams } from '@apertus/model';
-import { ApiError, toApiError } from './errors';
+import { EngineError } from './errors';
 import type { ServedModel } from './load';
 import type { ServerMetrics } from './metrics';
 import { OutputParser, type Channel, type ParserEvent, type ToolCall } from './output-parser';
+import { TokenConstraint, tokenBytes, type ConstraintSpec } from './token-constraint';
 
 /** Why a sequence ended: OpenAI's reasons, plus 'cancelled' (client gone / cancel message). */
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'cancelled';
@@ -42,6 +43,22 @@ export interface GenerationRequest {
   parseTools?: boolean;
   /** Leave special tokens out of the text. Default true. */
   skipSpecialTokens?: boolean;
+  /** Constrain the output: forced tokens and a JSON value of a schema (see token-constraint.ts). */
+  constraint?: ConstraintSpec;
+  /** Report each sampled token's log-probability and this many top alternatives (0–20); off when undefined. */
+  logprobs?: number;
+}
+
+/** A sampled token's log-probability under the model (log-softmax of its logits), OpenAI's chat shape. */
+export interface TokenLogprob {
+  /** The token's text (lone pieces of a UTF-8 character decode as U+FFFD; see `bytes`). */
+  token: string;
+  /** Natural log of its probability. */
+  logprob: number;
+  /** The bytes it stands for. */
+  bytes: number[];
+  /** The most likely tokens at this position, most likely first. */
+  top_logprobs: { token: string; logprob: number; bytes: number[] }[];
 }
 
 /** Token counts of a finished request (OpenAI `usage`). */
@@ -55,10 +72,11 @@ export interface Usage {
 /** What a request's listener receives, in order; `done` or `error` comes last, exactly once. */
 export type GenerationEvent =
   | { type: 'text'; index: number; channel: Channel; text: string }
+  | { type: 'logprob'; index: number; logprob: TokenLogprob }
   | { type: 'tool_calls'; index: number; calls: ToolCall[] }
   | { type: 'finish'; index: number; reason: FinishReason; completionTokens: number }
   | { type: 'done'; usage: Usage }
-  | { type: 'error'; error: ApiError; usage: Usage };
+  | { type: 'error'; error: EngineError; usage: Usage };
 
 /** A submitted request. */
 export interface GenerationHandle {
@@ -71,7 +89,7 @@ export interface GenerationHandle {
    * listener gets `finish` (reason 'cancelled') for every open sequence, then `done`; with one, it
    * gets `error` (a mid-stream error for streaming clients).
    */
-  cancel(error?: ApiError): void;
+  cancel(error?: EngineError): void;
 }
 
 /** Options of {@link Scheduler}. */
@@ -96,6 +114,7 @@ interface Seq {
   cache: KVCache;
   sampler: Sampler;
   parser: OutputParser;
+  constraint: TokenConstraint | null;
   generated: number;
   pending: number;
   lastTokenAt: number;
@@ -122,7 +141,7 @@ class Handle implements GenerationHandle {
   finished = false;
   group!: Group;
   constructor(readonly id: number, private readonly scheduler: Scheduler) {}
-  cancel(error?: ApiError): void {
+  cancel(error?: EngineError): void {
     if (!this.finished) this.scheduler.cancelGroup(this.group, error);
   }
 }
@@ -201,38 +220,47 @@ export class Scheduler {
   }
 
   /**
-   * Queue a request; `onEvent` receives its events (see {@link GenerationEvent}). Throws ApiError:
-   * 400 for an invalid request (empty prompt, ids outside the vocabulary, context overflow, bad
-   * sampling values, n above the batch size), 429 when the queue is full.
+   * Queue a request; `onEvent` receives its events (see {@link GenerationEvent}). Throws
+   * EngineError: `invalid_request` (empty prompt, ids outside the vocabulary, bad sampling values,
+   * n above the batch size, an output format that cannot fit), `context_length_exceeded`,
+   * `queue_full`.
    */
   submit(req: GenerationRequest, onEvent: (e: GenerationEvent) => void): GenerationHandle {
     const V = this.served.model.config.vocab_size;
     const n = req.n ?? 1;
-    if (!Number.isInteger(n) || n < 1) throw new ApiError(400, `n must be a positive integer, got ${n}`, 'invalid_request_error', 'n');
-    if (n > this.maxBatch) throw new ApiError(400, `n = ${n} exceeds the server's batch size ${this.maxBatch}`, 'invalid_request_error', 'n');
-    if (req.prompt.length === 0) throw new ApiError(400, 'the prompt has no tokens', 'invalid_request_error', 'prompt');
+    if (!Number.isInteger(n) || n < 1) throw new EngineError('invalid_request', `n must be a positive integer, got ${n}`, 'n');
+    if (n > this.maxBatch) throw new EngineError('invalid_request', `n = ${n} exceeds the server's batch size ${this.maxBatch}`, 'n');
+    if (req.prompt.length === 0) throw new EngineError('invalid_request', 'the prompt has no tokens', 'prompt');
     for (let i = 0; i < req.prompt.length; i++) {
       const id = req.prompt[i]!;
-      if (!Number.isInteger(id) || id < 0 || id >= V) throw new ApiError(400, `token id ${id} is outside the vocabulary of ${V}`, 'invalid_request_error', 'prompt');
+      if (!Number.isInteger(id) || id < 0 || id >= V) throw new EngineError('invalid_request', `token id ${id} is outside the vocabulary of ${V}`, 'prompt');
     }
-    if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) throw new ApiError(400, `max_tokens must be a positive integer, got ${req.maxTokens}`, 'invalid_request_error', 'max_tokens');
+    if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) throw new EngineError('invalid_request', `max_tokens must be a positive integer, got ${req.maxTokens}`, 'max_tokens');
     if (req.prompt.length + req.maxTokens > this.contextLength) {
-      throw new ApiError(
-        400,
+      throw new EngineError(
+        'context_length_exceeded',
         `This model's maximum context length is ${this.contextLength} tokens. However, you requested ${req.prompt.length + req.maxTokens} tokens (${req.prompt.length} in the prompt, ${req.maxTokens} for the completion).`,
-        'invalid_request_error', req.prompt.length >= this.contextLength ? 'prompt' : 'max_tokens', 'context_length_exceeded',
+        req.prompt.length >= this.contextLength ? 'prompt' : 'max_tokens',
       );
+    }
+    if (req.logprobs !== undefined && (!Number.isInteger(req.logprobs) || req.logprobs < 0 || req.logprobs > 20)) {
+      throw new EngineError('invalid_request', `top log-probabilities must be an integer in [0, 20], got ${req.logprobs}`, 'top_logprobs');
+    }
+    if (req.constraint) {
+      const room = Math.min(req.maxTokens, this.contextLength - req.prompt.length);
+      const need = new TokenConstraint(this.served.tokenizer, V, req.constraint, [...(req.stopTokenIds ?? this.stopTokenIds)]).needed();
+      if (need > room) throw new EngineError('invalid_request', `the requested output format needs at least ${need} tokens, but only ${room} may be generated`, 'max_tokens');
     }
     try {
       validateSampling(req.sampling ?? {});
     } catch (e) {
-      if (e instanceof GenerationError) throw new ApiError(400, `${FIELD_NAMES[e.field] ?? e.field} ${e.message.slice(e.field.length + 2)}`, 'invalid_request_error', FIELD_NAMES[e.field] ?? e.field);
+      if (e instanceof GenerationError) throw new EngineError('invalid_request', `${FIELD_NAMES[e.field] ?? e.field} ${e.message.slice(e.field.length + 2)}`, FIELD_NAMES[e.field] ?? e.field);
       throw e;
     }
     const fitsNow = this.waiting.length === 0 && this.running + n <= this.maxBatch;
     if (!fitsNow && this.waiting.length >= this.maxQueue) {
       this.metrics?.rejected.inc();
-      throw new ApiError(429, `the server is busy: ${this.waiting.length} requests are already waiting (limit ${this.maxQueue})`, 'rate_limit_error', null, 'queue_full');
+      throw new EngineError('queue_full', `the server is busy: ${this.waiting.length} requests are already waiting (limit ${this.maxQueue})`);
     }
     const handle = new Handle(this.nextId++, this);
     const group: Group = {
@@ -257,13 +285,13 @@ export class Scheduler {
   }
 
   /** Cancel every request (`error` given: each gets it as an `error` event). */
-  cancelAll(error?: ApiError): void {
+  cancelAll(error?: EngineError): void {
     const groups = new Set<Group>([...this.waiting, ...this.prefilling, ...this.decoding.map((s) => s.group)]);
     for (const g of groups) this.cancelGroup(g, error);
   }
 
   /** @internal Used by GenerationHandle.cancel. */
-  cancelGroup(g: Group, error?: ApiError): void {
+  cancelGroup(g: Group, error?: EngineError): void {
     if (g.handle.finished) return;
     this.removeGroup(g);
     if (error) this.fail(g, error);
@@ -354,7 +382,7 @@ export class Scheduler {
       const groups = new Set(owners.map((o) => o.group));
       for (const g of groups) {
         this.removeGroup(g);
-        this.fail(g, new ApiError(500, `model step failed: ${(e as Error).message}`, 'server_error', null, 'model_error', { cause: e }));
+        this.fail(g, new EngineError('model_error', `model step failed: ${(e as Error).message}`, null, { cause: e }));
       }
       return;
     }
@@ -370,7 +398,7 @@ export class Scheduler {
         this.metrics?.promptTokens.inc({}, o.count);
         if (g.prefilled === g.req.prompt.length) this.startDecoding(g, row, t);
       } else if (!o.done && !o.group.handle.finished) {
-        this.accept(o, o.sampler.sample(row), t);
+        this.accept(o, this.pick(o, row), t);
       }
     });
   }
@@ -389,15 +417,37 @@ export class Scheduler {
         parseTools: req.parseTools ?? true,
         skipSpecialTokens: req.skipSpecialTokens ?? true,
       });
-      const s: Seq = { index: i, group: g, cache, sampler: new Sampler(sampling, req.prompt), parser, generated: 0, pending: -1, lastTokenAt: t, done: false };
+      const constraint = req.constraint ? new TokenConstraint(this.served.tokenizer, this.served.model.config.vocab_size, req.constraint, [...g.stopIds]) : null;
+      const s: Seq = { index: i, group: g, cache, sampler: new Sampler(sampling, req.prompt), parser, constraint, generated: 0, pending: -1, lastTokenAt: t, done: false };
       g.seqs.push(s);
     }
     g.cache = null;
     for (const s of g.seqs) {
       if (g.handle.finished) break;
       this.decoding.push(s);
-      this.accept(s, s.sampler.sample(row), t);
+      this.accept(s, this.pick(s, row), t);
     }
+  }
+
+  /**
+   * Sample the next token of `s` from its logits row: masked to the constraint's allowed ids when
+   * it has one; its log-probability (from the unmasked row) is reported when asked for.
+   */
+  private pick(s: Seq, row: Float32Array): number {
+    const g = s.group;
+    let id: number;
+    if (s.constraint) {
+      const left = Math.min(g.req.maxTokens, g.limit - g.req.prompt.length) - s.generated;
+      const allowed = s.constraint.allowed(left);
+      const masked = new Float32Array(row.length).fill(-Infinity);
+      for (const a of allowed) masked[a] = row[a]!;
+      id = s.sampler.sample(masked);
+      // Rounding at the very end of a draw may land on a masked id: take the best allowed one.
+      if (masked[id] === -Infinity) id = allowed.reduce((best, a) => (row[a]! > row[best]! ? a : best), allowed[0]!);
+      s.constraint.accept(id);
+    } else id = s.sampler.sample(row);
+    if (g.req.logprobs !== undefined && !g.stopIds.has(id)) this.emit(g, { type: 'logprob', index: s.index, logprob: logprobOf(this.served.tokenizer, row, id, g.req.logprobs) });
+    return id;
   }
 
   /** A token was sampled for `s`: count it, emit its text, and decide whether the sequence goes on. */
@@ -422,7 +472,7 @@ export class Scheduler {
     try {
       events = s.parser.push(token);
     } catch (e) {
-      this.cancelGroup(g, new ApiError(500, `cannot decode generated token ${token}: ${(e as Error).message}`, 'server_error', null, 'decode_error', { cause: e }));
+      this.cancelGroup(g, new EngineError('decode_error', `cannot decode generated token ${token}: ${(e as Error).message}`, null, { cause: e }));
       return;
     }
     this.emitParser(s, events);
@@ -450,7 +500,7 @@ export class Scheduler {
       try {
         this.emitParser(s, s.parser.finish());
       } catch (e) {
-        this.cancelGroup(g, toApiError(e));
+        this.cancelGroup(g, new EngineError('decode_error', (e as Error).message, null, { cause: e }));
         return;
       }
     }
@@ -471,7 +521,7 @@ export class Scheduler {
     }
   }
 
-  private fail(g: Group, error: ApiError): void {
+  private fail(g: Group, error: EngineError): void {
     if (g.handle.finished) return;
     for (const s of openSeqs(g)) {
       s.done = true;
@@ -490,7 +540,7 @@ export class Scheduler {
     try {
       g.onEvent(e);
     } catch (err) {
-      this.cancelGroup(g, toApiError(err));
+      this.cancelGroup(g, new EngineError('model_error', `the request's listener failed: ${(err as Error).message}`, null, { cause: err }));
     }
   }
 }
@@ -501,6 +551,27 @@ function openSeqs(g: Group): Seq[] {
 
 function usage(g: Group): Usage {
   return { promptTokens: g.req.prompt.length, completionTokens: g.completionTokens };
+}
+
+/** Log-softmax of `row` at `id` and the `top` most likely ids (float64, ties by lower id). */
+function logprobOf(tokenizer: ServedModel['tokenizer'], row: Float32Array, id: number, top: number): TokenLogprob {
+  let m = -Infinity;
+  for (let i = 0; i < row.length; i++) if (row[i]! > m) m = row[i]!;
+  let z = 0;
+  for (let i = 0; i < row.length; i++) z += Math.exp(row[i]! - m);
+  const lse = m + Math.log(z);
+  const best: number[] = [];
+  if (top > 0) {
+    for (let i = 0; i < row.length; i++) {
+      if (best.length === top && row[i]! <= row[best[top - 1]!]!) continue;
+      let k = best.length === top ? top - 1 : best.length;
+      while (k > 0 && row[best[k - 1]!]! < row[i]!) k--;
+      best.splice(k, 0, i);
+      if (best.length > top) best.pop();
+    }
+  }
+  const entry = (t: number) => ({ token: tokenizer.decode([t]), logprob: row[t]! - lse, bytes: [...tokenBytes(tokenizer, t)] });
+  return { ...entry(id), top_logprobs: best.map(entry) };
 }
 
 /** Stop ids of a served model: generation_config eos ids (else config.json's) and the tokenizer's eos. */

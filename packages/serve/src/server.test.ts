@@ -159,12 +159,12 @@ describe('OpenAI API with the official client', () => {
 
   test('tokenize and detokenize agree with the tokenizer', async () => {
     const text = 'Grüezi mitenand! 2+2=4';
-    const t = await json(fetch(`${server.url}/tokenize`, { method: 'POST', body: JSON.stringify({ prompt: text }) }));
+    const t = await json(fetch(`${server.url}/tokenize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: text }) }));
     expect(t.tokens).toEqual(tok.encodeIds(text));
     expect(t.count).toBe(t.tokens.length);
-    const chat = await json(fetch(`${server.url}/tokenize`, { method: 'POST', body: JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }] }) }));
+    const chat = await json(fetch(`${server.url}/tokenize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }] }) }));
     expect(chat.tokens).toEqual(chatIds([{ role: 'user', content: 'Hi' }]));
-    const d = await json(fetch(`${server.url}/detokenize`, { method: 'POST', body: JSON.stringify({ tokens: t.tokens }) }));
+    const d = await json(fetch(`${server.url}/detokenize`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tokens: t.tokens }) }));
     expect(d.prompt).toBe(`<s>${text}`);
   });
 

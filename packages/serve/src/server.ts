@@ -13,10 +13,12 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { ApiError, toApiError } from './errors';
-import { checkBearer, parseJsonBody, readBody, sendError, sendJson, sseData, startSse } from './http-util';
+import { ApiError, toApiError } from './api-error';
+import { EngineError } from './errors';
+import { checkBearer, parseJsonBody, readBody, requireJson, sendError, sendJson, sseData, startSse } from './http-util';
 import type { ServedModel } from './load';
 import { ServerMetrics } from './metrics';
+import { isLoopbackHost, OriginGuard } from './origin-guard';
 import { prepareChat, prepareCompletion, prepareDetokenize, prepareTokenize, type RequestLimits } from './requests';
 import { collectChat, collectCompletion, streamChat, streamCompletion, type Running, type StreamSink } from './run';
 import { Scheduler } from './scheduler';
@@ -45,6 +47,10 @@ export interface ServerOptions {
   wsPingIntervalMs?: number;
   /** Serve the chat page at `/`. Default true. */
   webPage?: boolean;
+  /** Origins allowed to call the API from a browser (CORS); `*` for any. Default none (same origin only). */
+  corsOrigins?: readonly string[];
+  /** Host names accepted besides loopback ones while bound to a loopback address (DNS-rebinding protection). */
+  allowedHosts?: readonly string[];
   /** Called with one line per finished HTTP request and lifecycle event. */
   log?: (line: string) => void;
 }
@@ -90,6 +96,8 @@ export interface ServerContext {
   readonly options: ServerOptions;
   /** The server's metrics. */
   readonly metrics: ServerMetrics;
+  /** Origin / Host checks (HTTP and WebSocket). */
+  readonly guard: OriginGuard;
   /** Model, scheduler and limits; throws ApiError 503 while loading, after a failed load, or when closing. */
   state(): { served: ServedModel; scheduler: Scheduler; limits: RequestLimits };
   /** True once close() was called. */
@@ -110,6 +118,7 @@ export function createServer(options: ServerOptions): ApertusServer {
   let url = '';
   const inflight = new Set<ServerResponse>();
   const log = options.log ?? (() => {});
+  const guard = new OriginGuard({ corsOrigins: options.corsOrigins ?? [], allowedHosts: options.allowedHosts ?? [] });
 
   const ready = Promise.resolve(options.model).then(
     (served) => {
@@ -133,6 +142,7 @@ export function createServer(options: ServerOptions): ApertusServer {
   const ctx: ServerContext = {
     options,
     metrics,
+    guard,
     get closing() {
       return closing;
     },
@@ -208,6 +218,7 @@ export function createServer(options: ServerOptions): ApertusServer {
       throw new ApiError(404, `no route ${method} ${path}`, 'not_found_error', null, 'not_found');
     }
     expect('POST');
+    requireJson(req);
     const body = parseJsonBody(await readBody(req, maxBody));
     const { served, scheduler, limits } = ctx.state();
     if (path === '/tokenize') {
@@ -270,6 +281,24 @@ export function createServer(options: ServerOptions): ApertusServer {
       metrics.requests.inc({ route, status: String(res.statusCode) });
       log(`${req.method} ${path} ${res.statusCode} ${(performance.now() - started).toFixed(1)}ms`);
     });
+    const refused = guard.check(req.headers);
+    if (refused) {
+      req.resume();
+      sendError(res, refused);
+      return;
+    }
+    for (const [k, v] of Object.entries(guard.corsHeaders(req.headers))) res.setHeader(k, v);
+    if (req.method === 'OPTIONS') {
+      req.resume();
+      if (req.headers['access-control-request-method'] === undefined) {
+        res.writeHead(204, { allow: 'GET, POST, OPTIONS' }).end();
+        return;
+      }
+      const headers = guard.preflight(req.headers);
+      if (headers) res.writeHead(204, headers).end();
+      else sendError(res, new ApiError(403, `Origin '${req.headers.origin ?? ''}' is not allowed to call this server cross-origin (see --cors-origin)`, 'invalid_request_error', null, 'origin_not_allowed'));
+      return;
+    }
     if (closing) {
       req.resume();
       sendError(res, new ApiError(503, 'the server is shutting down', 'unavailable_error', null, 'server_shutdown'), { connection: 'close' });
@@ -311,6 +340,7 @@ export function createServer(options: ServerOptions): ApertusServer {
           httpServer.off('error', onError);
           const a = httpServer.address() as AddressInfo;
           const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+          guard.loopback = isLoopbackHost(a.address);
           url = `http://${h}:${a.port}`;
           log(`listening on ${url}`);
           resolve(url);
@@ -324,7 +354,7 @@ export function createServer(options: ServerOptions): ApertusServer {
         const stopped = new Promise<void>((r) => (httpServer.listening ? httpServer.close(() => r()) : r()));
         httpServer.closeIdleConnections();
         ws.stopAccepting();
-        const shutdown = new ApiError(503, 'the server is shutting down', 'unavailable_error', null, 'server_shutdown');
+        const shutdown = new EngineError('shutdown', 'the server is shutting down');
         const scheduler = loaded?.scheduler;
         if (scheduler) {
           if ((opts.mode ?? 'finish') === 'finish') {

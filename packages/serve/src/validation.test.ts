@@ -74,9 +74,12 @@ describe('request validation', () => {
       [{ messages: [{ role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'f', arguments: {} } }] }] }, 'messages[0].tool_calls[0].function.arguments'],
       [{ tools: [{ type: 'function', function: { name: 'bad name!' } }] }, 'tools[0].function.name'],
       [{ tool_choice: 'required' }, 'tool_choice'],
-      [{ logprobs: true }, 'logprobs'],
+      [{ logprobs: 'yes' }, 'logprobs'],
+      [{ top_logprobs: 3 }, 'top_logprobs'],
       [{ logit_bias: { '5': 10 } }, 'logit_bias'],
-      [{ response_format: { type: 'json_object' } }, 'response_format'],
+      [{ response_format: { type: 'xml' } }, 'response_format.type'],
+      [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'string', pattern: 'a' } } } }, 'response_format.json_schema.schema.pattern'],
+      [{ tool_choice: { type: 'function', function: { name: 'f' } } }, 'tool_choice.function.name'],
       [{ model: 42 }, 'model'],
     ];
     for (const [patch, param] of cases) {

@@ -71,7 +71,7 @@ describe('chat page', () => {
     const shown = await page.textContent('.msg.assistant .content');
     const api = await json(fetch(`${server.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: 'Bearer page-key' },
+      headers: { authorization: 'Bearer page-key', 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'Hello there!' }], temperature: 0, max_tokens: 12 }),
     }));
     expect(shown).toBe(api.choices[0].message.content);
@@ -85,7 +85,7 @@ describe('chat page', () => {
     const second = await page.textContent('.msg.assistant:nth-of-type(4) .content');
     const api2 = await json(fetch(`${server.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: 'Bearer page-key' },
+      headers: { authorization: 'Bearer page-key', 'content-type': 'application/json' },
       body: JSON.stringify({
         model: 'tiny', temperature: 0, max_tokens: 12,
         messages: [{ role: 'user', content: 'Hello there!' }, { role: 'assistant', content: shown }, { role: 'user', content: 'And then?' }],

@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 async function httpChat(body: Record<string, unknown>): Promise<{ choices: { message: { content: string } }[]; usage: { completion_tokens: number } }> {
-  const r = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', ...body }) });
+  const r = await fetch(`${server.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', ...body }) });
   return json(r);
 }
 
@@ -86,9 +86,23 @@ describe('WebSocket protocol', () => {
     const { ws, log, until } = await connect();
     ws.send(JSON.stringify({ type: 'generate', id: 'c', endpoint: 'completions', prompt: 'Once upon a time', max_tokens: 5, temperature: 0 }));
     const done = await until((m) => m.type === 'done' && m.id === 'c');
-    const http = await json(fetch(`${server.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', prompt: 'Once upon a time', max_tokens: 5, temperature: 0 }) }));
+    const http = await json(fetch(`${server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'Once upon a time', max_tokens: 5, temperature: 0 }) }));
     expect(textOf(log, 'c')).toBe(http.choices[0].text);
     expect(done.usage).toEqual(http.usage);
+    ws.close();
+  });
+
+  test('structured output and logprobs work over the socket too (same engine)', async () => {
+    const { ws, log, until } = await connect();
+    const schema = { type: 'object', properties: { city: { type: 'string' }, temp: { type: 'integer' } }, required: ['city', 'temp'], additionalProperties: false };
+    ws.send(JSON.stringify({ type: 'generate', id: 'j', messages: [{ role: 'user', content: 'Weather?' }], max_tokens: 30, temperature: 1, seed: 5, logprobs: true, response_format: { type: 'json_schema', json_schema: { name: 'w', schema } } }));
+    const done = await until((m) => m.type === 'done' && m.id === 'j');
+    const value = JSON.parse(textOf(log, 'j')) as Record<string, unknown>;
+    expect(Object.keys(value).sort()).toEqual(['city', 'temp']);
+    expect(typeof value.city).toBe('string');
+    expect(Number.isInteger(value.temp)).toBe(true);
+    const lps = log.filter((m) => m.type === 'chunk' && m.id === 'j').flatMap((m) => (m.chunk as unknown as { choices: { logprobs: { content: unknown[] } | null }[] }).choices[0]?.logprobs?.content ?? []);
+    expect(lps).toHaveLength(done.usage!.completion_tokens - 1); // every token but the stop token
     ws.close();
   });
 

@@ -17,7 +17,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { ApiError, toApiError } from './errors';
+import { ApiError, toApiError } from './api-error';
 import { checkBearer, sameSecret } from './http-util';
 import { prepareChat, prepareCompletion } from './requests';
 import { openAIUsage } from './responses';
@@ -37,7 +37,7 @@ export const WS_PATH = '/v1/ws';
 
 function rejectUpgrade(socket: Duplex, status: number, error: ApiError): void {
   const body = JSON.stringify(error.toBody());
-  const reason = { 401: 'Unauthorized', 404: 'Not Found', 503: 'Service Unavailable' }[status] ?? 'Error';
+  const reason = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' }[status] ?? 'Error';
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
 }
 
@@ -50,6 +50,11 @@ export function attachWebSocket(server: Server, ctx: ServerContext, opts: { maxP
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== WS_PATH) return rejectUpgrade(socket, 404, new ApiError(404, `no WebSocket endpoint at ${url.pathname} (use ${WS_PATH})`, 'not_found_error', null, 'not_found'));
+    const refused = ctx.guard.check(req.headers);
+    if (refused) {
+      ctx.metrics.requests.inc({ route: WS_PATH, status: '403' });
+      return rejectUpgrade(socket, 403, refused);
+    }
     if (!accepting || ctx.closing) return rejectUpgrade(socket, 503, new ApiError(503, 'the server is shutting down', 'unavailable_error', null, 'server_shutdown'));
     const key = ctx.options.apiKey;
     if (key) {

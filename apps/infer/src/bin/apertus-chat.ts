@@ -1,5 +1,5 @@
 // The `apertus-chat` executable.
-import { CliError } from '@apertus/serve';
+import { CliError } from '@apertus/serve/engine';
 import { runChat } from '../chat';
 
 runChat(process.argv.slice(2), {

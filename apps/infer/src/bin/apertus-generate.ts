@@ -1,5 +1,5 @@
 // The `apertus-generate` executable.
-import { CliError } from '@apertus/serve';
+import { CliError } from '@apertus/serve/engine';
 import { runGenerate } from '../generate';
 
 runGenerate(process.argv.slice(2), { input: process.stdin, output: process.stdout, error: process.stderr }).then(
