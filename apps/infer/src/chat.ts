@@ -3,9 +3,9 @@
 // stream as they are generated; reasoning is shown dimmed (or marked) before the answer.
 
 import { createInterface } from 'node:readline';
-import { ApiError, loadServedModel, Scheduler } from '@apertus/serve';
+import { ApiError, Scheduler } from '@apertus/serve';
 import { Command } from 'commander';
-import { addCommonOptions, parseArgs, type AppIo, type CommonOptions } from './options';
+import { addCommonOptions, loadModelAt, parseArgs, type AppIo, type CommonOptions } from './options';
 import { ChatSession } from './session';
 
 const HELP = `Commands:
@@ -34,7 +34,7 @@ export async function runChat(argv: readonly string[], io: AppIo): Promise<numbe
   const err = (s: string) => (io.error ?? io.output).write(s);
   let served;
   try {
-    served = await loadServedModel(o.model);
+    served = await loadModelAt(o.model);
   } catch (e) {
     err(`apertus-chat: cannot load ${o.model}: ${(e as Error).message}\n`);
     return 1;

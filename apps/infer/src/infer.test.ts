@@ -73,6 +73,28 @@ describe('apertus-generate', () => {
     });
   });
 
+  test('--model accepts a run directory (its model/, else its latest checkpoint), as the training apps do', async () => {
+    const run = path.join(tmp.dir, 'run');
+    const want = `${greedy(tok.encodeIds('Once upon a time'), 5)}\n`;
+    // A run still in progress: checkpoints/latest names the checkpoint to use.
+    fs.mkdirSync(path.join(run, 'checkpoints'), { recursive: true });
+    fs.cpSync(randomDir, path.join(run, 'checkpoints', 'step-00000010'), { recursive: true });
+    fs.writeFileSync(path.join(run, 'checkpoints', 'latest'), 'step-00000010\n');
+    const a = capture();
+    expect(await runGenerate(['-m', run, '-p', 'Once upon a time', '-n', '5', '-t', '0'], a.io)).toBe(0);
+    expect(a.writes.join('')).toBe(want);
+    // A finished run: model/ wins.
+    fs.cpSync(randomDir, path.join(run, 'model'), { recursive: true });
+    fs.rmSync(path.join(run, 'checkpoints'), { recursive: true });
+    const b = capture();
+    expect(await runGenerate(['-m', run, '-p', 'Once upon a time', '-n', '5', '-t', '0'], b.io)).toBe(0);
+    expect(b.writes.join('')).toBe(want);
+    const c = capture();
+    c.input.end('/exit\n');
+    expect(await runChat(['-m', run], c.io)).toBe(0);
+    expect(c.writes.join('')).toContain('Apertus chat · run ·');
+  });
+
   test('bad arguments are CliErrors; an unloadable model is exit code 1', async () => {
     await expect(runGenerate(['-m', randomDir], capture().io)).rejects.toBeInstanceOf(CliError);
     await expect(runGenerate(['-m', randomDir, '-p', 'x', '-f', 'y'], capture().io)).rejects.toMatchObject({ option: '--prompt' });
