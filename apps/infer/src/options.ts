@@ -16,7 +16,10 @@ export interface AppIo {
   error?: { write(text: string): unknown };
   /** Use ANSI colours (dim reasoning). Default false. */
   color?: boolean;
-  /** The input is an interactive terminal (show a prompt). Default false. */
+  /**
+   * The input is an interactive terminal: a prompt, and Ctrl-C stops a reply (twice quits). When
+   * `output` is a stream, readline's line editing and history too. Default false.
+   */
   terminal?: boolean;
 }
 
