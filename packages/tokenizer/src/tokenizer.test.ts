@@ -9,7 +9,7 @@ import { ADVERSARIAL, llama3Json, loadTrio, udhrCorpus, type Trio } from './fixt
 let trio: Trio;
 beforeAll(() => {
   trio = loadTrio(llama3Json());
-});
+}, 120_000);
 
 /** UTF-16 offset -> code point offset (the Rust bindings report code point offsets). */
 function toCodePoints(text: string, offsets: [number, number][]): [number, number][] {
@@ -52,6 +52,22 @@ describe('encode matches HF tokenizers (Rust) and tokenizers.js', () => {
       expect(ours).toEqual((await trio.rust.encode(text)).getIds());
       expect(ours).toEqual(trio.hfjs.encode(text).ids);
     }
+  });
+
+  it('on 1 MB of text (≈ 300k tokens: no argument spreading limit), with and without offsets', async () => {
+    let text = '';
+    for (const { text: t } of udhrCorpus()) {
+      if (Buffer.byteLength(text) >= 1 << 20) break;
+      text += `${t}\n`;
+    }
+    expect(Buffer.byteLength(text)).toBeGreaterThanOrEqual(1 << 20);
+    const rust = await trio.rust.encode(text);
+    const ids = trio.ours.encodeIds(text);
+    expect(ids.length).toBeGreaterThan(200_000);
+    expect(ids).toEqual(rust.getIds());
+    const ours = trio.ours.encode(text);
+    expect(ours.ids).toEqual(ids);
+    expect(toCodePoints(text, ours.offsets)).toEqual(rust.getOffsets());
   });
 
   it('on adversarial strings (emoji, combining marks, CRLF, digit runs, lone surrogates, empty)', async () => {
