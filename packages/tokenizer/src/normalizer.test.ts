@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import rustTokenizers from 'tokenizers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TokenizerError } from './errors.js';
-import { ADVERSARIAL, udhrCorpus } from './fixtures.test-helper.js';
+import { ADVERSARIAL, toCodePoints, udhrCorpus } from './fixtures.test-helper.js';
 import type { NormalizerConfig } from './normalizer.js';
 import { Tokenizer, type TokenizerJson } from './tokenizer.js';
 import { trainApertusBpe } from './train.js';
@@ -50,19 +50,6 @@ function build(normalizer: NormalizerConfig): { ours: Tokenizer; rust: InstanceT
   const j = { ...json, normalizer, added_tokens: [...(json.added_tokens ?? []), { id: nextId, content: 'hello world', single_word: false, lstrip: false, rstrip: false, normalized: true, special: false }] };
   const text = JSON.stringify(j);
   return { ours: Tokenizer.fromJSON(text), rust: rustTokenizers.Tokenizer.fromString(text) };
-}
-
-/** UTF-16 offsets → code point offsets (the Rust bindings report code points). */
-function toCodePoints(text: string, offsets: [number, number][]): [number, number][] {
-  const wf = (text as unknown as { toWellFormed(): string }).toWellFormed();
-  const cp = new Int32Array(wf.length + 1);
-  let n = 0;
-  for (let i = 0; i <= wf.length; i++) {
-    cp[i] = n;
-    const c = wf.charCodeAt(i);
-    if (!(c >= 0xd800 && c <= 0xdbff && i + 1 < wf.length)) n++;
-  }
-  return offsets.map(([s, e]) => [cp[s]!, cp[e]!]);
 }
 
 describe.each(NORMALIZERS)('normalizer %s matches the Rust tokenizers', (_name, normalizer) => {

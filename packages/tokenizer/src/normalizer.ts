@@ -39,26 +39,25 @@ function codePointEnd(text: string, i: number): number {
   return c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? i + 2 : i + 1;
 }
 
-/**
- * Rebuild `s` chunk by chunk: chunk [i, j) becomes f(chunk). An unchanged chunk keeps its units'
- * alignments; every unit of a changed one is aligned to the chunk's whole range.
- */
+/** Append `out`, the image of the chunk `s.text[i, j)`: unchanged, its units keep their alignments; changed, they all get the chunk's range. */
+function appendChunk(acc: NormalizedText, s: NormalizedText, i: number, j: number, out: string): void {
+  const same = out === s.text.slice(i, j);
+  acc.text += out;
+  for (let k = 0; k < out.length; k++) {
+    acc.start.push(same ? s.start[i + k]! : s.start[i]!);
+    acc.end.push(same ? s.end[i + k]! : s.end[j - 1]!);
+  }
+}
+
+/** Rebuild `s` chunk by chunk: chunk [i, j) becomes f(chunk). */
 function mapChunks(s: NormalizedText, chunkEnd: (text: string, i: number) => number, f: (chunk: string) => string): NormalizedText {
-  let text = '';
-  const start: number[] = [];
-  const end: number[] = [];
+  const acc: NormalizedText = { text: '', start: [], end: [] };
   for (let i = 0; i < s.text.length; ) {
     const j = chunkEnd(s.text, i);
-    const chunk = s.text.slice(i, j);
-    const out = f(chunk);
-    text += out;
-    for (let k = 0; k < out.length; k++) {
-      start.push(out === chunk ? s.start[i + k]! : s.start[i]!);
-      end.push(out === chunk ? s.end[i + k]! : s.end[j - 1]!);
-    }
+    appendChunk(acc, s, i, j, f(s.text.slice(i, j)));
     i = j;
   }
-  return { text, start, end };
+  return acc;
 }
 
 /**
@@ -108,37 +107,30 @@ function unicodeForm(form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): Step {
   };
   return (s) => {
     const whole = s.text.normalize(form);
-    let text = '';
-    const start: number[] = [];
-    const end: number[] = [];
+    const acc: NormalizedText = { text: '', start: [], end: [] };
     for (let i = 0; i < s.text.length; ) {
       const j = chunkEnd(s.text, i);
       const chunk = s.text.slice(i, j);
-      const mapped = chunk.normalize(form) === chunk ? null : formOrigins(chunk, form);
+      const out = chunk.normalize(form);
+      const mapped = out === chunk ? null : formOrigins(chunk, form);
       if (mapped === null) {
-        // Unchanged (or unmatched): the chunk's own alignments, or its whole range.
-        const out = chunk.normalize(form);
-        text += out;
-        for (let k = 0; k < out.length; k++) {
-          start.push(out === chunk ? s.start[i + k]! : s.start[i]!);
-          end.push(out === chunk ? s.end[i + k]! : s.end[j - 1]!);
-        }
+        appendChunk(acc, s, i, j, out);
       } else {
         const unitOf: number[] = []; // code point index → its first unit in the chunk
         for (let u = 0; u < chunk.length; u = codePointEnd(chunk, u)) unitOf.push(u);
         unitOf.push(chunk.length);
         mapped.out.forEach((o, n) => {
           const q = mapped.origin[n]!;
-          text += o;
+          acc.text += o;
           for (let k = 0; k < o.length; k++) {
-            start.push(s.start[i + unitOf[q]!]!);
-            end.push(s.end[i + unitOf[q + 1]! - 1]!);
+            acc.start.push(s.start[i + unitOf[q]!]!);
+            acc.end.push(s.end[i + unitOf[q + 1]! - 1]!);
           }
         });
       }
       i = j;
     }
-    if (text === whole) return { text, start, end };
+    if (acc.text === whole) return acc;
     return mapChunks(s, (t) => t.length, () => whole);
   };
 }

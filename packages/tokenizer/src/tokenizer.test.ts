@@ -4,25 +4,12 @@
 
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ADVERSARIAL, llama3Json, loadTrio, udhrCorpus, type Trio } from './fixtures.test-helper.js';
+import { ADVERSARIAL, llama3Json, loadTrio, toCodePoints, udhrCorpus, type Trio } from './fixtures.test-helper.js';
 
 let trio: Trio;
 beforeAll(() => {
   trio = loadTrio(llama3Json());
 }, 120_000);
-
-/** UTF-16 offset -> code point offset (the Rust bindings report code point offsets). */
-function toCodePoints(text: string, offsets: [number, number][]): [number, number][] {
-  const wf = (text as unknown as { toWellFormed(): string }).toWellFormed();
-  const cp = new Int32Array(wf.length + 1);
-  let n = 0;
-  for (let i = 0; i <= wf.length; i++) {
-    cp[i] = n;
-    const c = wf.charCodeAt(i);
-    if (!(c >= 0xd800 && c <= 0xdbff && i + 1 < wf.length)) n++;
-  }
-  return offsets.map(([s, e]) => [cp[s]!, cp[e]!]);
-}
 
 async function expectSameAsReferences(text: string): Promise<void> {
   const ours = trio.ours.encode(text);
