@@ -3,9 +3,9 @@
 // stream as they are generated; reasoning is shown dimmed (or marked) before the answer.
 
 import { createInterface } from 'node:readline';
-import { EngineError, loadServedModel, Scheduler } from '@apertus/serve/engine';
+import { EngineError, Scheduler } from '@apertus/serve/engine';
 import { Command } from 'commander';
-import { addCommonOptions, parseArgs, type AppIo, type CommonOptions } from './options';
+import { addCommonOptions, loadModelAt, parseArgs, type AppIo, type CommonOptions } from './options';
 import { ChatSession } from './session';
 
 const HELP = `Commands:
@@ -34,7 +34,7 @@ export async function runChat(argv: readonly string[], io: AppIo): Promise<numbe
   const err = (s: string) => (io.error ?? io.output).write(s);
   let served;
   try {
-    served = await loadServedModel(o.model, { onWarning: (m) => err(`warning: ${m}\n`) });
+    served = await loadModelAt(o.model, (m) => err(`warning: ${m}\n`));
   } catch (e) {
     err(`apertus-chat: cannot load ${o.model}: ${(e as Error).message}\n`);
     return 1;
@@ -53,19 +53,37 @@ export async function runChat(argv: readonly string[], io: AppIo): Promise<numbe
   });
   out(`Apertus chat · ${served.name} · context ${scheduler.contextLength} · thinking ${session.settings.thinking ? 'on' : 'off'}. Type /help for commands.\n`);
 
-  const rl = createInterface({ input: io.input, terminal: false, crlfDelay: Infinity });
+  // A terminal gets readline's line editing and history (arrow keys, Ctrl-A/E, …) and the prompt;
+  // piped input is read line by line as it comes.
+  const terminal = io.terminal === true && isStream(io.output);
+  const rl = terminal
+    ? createInterface({ input: io.input, output: io.output as NodeJS.WritableStream, terminal: true, historySize: 1000, removeHistoryDuplicates: true, prompt: '> ' })
+    : createInterface({ input: io.input, terminal: false, crlfDelay: Infinity });
   let current: AbortController | null = null;
-  // Ctrl-C in a terminal: stop the reply being generated; at the prompt, quit.
+  // Ctrl-C stops the reply being generated; a second Ctrl-C in a row (or one at the prompt after
+  // a reply was stopped) quits. In a terminal readline reports Ctrl-C; with piped input the signal.
+  let interrupts = 0;
   const onInterrupt = () => {
-    if (current) current.abort();
-    else rl.close();
+    interrupts++;
+    if (current) {
+      current.abort();
+    } else if (interrupts >= 2) {
+      out('\n');
+      rl.close();
+    } else {
+      out('\n(Ctrl-C again to quit, or /exit)\n');
+      prompt();
+    }
   };
-  if (io.terminal) process.on('SIGINT', onInterrupt);
+  if (terminal) rl.on('SIGINT', onInterrupt);
+  else if (io.terminal) process.on('SIGINT', onInterrupt);
   const prompt = () => {
-    if (io.terminal) out('> ');
+    if (terminal) rl.prompt();
+    else if (io.terminal) out('> ');
   };
   prompt();
   for await (const raw of rl) {
+    interrupts = 0;
     const line = raw.trim();
     if (line.length === 0) {
       prompt();
@@ -145,7 +163,7 @@ export async function runChat(argv: readonly string[], io: AppIo): Promise<numbe
       for (const c of reply.toolCalls) out(`\n[tool call] ${c.function.name}(${c.function.arguments})`);
       out('\n');
       if (reply.finishReason === 'length') out('[reply cut at the token limit]\n');
-      if (reply.finishReason === 'cancelled') out('[stopped]\n');
+      if (reply.finishReason === 'cancelled') out('[stopped: Ctrl-C again to quit]\n');
     } catch (e) {
       if (channel === 'reasoning' && io.color) out(RESET);
       err(`\n[error] ${(e as Error).message}\n`);
@@ -156,6 +174,11 @@ export async function runChat(argv: readonly string[], io: AppIo): Promise<numbe
     prompt();
   }
   rl.close();
-  if (io.terminal) process.off('SIGINT', onInterrupt);
+  if (!terminal && io.terminal) process.off('SIGINT', onInterrupt);
   return 0;
+}
+
+/** True for a writable stream (what readline needs to draw the prompt and the edited line). */
+function isStream(o: AppIo['output']): boolean {
+  return typeof (o as Partial<NodeJS.WritableStream>).on === 'function';
 }

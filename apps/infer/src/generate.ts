@@ -4,10 +4,10 @@
 // output; --json prints one JSON object at the end instead.
 
 import fs from 'node:fs';
-import { CliError, EngineError, loadServedModel, Scheduler, type FinishReason, type ToolCall, type Usage } from '@apertus/serve/engine';
+import { CliError, EngineError, Scheduler, type FinishReason, type ToolCall, type Usage } from '@apertus/serve/engine';
 import type { ChatMessage } from '@apertus/tokenizer';
 import { Command } from 'commander';
-import { addCommonOptions, parseArgs, type AppIo, type CommonOptions } from './options';
+import { addCommonOptions, loadModelAt, parseArgs, type AppIo, type CommonOptions } from './options';
 
 /** What `--json` prints. */
 export interface GenerateResult {
@@ -61,7 +61,7 @@ export async function runGenerate(argv: readonly string[], io: AppIo): Promise<n
   const err = (s: string) => (io.error ?? io.output).write(s);
   let served;
   try {
-    served = await loadServedModel(o.model, { onWarning: (m) => err(`warning: ${m}\n`) });
+    served = await loadModelAt(o.model, (m) => err(`warning: ${m}\n`));
   } catch (e) {
     err(`apertus-generate: cannot load ${o.model}: ${(e as Error).message}\n`);
     return 1;

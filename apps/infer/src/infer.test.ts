@@ -73,6 +73,28 @@ describe('apertus-generate', () => {
     });
   });
 
+  test('--model accepts a run directory (its model/, else its latest checkpoint), as the training apps do', async () => {
+    const run = path.join(tmp.dir, 'run');
+    const want = `${greedy(tok.encodeIds('Once upon a time'), 5)}\n`;
+    // A run still in progress: checkpoints/latest names the checkpoint to use.
+    fs.mkdirSync(path.join(run, 'checkpoints'), { recursive: true });
+    fs.cpSync(randomDir, path.join(run, 'checkpoints', 'step-00000010'), { recursive: true });
+    fs.writeFileSync(path.join(run, 'checkpoints', 'latest'), 'step-00000010\n');
+    const a = capture();
+    expect(await runGenerate(['-m', run, '-p', 'Once upon a time', '-n', '5', '-t', '0'], a.io)).toBe(0);
+    expect(a.writes.join('')).toBe(want);
+    // A finished run: model/ wins.
+    fs.cpSync(randomDir, path.join(run, 'model'), { recursive: true });
+    fs.rmSync(path.join(run, 'checkpoints'), { recursive: true });
+    const b = capture();
+    expect(await runGenerate(['-m', run, '-p', 'Once upon a time', '-n', '5', '-t', '0'], b.io)).toBe(0);
+    expect(b.writes.join('')).toBe(want);
+    const c = capture();
+    c.input.end('/exit\n');
+    expect(await runChat(['-m', run], c.io)).toBe(0);
+    expect(c.writes.join('')).toContain('Apertus chat · run ·');
+  });
+
   test('bad arguments are CliErrors; an unloadable model is exit code 1', async () => {
     await expect(runGenerate(['-m', randomDir], capture().io)).rejects.toBeInstanceOf(CliError);
     await expect(runGenerate(['-m', randomDir, '-p', 'x', '-f', 'y'], capture().io)).rejects.toMatchObject({ option: '--prompt' });
@@ -133,5 +155,56 @@ describe('apertus-chat', () => {
     // The reply streamed token by token: 'Hello world!' came in several writes.
     const start = c.writes.indexOf('[thinking]\n');
     expect(c.writes.slice(start, c.writes.indexOf('\n', start + 3) + 1).length).toBeGreaterThan(4);
+  });
+
+  test('terminal: readline editing and history; Ctrl-C at the prompt warns, a second one quits', async () => {
+    // A stream pair standing in for a TTY: keystrokes in, everything readline draws out.
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let screen = '';
+    output.on('data', (d: Buffer) => (screen += d.toString('utf8')));
+    const until = async (pred: () => boolean) => {
+      for (let i = 0; i < 2000 && !pred(); i++) await new Promise((r) => setTimeout(r, 5));
+      expect(pred()).toBe(true);
+    };
+    const done = runChat(['-m', thinkerDir], { input, output, terminal: true });
+    await until(() => screen.includes('> '));
+    // Line editing: type 'Hx', erase the x (backspace), finish 'Hi'; then ↑ recalls 'Hi' from history.
+    input.write('Hx\x7fi\r');
+    await until(() => screen.split('Hello world!').length === 2);
+    input.write('\x1b[A\r');
+    await until(() => screen.split('Hello world!').length === 3);
+    input.write('/history\r');
+    await until(() => screen.includes('user: Hi\r\n') || screen.includes('user: Hi\n'));
+    expect(screen.replace(/\r/g, '')).toContain('user: Hi\nassistant: Hello world!\nuser: Hi\nassistant: Hello world!\n');
+    // One Ctrl-C at the prompt only warns; a line in between resets the count.
+    input.write('\x03');
+    await until(() => screen.includes('Ctrl-C again to quit'));
+    input.write('/think off\r');
+    await until(() => screen.includes('(thinking off)'));
+    input.write('\x03');
+    input.write('\x03');
+    expect(await done).toBe(0);
+  });
+
+  test('terminal: Ctrl-C during a reply stops it; the next Ctrl-C quits', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let screen = '';
+    output.on('data', (d: Buffer) => (screen += d.toString('utf8')));
+    const done = runChat(['-m', randomDir, '-n', '400', '-t', '0'], { input, output, terminal: true });
+    for (let i = 0; i < 2000 && !screen.includes('> '); i++) await new Promise((r) => setTimeout(r, 5));
+    const before = screen.length;
+    input.write('Tell me a long story\r');
+    // Wait for the reply to start streaming, then interrupt it.
+    for (let i = 0; i < 2000 && screen.length < before + 60; i++) await new Promise((r) => setTimeout(r, 5));
+    input.write('\x03');
+    for (let i = 0; i < 2000 && !screen.includes('[stopped'); i++) await new Promise((r) => setTimeout(r, 5));
+    const reply = screen.slice(before, screen.indexOf('[stopped'));
+    expect(reply.length).toBeGreaterThan(0);
+    // Stopped well before the 400 tokens the greedy reply would have run to.
+    expect(reply.length).toBeLessThan(greedy(applyApertusChatTemplate(tok, [{ role: 'user', content: 'Tell me a long story' }], { addGenerationPrompt: true }).ids, 400).length);
+    input.write('\x03');
+    expect(await done).toBe(0);
   });
 });

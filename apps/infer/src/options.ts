@@ -1,7 +1,9 @@
 // Command-line plumbing shared by apertus-chat and apertus-generate: I/O streams, number parsers,
 // the common model and sampling options, and turning commander errors into CliError.
 
-import { CliError } from '@apertus/serve/engine';
+import path from 'node:path';
+import { CliError, loadServedModel, type ServedModel } from '@apertus/serve/engine';
+import { findModelDir } from '@apertus/trainer';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 
 /** Where a CLI reads and writes; tests pass streams, the binaries pass the process's. */
@@ -14,7 +16,10 @@ export interface AppIo {
   error?: { write(text: string): unknown };
   /** Use ANSI colours (dim reasoning). Default false. */
   color?: boolean;
-  /** The input is an interactive terminal (show a prompt). Default false. */
+  /**
+   * The input is an interactive terminal: a prompt, and Ctrl-C stops a reply (twice quits). When
+   * `output` is a stream, readline's line editing and history too. Default false.
+   */
   terminal?: boolean;
 }
 
@@ -46,7 +51,7 @@ export interface CommonOptions {
 /** Add the shared options to a command. */
 export function addCommonOptions(cmd: Command): Command {
   return cmd
-    .requiredOption('-m, --model <dir>', 'checkpoint directory (config.json, *.safetensors, tokenizer.json)')
+    .requiredOption('-m, --model <dir>', 'model directory (config.json, *.safetensors, tokenizer.json), or a run directory (its model/, else its latest checkpoint)')
     .option('-t, --temperature <t>', 'sampling temperature, 0 = greedy (default: generation_config, else 0.8)', numberArg('--temperature', 0, 2))
     .option('--top-p <p>', 'nucleus sampling (default: generation_config, else 0.9)', numberArg('--top-p', Number.MIN_VALUE, 1))
     .option('--top-k <k>', 'top-k sampling, 0 = off', numberArg('--top-k', 0, 1e9, true), 0)
@@ -77,4 +82,13 @@ export function parseArgs(cmd: Command, argv: readonly string[], io: AppIo): Com
     throw e;
   }
   return cmd;
+}
+
+/**
+ * Load what `--model` designates, as the training apps resolve it: a model directory, a run
+ * directory (its `model/`, else its latest checkpoint) or a checkpoints folder. The model is named
+ * after `location` (`runs/udhr-tiny` → `udhr-tiny`). Throws the loader's typed errors.
+ */
+export function loadModelAt(location: string, onWarning?: (message: string) => void): Promise<ServedModel> {
+  return loadServedModel(findModelDir(location) ?? location, { name: path.basename(path.resolve(location)), ...(onWarning ? { onWarning } : {}) });
 }

@@ -249,7 +249,8 @@ export async function prepareData(cfg: PretrainConfig, log: (message: string) =>
     }
     if (texts.length === 0) throw new DataInputError(cfg.data, `no training document to train the tokenizer on (${counts.read} read, ${counts.removed} removed by the compliance filters, the rest held out for validation)`);
     const t0 = performance.now();
-    const trained = trainApertusBpe(texts, { vocabSize: cfg.vocabSize });
+    // A base model: EOS </s> (id 2) in tokenizer_config.json, as in config.json and generation_config.json.
+    const trained = trainApertusBpe(texts, { vocabSize: cfg.vocabSize, instruct: false });
     saveTokenizer(paths.tokenizerDir, trained.tokenizerJson, trained.tokenizerConfig);
     tokenizer = loadTokenizerFromDirectory(paths.tokenizerDir);
     log(`tokenizer: trained byte-level BPE on ${chars} characters in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${trained.merges.length} merges, ${trained.vocabSize} ids (Apertus layout, <s>=1, </s>=2)`);

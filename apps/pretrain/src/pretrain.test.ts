@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadCheckpoint } from '@apertus/model';
 import { Tensor, noGrad } from '@apertus/tensor';
+import { loadTokenizerFromDirectory } from '@apertus/tokenizer';
 import { CheckpointManager, CheckpointWriteError, readMetrics, readTrainingCheckpoint } from '@apertus/trainer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig, runPretraining, type PretrainConfig, type RunResult } from './index';
@@ -78,6 +79,10 @@ describe('runPretraining', () => {
     expect(ckpt.state.step).toBe(30);
     expect(ckpt.state.metrics).toEqual(result.metrics);
     for (const f of ['tokenizer.json', 'tokenizer_config.json', 'config.json', 'model.safetensors']) expect(fs.existsSync(path.join(result.modelDir!, f))).toBe(true);
+    // One EOS for a base model: config.json, generation_config.json and tokenizer_config.json agree.
+    const saved = (f: string) => JSON.parse(fs.readFileSync(path.join(result.modelDir!, f), 'utf8'));
+    const eos = loadTokenizerFromDirectory(result.modelDir!).eosTokenId;
+    expect([saved('config.json').eos_token_id, saved('generation_config.json').eos_token_id, eos]).toEqual([2, 2, 2]);
     // The exported bf16 model computes what the f32 checkpoint computes, up to bf16 rounding.
     const bf16 = loadCheckpoint(result.modelDir!, { precision: 'f32' }).model;
     const ids = Tensor.ints([1, 20, 300, 4, 500, 60], [1, 6]);

@@ -2,8 +2,8 @@
 //
 // As in HF `tokenizers` (AddedVocabulary): two passes, each a leftmost-longest match over a trie.
 // Pass 1 finds the tokens with `normalized: false` in the whole text; pass 2 finds the tokens with
-// `normalized: true` inside the text between pass-1 matches (there is no normalizer in the
-// supported pipelines, so "normalized" text is the raw text). `single_word` drops matches glued
+// `normalized: true` inside the text between pass-1 matches, after the tokenizer's normalizer (when
+// there is one) has been applied to that text. `single_word` drops matches glued
 // to word characters; `lstrip` / `rstrip` widen a match over adjacent whitespace.
 
 import { TokenizerError } from './errors.js';
@@ -189,6 +189,16 @@ export class AddedVocabulary {
       if (first[k + 2] !== -1) out.push(first[k]!, first[k + 1]!, first[k + 2]!);
       else this.pass(text, first[k]!, first[k + 1]!, this.normalized, this.normalizedTokens, splitSpecial, out);
     }
+  }
+
+  /** Pass 1 alone: the tokens with `normalized: false`, matched in the raw text (see {@link split}). */
+  splitRaw(text: string, out: number[], splitSpecial = true): void {
+    this.pass(text, 0, text.length, this.raw, this.rawTokens, splitSpecial, out);
+  }
+
+  /** Pass 2 alone: the tokens with `normalized: true`, matched in a normalized piece (see {@link split}). */
+  splitNormalized(text: string, out: number[], splitSpecial = true): void {
+    this.pass(text, 0, text.length, this.normalized, this.normalizedTokens, splitSpecial, out);
   }
 
   /** One pass of HF `split_with_indices` over `text[start, end)`. */

@@ -128,3 +128,16 @@ export const ADVERSARIAL: readonly string[] = [
   'CamelCaseWordsHTTPServer getHTTPResponseCode',
   `${'x'.repeat(10)}${'😀'.repeat(200)}`,
 ];
+
+/** UTF-16 offset -> code point offset (the Rust bindings report code point offsets). */
+export function toCodePoints(text: string, offsets: [number, number][]): [number, number][] {
+  const wf = (text as unknown as { toWellFormed(): string }).toWellFormed();
+  const cp = new Int32Array(wf.length + 1);
+  let n = 0;
+  for (let i = 0; i <= wf.length; i++) {
+    cp[i] = n;
+    const c = wf.charCodeAt(i);
+    if (!(c >= 0xd800 && c <= 0xdbff && i + 1 < wf.length)) n++;
+  }
+  return offsets.map(([s, e]) => [cp[s]!, cp[e]!]);
+}

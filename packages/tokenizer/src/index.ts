@@ -24,6 +24,7 @@ export {
   type SplitBehavior,
   type Pieces,
 } from './pretokenizer.js';
+export { Normalizer, type NormalizerConfig, type NormalizedText } from './normalizer.js';
 export { PostProcessor, type PostProcessorConfig, type TemplatePiece } from './post-processor.js';
 export { onigurumaToJs, compileOniguruma } from './regex.js';
 export { StringTable } from './string-table.js';

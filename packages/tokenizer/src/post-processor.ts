@@ -89,6 +89,11 @@ class ByteLevelProcessor implements Processor {
   }
 }
 
+/** `dst.push(...src)` without spreading: a long text has more tokens than a call can take arguments. */
+function append<T>(dst: T[], src: readonly T[]): void {
+  for (let i = 0; i < src.length; i++) dst.push(src[i]!);
+}
+
 /** A template piece: the text ('A') or special tokens to insert. */
 type CompiledPiece = { ids: number[]; tokens: string[] } | 'A';
 
@@ -106,10 +111,10 @@ class TemplateProcessor implements Processor {
     };
     for (const piece of this.pieces) {
       if (piece === 'A') {
-        out.ids.push(...enc.ids);
-        if (out.tokens !== null) out.tokens.push(...enc.tokens!);
-        if (out.offsets !== null) out.offsets.push(...enc.offsets!);
-        if (out.special !== null) out.special.push(...enc.special!);
+        append(out.ids, enc.ids);
+        if (out.tokens !== null) append(out.tokens, enc.tokens!);
+        if (out.offsets !== null) append(out.offsets, enc.offsets!);
+        if (out.special !== null) append(out.special, enc.special!);
       } else {
         for (let k = 0; k < piece.ids.length; k++) {
           out.ids.push(piece.ids[k]!);

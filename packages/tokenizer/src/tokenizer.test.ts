@@ -4,25 +4,12 @@
 
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ADVERSARIAL, llama3Json, loadTrio, udhrCorpus, type Trio } from './fixtures.test-helper.js';
+import { ADVERSARIAL, llama3Json, loadTrio, toCodePoints, udhrCorpus, type Trio } from './fixtures.test-helper.js';
 
 let trio: Trio;
 beforeAll(() => {
   trio = loadTrio(llama3Json());
-});
-
-/** UTF-16 offset -> code point offset (the Rust bindings report code point offsets). */
-function toCodePoints(text: string, offsets: [number, number][]): [number, number][] {
-  const wf = (text as unknown as { toWellFormed(): string }).toWellFormed();
-  const cp = new Int32Array(wf.length + 1);
-  let n = 0;
-  for (let i = 0; i <= wf.length; i++) {
-    cp[i] = n;
-    const c = wf.charCodeAt(i);
-    if (!(c >= 0xd800 && c <= 0xdbff && i + 1 < wf.length)) n++;
-  }
-  return offsets.map(([s, e]) => [cp[s]!, cp[e]!]);
-}
+}, 120_000);
 
 async function expectSameAsReferences(text: string): Promise<void> {
   const ours = trio.ours.encode(text);
@@ -52,6 +39,22 @@ describe('encode matches HF tokenizers (Rust) and tokenizers.js', () => {
       expect(ours).toEqual((await trio.rust.encode(text)).getIds());
       expect(ours).toEqual(trio.hfjs.encode(text).ids);
     }
+  });
+
+  it('on 1 MB of text (≈ 300k tokens: no argument spreading limit), with and without offsets', async () => {
+    let text = '';
+    for (const { text: t } of udhrCorpus()) {
+      if (Buffer.byteLength(text) >= 1 << 20) break;
+      text += `${t}\n`;
+    }
+    expect(Buffer.byteLength(text)).toBeGreaterThanOrEqual(1 << 20);
+    const rust = await trio.rust.encode(text);
+    const ids = trio.ours.encodeIds(text);
+    expect(ids.length).toBeGreaterThan(200_000);
+    expect(ids).toEqual(rust.getIds());
+    const ours = trio.ours.encode(text);
+    expect(ours.ids).toEqual(ids);
+    expect(toCodePoints(text, ours.offsets)).toEqual(rust.getOffsets());
   });
 
   it('on adversarial strings (emoji, combining marks, CRLF, digit runs, lone surrogates, empty)', async () => {

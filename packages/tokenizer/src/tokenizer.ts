@@ -9,6 +9,7 @@ import { BpeModel, type BpeModelConfig } from './bpe.js';
 import { utf8Encode } from './byte-level.js';
 import { checkDecoderConfig, cleanUpTokenizationSpaces, DecodeStream, TokenBytes, type DecoderConfig } from './decoder.js';
 import { TokenizerError } from './errors.js';
+import { Normalizer, type NormalizerConfig } from './normalizer.js';
 import { PostProcessor, type PostProcessorConfig, type RawEncoding } from './post-processor.js';
 import { PreTokenizer, type Pieces, type PreTokenizerConfig } from './pretokenizer.js';
 
@@ -22,8 +23,8 @@ export interface TokenizerJson {
   padding?: null;
   /** Tokens matched before pre-tokenization. */
   added_tokens?: AddedTokenConfig[];
-  /** Must be null: no normalizer is supported. */
-  normalizer?: null;
+  /** NFC / NFD / NFKC / NFKD / Lowercase / Strip / Sequence, or null. */
+  normalizer?: NormalizerConfig | null;
   /** Split / ByteLevel / Sequence. */
   pre_tokenizer?: PreTokenizerConfig | null;
   /** The BPE model. */
@@ -144,6 +145,7 @@ export class Tokenizer {
   readonly unkTokenId: number | null;
 
   private readonly json: TokenizerJson;
+  private readonly normalizer: Normalizer | null;
   private readonly preTokenizer: PreTokenizer;
   private readonly postProcessor: PostProcessor;
   private readonly idToTokenTable: (string | undefined)[];
@@ -164,7 +166,7 @@ export class Tokenizer {
         throw err instanceof TokenizerError && file !== undefined ? err.inFile(file) : err;
       }
     };
-    for (const key of ['truncation', 'padding', 'normalizer'] as const) {
+    for (const key of ['truncation', 'padding'] as const) {
       const v = (json as unknown as Record<string, unknown>)[key];
       if (v !== undefined && v !== null) {
         at(() => {
@@ -173,12 +175,14 @@ export class Tokenizer {
       }
     }
     let model!: BpeModel;
+    let normalizer!: Normalizer | null;
     let added!: AddedVocabulary;
     let pre!: PreTokenizer;
     let post!: PostProcessor;
     at(() => {
       model = BpeModel.fromConfig(json.model, options.cacheCapacity !== undefined ? { cacheCapacity: options.cacheCapacity } : {});
       added = AddedVocabulary.fromConfig(json.added_tokens);
+      normalizer = Normalizer.fromConfig(json.normalizer);
       pre = PreTokenizer.fromConfig(json.pre_tokenizer);
       if (!pre.byteLevel) {
         throw new TokenizerError('UnsupportedComponent', 'pre-tokenizers without a ByteLevel step are not supported (byte-level BPE only)', {
@@ -191,6 +195,7 @@ export class Tokenizer {
     this.json = json;
     this.model = model;
     this.addedTokens = added;
+    this.normalizer = normalizer;
     this.preTokenizer = pre;
     this.postProcessor = post;
     this.config = config;
@@ -304,11 +309,11 @@ export class Tokenizer {
     const ids: number[] = [];
     const offsets: number[] | null = detailed ? [] : null;
     const lens: number[] | null = detailed ? [] : null;
+    const splitSpecial = options.splitSpecialTokens ?? true;
     const segs = this.segs;
     segs.length = 0;
-    this.addedTokens.split(text, segs, options.splitSpecialTokens ?? true);
-    const model = this.model;
-    const pieces = this.pieces;
+    if (this.normalizer === null) this.addedTokens.split(text, segs, splitSpecial);
+    else this.addedTokens.splitRaw(text, segs, splitSpecial);
     for (let k = 0; k < segs.length; k += 3) {
       const segStart = segs[k]!;
       const segEnd = segs[k + 1]!;
@@ -316,47 +321,29 @@ export class Tokenizer {
       if (added >= 0) {
         ids.push(added);
         if (offsets !== null) offsets.push(segStart, segEnd);
-        continue;
-      }
-      pieces.length = 0;
-      this.preTokenizer.run(text, segStart, segEnd, pieces);
-      for (let p = 0; p < pieces.length; p += 3) {
-        const start = pieces[p]!;
-        const end = pieces[p + 1]!;
-        const prefixed = pieces[p + 2]!;
-        const need = 3 * (end - start) + 1;
-        if (need > this.bytes.length) {
-          let cap = this.bytes.length;
-          while (cap < need) cap *= 2;
-          this.bytes = new Uint8Array(cap);
-          this.charOf = new Int32Array(cap);
+      } else if (this.normalizer === null) {
+        this.encodeSpan(text, segStart, segEnd, ids, offsets, lens);
+      } else {
+        // Normalize the piece, match the normalized added tokens in it, encode the rest; offsets
+        // in the normalized piece are mapped back to the original text.
+        const norm = this.normalizer.normalize(text, segStart, segEnd);
+        const inner: number[] = [];
+        this.addedTokens.splitNormalized(norm.text, inner, splitSpecial);
+        const first = offsets === null ? 0 : offsets.length;
+        for (let m = 0; m < inner.length; m += 3) {
+          if (inner[m + 2]! >= 0) {
+            ids.push(inner[m + 2]!);
+            if (offsets !== null) offsets.push(inner[m]!, inner[m + 1]!);
+          } else {
+            this.encodeSpan(norm.text, inner[m]!, inner[m + 1]!, ids, offsets, lens);
+          }
         }
-        const bytes = this.bytes;
-        const firstToken = ids.length;
-        if (offsets === null && model.encodeCached(text, start, end, prefixed, ids)) continue;
-        let n = 0;
-        if (prefixed === 1) {
-          bytes[0] = 0x20;
-          n = 1;
-        }
-        const charOf = this.charOf;
-        n += utf8Encode(text, start, end, prefixed === 1 ? bytes.subarray(1) : bytes, offsets !== null ? (prefixed === 1 ? charOf.subarray(1) : charOf) : null);
-        if (prefixed === 1) charOf[0] = 0;
-        if (lens !== null) lens.length = 0;
-        model.encodeWord(text, start, end, prefixed, bytes, n, ids, lens);
         if (offsets !== null) {
-          // Map each token's byte span back to the characters it touches.
-          let b = 0;
-          for (let t = firstToken; t < ids.length; t++) {
-            const len = lens![t - firstToken]!;
-            const s = start + charOf[b]!;
-            const lastByte = b + len - 1;
-            const c = start + charOf[lastByte]!;
-            const hi = text.charCodeAt(c);
-            const lo = text.charCodeAt(c + 1);
-            const e = c + (hi >= 0xd800 && hi <= 0xdbff && lo >= 0xdc00 && lo <= 0xdfff ? 2 : 1);
-            offsets.push(s, len > 0 ? e : s);
-            b += len;
+          for (let o = first; o < offsets.length; o += 2) {
+            const s = offsets[o]!;
+            const e = offsets[o + 1]!;
+            offsets[o] = s < norm.start.length ? norm.start[s]! : segEnd;
+            offsets[o + 1] = e > s ? norm.end[e - 1]! : offsets[o]!;
           }
         }
       }
@@ -369,6 +356,54 @@ export class Tokenizer {
       special: detailed ? new Array<number>(ids.length).fill(0) : null,
     };
     return this.postProcessor.process(raw, options.addSpecialTokens ?? true);
+  }
+
+  /** Pre-tokenize `text[segStart, segEnd)` and BPE-encode each piece, appending ids (and offsets into `text`). */
+  private encodeSpan(text: string, segStart: number, segEnd: number, ids: number[], offsets: number[] | null, lens: number[] | null): void {
+    const model = this.model;
+    const pieces = this.pieces;
+    pieces.length = 0;
+    this.preTokenizer.run(text, segStart, segEnd, pieces);
+    for (let p = 0; p < pieces.length; p += 3) {
+      const start = pieces[p]!;
+      const end = pieces[p + 1]!;
+      const prefixed = pieces[p + 2]!;
+      const need = 3 * (end - start) + 1;
+      if (need > this.bytes.length) {
+        let cap = this.bytes.length;
+        while (cap < need) cap *= 2;
+        this.bytes = new Uint8Array(cap);
+        this.charOf = new Int32Array(cap);
+      }
+      const bytes = this.bytes;
+      const firstToken = ids.length;
+      if (offsets === null && model.encodeCached(text, start, end, prefixed, ids)) continue;
+      let n = 0;
+      if (prefixed === 1) {
+        bytes[0] = 0x20;
+        n = 1;
+      }
+      const charOf = this.charOf;
+      n += utf8Encode(text, start, end, prefixed === 1 ? bytes.subarray(1) : bytes, offsets !== null ? (prefixed === 1 ? charOf.subarray(1) : charOf) : null);
+      if (prefixed === 1) charOf[0] = 0;
+      if (lens !== null) lens.length = 0;
+      model.encodeWord(text, start, end, prefixed, bytes, n, ids, lens);
+      if (offsets !== null) {
+        // Map each token's byte span back to the characters it touches.
+        let b = 0;
+        for (let t = firstToken; t < ids.length; t++) {
+          const len = lens![t - firstToken]!;
+          const s = start + charOf[b]!;
+          const lastByte = b + len - 1;
+          const c = start + charOf[lastByte]!;
+          const hi = text.charCodeAt(c);
+          const lo = text.charCodeAt(c + 1);
+          const e = c + (hi >= 0xd800 && hi <= 0xdbff && lo >= 0xdc00 && lo <= 0xdfff ? 2 : 1);
+          offsets.push(s, len > 0 ? e : s);
+          b += len;
+        }
+      }
+    }
   }
 
   /**

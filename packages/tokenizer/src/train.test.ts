@@ -13,6 +13,8 @@ import { BYTE_TO_CHAR } from './byte-level.js';
 import { TokenizerError } from './errors.js';
 import { loadTokenizerFromDirectory, saveTokenizer } from './files.js';
 import { udhrCorpus } from './fixtures.test-helper.js';
+import { APERTUS_EOS_ID } from './apertus.js';
+import { Tokenizer } from './tokenizer.js';
 import { trainApertusBpe } from './train.js';
 
 const pre = PreTokenizer.fromConfig({
@@ -159,6 +161,17 @@ describe('trainApertusBpe', () => {
       expect(ours.decode(ids, { skipSpecialTokens: true })).toBe(t);
       expect(await rust.decode(ids, true)).toBe(t);
     }
+  });
+
+  it('writes an Instruct tokenizer_config (EOS <|assistant_end|>) or, with instruct: false, a base one (EOS </s> = id 2)', () => {
+    const corpus = ['All human beings are born free and equal in dignity and rights.'];
+    const instruct = trainApertusBpe(corpus, { vocabSize: 1300 });
+    expect(instruct.tokenizerConfig.eos_token).toBe('<|assistant_end|>');
+    expect(Tokenizer.fromJSON(instruct.tokenizerJson, instruct.tokenizerConfig).eosTokenId).toBe(68);
+    const base = trainApertusBpe(corpus, { vocabSize: 1300, instruct: false });
+    expect(base.tokenizerConfig.eos_token).toBe('</s>');
+    expect(Tokenizer.fromJSON(base.tokenizerJson, base.tokenizerConfig).eosTokenId).toBe(APERTUS_EOS_ID);
+    expect(base.tokenizerJson).toEqual(instruct.tokenizerJson);
   });
 
   it('rejects bad options', () => {

@@ -33,6 +33,11 @@ export interface TrainBpeOptions {
   onProgress?: (merges: number) => void;
   /** How often `onProgress` is called (default 1000). */
   progressEvery?: number;
+  /**
+   * `tokenizerConfig` for an Instruct model (EOS `<|assistant_end|>`, the default) or, when false,
+   * for a base model (EOS `</s>`, id 2, as a pretrained model's config.json says).
+   */
+  instruct?: boolean;
 }
 
 /** Result of {@link trainApertusBpe}. */
@@ -384,7 +389,7 @@ export function trainApertusBpe(corpus: Iterable<string>, options: TrainBpeOptio
     merges,
     vocabSize: nextId,
     tokenizerJson,
-    tokenizerConfig: buildApertusTokenizerConfig(),
+    tokenizerConfig: buildApertusTokenizerConfig({ instruct: options.instruct ?? true }),
     distinctWords: nWords,
   };
 }

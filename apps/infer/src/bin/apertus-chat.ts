@@ -7,7 +7,7 @@ runChat(process.argv.slice(2), {
   output: process.stdout,
   error: process.stderr,
   color: process.stdout.isTTY === true,
-  terminal: process.stdin.isTTY === true,
+  terminal: process.stdin.isTTY === true && process.stdout.isTTY === true,
 }).then(
   (code) => process.exit(code),
   (e: unknown) => {

@@ -1,0 +1,88 @@
+// Normalizers against the Rust tokenizers bindings: one small Apertus-layout vocabulary with each
+// normalizer (and a normalized added token), ids and offsets over adversarial strings, UDHR text
+// and random strings.
+
+import fc from 'fast-check';
+import rustTokenizers from 'tokenizers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TokenizerError } from './errors.js';
+import { ADVERSARIAL, toCodePoints, udhrCorpus } from './fixtures.test-helper.js';
+import type { NormalizerConfig } from './normalizer.js';
+import { Tokenizer, type TokenizerJson } from './tokenizer.js';
+import { trainApertusBpe } from './train.js';
+
+const NORMALIZERS: [string, NormalizerConfig][] = [
+  ['NFC', { type: 'NFC' }],
+  ['NFD', { type: 'NFD' }],
+  ['NFKC', { type: 'NFKC' }],
+  ['NFKD', { type: 'NFKD' }],
+  ['Lowercase', { type: 'Lowercase' }],
+  ['Strip', { type: 'Strip', strip_left: true, strip_right: true }],
+  ['Strip (right only)', { type: 'Strip', strip_left: false, strip_right: true }],
+  ['empty Sequence', { type: 'Sequence', normalizers: [] }],
+  ['Sequence NFKC, Lowercase, Strip', { type: 'Sequence', normalizers: [{ type: 'NFKC' }, { type: 'Lowercase' }, { type: 'Strip', strip_left: true, strip_right: true }] }],
+  ['Sequence NFD, Lowercase', { type: 'Sequence', normalizers: [{ type: 'NFD' }, { type: 'Lowercase' }] }],
+];
+
+const EXTRA: readonly string[] = [
+  'ｶﾞｷﾞ ﾊﾟ', // half-width voiced marks compose with the kana before them under NFKC
+  'ﬁne ﬂow ẞ ß İstanbul ΣΑΣ ὈΔΥΣΣΕΎΣ',
+  '\u1100\u1161\u11a8 한국어 \u1100\u1161', // conjoining jamo
+  ' \t leading and trailing \u3000 ',
+  '<s>Hello</s> <|assistant_start|>HELLO WORLD<|assistant_end|>',
+  'HELLO WORLD, hello world, Hello World',
+  'A\u030a Å Å e\u0301\u0327 ç\u0301',
+  '①②③ ㎏ ㍻ ½ x² ℌ ﹏',
+  'Ω Ω K K',
+];
+
+let json: TokenizerJson;
+let nextId: number;
+beforeAll(() => {
+  const corpus = udhrCorpus().filter((d) => ['eng', 'deu_1996', 'fra', 'ell_monotonic', 'kor', 'jpn', 'vie'].includes(d.code)).map((d) => d.text);
+  const trained = trainApertusBpe(corpus, { vocabSize: 3000 });
+  json = trained.tokenizerJson;
+  nextId = trained.vocabSize;
+}, 120_000);
+
+/** The vocabulary with `normalizer` and one normalized (non-special) added token. */
+function build(normalizer: NormalizerConfig): { ours: Tokenizer; rust: InstanceType<typeof rustTokenizers.Tokenizer> } {
+  const j = { ...json, normalizer, added_tokens: [...(json.added_tokens ?? []), { id: nextId, content: 'hello world', single_word: false, lstrip: false, rstrip: false, normalized: true, special: false }] };
+  const text = JSON.stringify(j);
+  return { ours: Tokenizer.fromJSON(text), rust: rustTokenizers.Tokenizer.fromString(text) };
+}
+
+describe.each(NORMALIZERS)('normalizer %s matches the Rust tokenizers', (_name, normalizer) => {
+  it('on adversarial strings and UDHR text: ids and offsets', async () => {
+    const { ours, rust } = build(normalizer);
+    const texts = [...ADVERSARIAL, ...EXTRA, ...udhrCorpus().slice(0, 120).map((d) => d.text.slice(0, 300))];
+    for (const text of texts) {
+      const r = await rust.encode(text);
+      const o = ours.encode(text);
+      expect(o.ids, JSON.stringify(text.slice(0, 60))).toEqual(r.getIds());
+      expect(toCodePoints(text, o.offsets), JSON.stringify(text.slice(0, 60))).toEqual(r.getOffsets());
+      expect(ours.encodeIds(text)).toEqual(o.ids);
+    }
+  });
+
+  it('on random strings (property test): ids', async () => {
+    const { ours, rust } = build(normalizer);
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 30 }), async (text) => {
+        expect(ours.encodeIds(text)).toEqual((await rust.encode(text)).getIds());
+      }),
+      { numRuns: 150, seed: 3 },
+    );
+  });
+});
+
+describe('normalizer errors', () => {
+  it('an unknown or malformed normalizer is a typed error naming the field', () => {
+    const bad = (normalizer: unknown) => () => Tokenizer.fromJSON({ ...json, normalizer } as TokenizerJson);
+    expect(bad({ type: 'Precompiled', precompiled_charsmap: '' })).toThrow(TokenizerError);
+    expect(bad({ type: 'Precompiled' })).toThrow(expect.objectContaining({ code: 'UnsupportedComponent', field: 'normalizer.type' }));
+    expect(bad({ type: 'Sequence', normalizers: [{ type: 'NFC' }, { type: 'Nope' }] })).toThrow(expect.objectContaining({ field: 'normalizer.normalizers[1].type' }));
+    expect(bad({ type: 'Strip', strip_left: 'yes' })).toThrow(expect.objectContaining({ code: 'InvalidField', field: 'normalizer.strip_left' }));
+    expect(bad({ type: 'Sequence' })).toThrow(expect.objectContaining({ field: 'normalizer.normalizers' }));
+  });
+});

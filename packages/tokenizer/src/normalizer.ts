@@ -1,0 +1,198 @@
+// Normalizers (`tokenizer.json` `normalizer`): what HF tokenizers applies to each piece of text
+// between added tokens before pre-tokenization.
+//
+//   NFC, NFD, NFKC, NFKD   Unicode normalization forms (String.prototype.normalize)
+//   Lowercase              per code point, as Rust's char::to_lowercase (no final-sigma context)
+//   Strip                  leading and/or trailing White_Space
+//   Sequence               the above in order (an empty Sequence changes nothing)
+//
+// Each output UTF-16 unit remembers the range of the original text it came from (HF
+// NormalizedString alignments), so offsets still point into the text the caller passed. The
+// normalization forms work per chunk (a code point and the combining marks after it): a code
+// point from a decomposition points at its source, a composed one at the starter it was built on.
+// When the chunks do not normalize independently (a rare composition across chunks) the whole
+// piece is normalized at once and every unit of it points at the whole original range.
+
+import { TokenizerError } from './errors.js';
+
+/** `tokenizer.json` `normalizer` objects this package implements. */
+export type NormalizerConfig =
+  | { type: 'NFC' | 'NFD' | 'NFKC' | 'NFKD' | 'Lowercase' }
+  | { type: 'Strip'; strip_left?: boolean; strip_right?: boolean }
+  | { type: 'Sequence'; normalizers: NormalizerConfig[] };
+
+/** Normalized text; unit `i` came from the original range `[start[i], end[i])`. */
+export interface NormalizedText {
+  text: string;
+  start: number[];
+  end: number[];
+}
+
+type Step = (s: NormalizedText) => NormalizedText;
+
+const WHITESPACE = /\p{White_Space}/u;
+/** Decompositions that may combine with what precedes them: marks, Hangul medial vowels and final consonants. */
+const CONTINUATION = /^[\p{M}\u1160-\u11ff]/u;
+
+function codePointEnd(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  return c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? i + 2 : i + 1;
+}
+
+/** Append `out`, the image of the chunk `s.text[i, j)`: unchanged, its units keep their alignments; changed, they all get the chunk's range. */
+function appendChunk(acc: NormalizedText, s: NormalizedText, i: number, j: number, out: string): void {
+  const same = out === s.text.slice(i, j);
+  acc.text += out;
+  for (let k = 0; k < out.length; k++) {
+    acc.start.push(same ? s.start[i + k]! : s.start[i]!);
+    acc.end.push(same ? s.end[i + k]! : s.end[j - 1]!);
+  }
+}
+
+/** Rebuild `s` chunk by chunk: chunk [i, j) becomes f(chunk). */
+function mapChunks(s: NormalizedText, chunkEnd: (text: string, i: number) => number, f: (chunk: string) => string): NormalizedText {
+  const acc: NormalizedText = { text: '', start: [], end: [] };
+  for (let i = 0; i < s.text.length; ) {
+    const j = chunkEnd(s.text, i);
+    appendChunk(acc, s, i, j, f(s.text.slice(i, j)));
+    i = j;
+  }
+  return acc;
+}
+
+/**
+ * Where each output code point of `chunk.normalize(form)` comes from: the index (into the code
+ * points of `chunk`) of the code point whose decomposition supplied it, or of the starter a
+ * composed character was built on (as HF's alignments do). Null if the pieces cannot be matched.
+ */
+function formOrigins(chunk: string, form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): { out: string[]; origin: number[] } | null {
+  const decomposition = form === 'NFC' || form === 'NFD' ? 'NFD' : 'NFKD';
+  // Each code point decomposed on its own, in order; canonical reordering then permutes the marks
+  // but the alignments stay where they were (positional, as in HF).
+  const sources: number[] = [];
+  Array.from(chunk).forEach((cp, q) => {
+    for (const _ of cp.normalize(decomposition)) sources.push(q);
+  });
+  const decomposed = Array.from(chunk.normalize(decomposition), (c, k) => ({ c, q: sources[k]!, used: false }));
+  if (decomposed.length !== sources.length) return null;
+  const take = (c: string): { q: number } | null => {
+    const hit = decomposed.find((x) => !x.used && x.c === c) ?? null;
+    if (hit) hit.used = true;
+    return hit;
+  };
+  if (form === decomposition) return { out: decomposed.map((d) => d.c), origin: decomposed.map((d) => d.q) };
+  // Composition: a composed character comes from its first canonical component.
+  const out: string[] = [];
+  const origin: number[] = [];
+  for (const o of chunk.normalize(form)) {
+    const parts = Array.from(o.normalize('NFD'));
+    const first = take(parts[0]!);
+    if (!first) return null;
+    for (const p of parts.slice(1)) if (!take(p)) return null;
+    out.push(o);
+    origin.push(first.q);
+  }
+  return { out, origin };
+}
+
+function unicodeForm(form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): Step {
+  const chunkEnd = (text: string, i: number): number => {
+    let j = codePointEnd(text, i);
+    while (j < text.length) {
+      const k = codePointEnd(text, j);
+      if (!CONTINUATION.test(text.slice(j, k).normalize('NFKD'))) break;
+      j = k;
+    }
+    return j;
+  };
+  return (s) => {
+    const whole = s.text.normalize(form);
+    const acc: NormalizedText = { text: '', start: [], end: [] };
+    for (let i = 0; i < s.text.length; ) {
+      const j = chunkEnd(s.text, i);
+      const chunk = s.text.slice(i, j);
+      const out = chunk.normalize(form);
+      const mapped = out === chunk ? null : formOrigins(chunk, form);
+      if (mapped === null) {
+        appendChunk(acc, s, i, j, out);
+      } else {
+        const unitOf: number[] = []; // code point index → its first unit in the chunk
+        for (let u = 0; u < chunk.length; u = codePointEnd(chunk, u)) unitOf.push(u);
+        unitOf.push(chunk.length);
+        mapped.out.forEach((o, n) => {
+          const q = mapped.origin[n]!;
+          acc.text += o;
+          for (let k = 0; k < o.length; k++) {
+            acc.start.push(s.start[i + unitOf[q]!]!);
+            acc.end.push(s.end[i + unitOf[q + 1]! - 1]!);
+          }
+        });
+      }
+      i = j;
+    }
+    if (acc.text === whole) return acc;
+    return mapChunks(s, (t) => t.length, () => whole);
+  };
+}
+
+const lowercase: Step = (s) => mapChunks(s, codePointEnd, (c) => c.toLowerCase());
+
+function strip(left: boolean, right: boolean): Step {
+  return (s) => {
+    let a = 0;
+    let b = s.text.length;
+    if (left) while (a < b && WHITESPACE.test(s.text[a]!)) a++;
+    if (right) while (b > a && WHITESPACE.test(s.text[b - 1]!)) b--;
+    return { text: s.text.slice(a, b), start: s.start.slice(a, b), end: s.end.slice(a, b) };
+  };
+}
+
+function compile(config: unknown, field: string): Step[] {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) throw new TokenizerError('InvalidField', 'expected a normalizer object', { field });
+  const c = config as Record<string, unknown>;
+  switch (c.type) {
+    case 'NFC':
+    case 'NFD':
+    case 'NFKC':
+    case 'NFKD':
+      return [unicodeForm(c.type)];
+    case 'Lowercase':
+      return [lowercase];
+    case 'Strip': {
+      const flag = (name: string): boolean => {
+        const v = c[name] ?? true;
+        if (typeof v !== 'boolean') throw new TokenizerError('InvalidField', 'expected a boolean', { field: `${field}.${name}` });
+        return v;
+      };
+      return [strip(flag('strip_left'), flag('strip_right'))];
+    }
+    case 'Sequence':
+      if (!Array.isArray(c.normalizers)) throw new TokenizerError('InvalidField', 'expected an array', { field: `${field}.normalizers` });
+      return c.normalizers.flatMap((n: unknown, i) => compile(n, `${field}.normalizers[${i}]`));
+    default:
+      throw new TokenizerError('UnsupportedComponent', `normalizer type ${JSON.stringify(c.type)} is not supported (NFC, NFD, NFKC, NFKD, Lowercase, Strip, Sequence)`, {
+        field: `${field}.type`,
+      });
+  }
+}
+
+/** A compiled normalizer. */
+export class Normalizer {
+  private constructor(private readonly steps: readonly Step[]) {}
+
+  /** Validate and compile the `normalizer` field of tokenizer.json; null when there is none. */
+  static fromConfig(config: unknown, field = 'normalizer'): Normalizer | null {
+    if (config === undefined || config === null) return null;
+    return new Normalizer(compile(config, field));
+  }
+
+  /** Normalize `text[start, end)`; alignments are offsets into `text`. */
+  normalize(text: string, start: number, end: number): NormalizedText {
+    const s: NormalizedText = { text: text.slice(start, end), start: [], end: [] };
+    for (let i = start; i < end; i++) {
+      s.start.push(i);
+      s.end.push(i + 1);
+    }
+    return this.steps.reduce((acc, step) => step(acc), s);
+  }
+}
