@@ -149,7 +149,7 @@ export const field = {
     arg: '<list>',
     parse: (f, v) => {
       const l = f.list(v);
-      if (l.length < min) f.fail(`give at least ${min === 1 ? 'one' : min} language${min === 1 ? '' : 's'}`);
+      if (l.length < min) f.fail(`give at least ${['no', 'one', 'two', 'three'][min] ?? min} language${min === 1 ? '' : 's'}`);
       return l;
     },
   }),

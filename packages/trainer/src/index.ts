@@ -20,7 +20,7 @@ export {
   isDiskFull,
 } from './errors';
 export { writeFileAtomic, fsyncDirectory, fsyncTree, tempSibling } from './atomic';
-export { collateLm, type TrainingSample, type LmBatch, type CollateOptions } from './batch';
+export { collateLm, lmBatchOfSft, sftBatches, type TrainingSample, type LmBatch, type CollateOptions } from './batch';
 export { causalLmLoss, summedLmLoss, type CausalLm } from './loss';
 export { trainStep, type TrainStepOptions, type TrainStepResult, type StepOptimizer } from './train-step';
 export { evaluateLm, type EvalResult } from './evaluate';
@@ -50,6 +50,7 @@ export {
   OPTIMIZER_FIELDS,
   BATCH_FIELDS,
   EPOCH_SCHEDULE_FIELDS,
+  CHAT_TASK_FIELDS,
   RUN_FIELDS,
   globalBatchSize,
   epochSteps,
@@ -58,6 +59,7 @@ export {
   type OptimizerConfig,
   type BatchConfig,
   type EpochScheduleConfig,
+  type ChatTaskConfig,
   type RunConfig,
 } from './run-config';
 export {
@@ -85,4 +87,5 @@ export {
   type TrainingOptimizer,
   type TrainingResult,
 } from './run-training';
+export { translationRecord, translationScores, chrfTrend, chrfSummary, type TranslationScores } from './translation-eval';
 export { runTrainingCli, trainingProgram, addConfigFlags, reportError, withStopSignals, type TrainingCliSpec, type RunControl } from './cli';

@@ -46,6 +46,24 @@ export interface EpochScheduleConfig {
   warmupRatio: number;
 }
 
+/** The chat task and held-out evaluation of the post-training apps (SFT, alignment). */
+export interface ChatTaskConfig {
+  /** UDHR declarations the translation task is drawn from (file codes, ISO 639-3 or BCP 47 tags). */
+  languages: string[];
+  /** Longest UDHR article (characters) used for training and the held-out evaluation. */
+  maxChars: number;
+  /** Longest conversation (prompt + completion) in tokens; longer ones are truncated on the right. */
+  maxLength: number;
+  /** Date written in the default system prompt (`YYYY-MM-DD`), fixed for reproducible data. */
+  date: string;
+  /** Greedy held-out German → Romansh translations (chrF/BLEU) at the start and the end. */
+  evalTranslation: boolean;
+  /** Most tokens per held-out translation. */
+  evalMaxTokens: number;
+  /** Weight dtype of the final `model/` (f32 keeps small updates exactly; bf16 as released checkpoints). */
+  saveDtype: 'f32' | 'bf16';
+}
+
 /** The run directory, evaluation and checkpoint cadence, threads and display. */
 export interface RunConfig {
   /** Output directory: checkpoints/, metrics.jsonl, loss.html, config.json, model/. */
@@ -95,6 +113,17 @@ export const EPOCH_SCHEDULE_FIELDS: ConfigSchema<EpochScheduleConfig> = {
   epochs: field.int('passes over the data when --steps is "none"', 1, 1 << 20),
   steps: field.intOrNull('optimizer steps, or "none" for --epochs passes', 1),
   warmupRatio: field.num('linear warm-up as a fraction of the steps', 0, 1),
+};
+
+/** Fields of {@link ChatTaskConfig}. */
+export const CHAT_TASK_FIELDS: ConfigSchema<ChatTaskConfig> = {
+  languages: field.list('UDHR declarations of the translation task, comma-separated', 2),
+  maxChars: field.int('longest UDHR article used, in characters', 1, 1_000_000),
+  maxLength: field.int('longest conversation in tokens; longer ones are truncated', 2, 1 << 20),
+  date: field.date('date in the default system prompt'),
+  evalTranslation: field.bool('held-out chrF/BLEU at the start and the end'),
+  evalMaxTokens: field.int('most tokens per held-out translation', 1, 1 << 16),
+  saveDtype: field.oneOf('weights of the final model/', ['f32', 'bf16'] as const, '<dtype>'),
 };
 
 /** Fields of {@link RunConfig}. */
