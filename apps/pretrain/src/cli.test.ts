@@ -4,24 +4,22 @@
 // exit; the run directory is locked; a refused resume changes nothing; bad input exits with a
 // clear message.
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readMetrics, readTrainingCheckpoint, CheckpointManager } from '@apertus/trainer';
+import { builtCli, runAndSignal, runCli } from '@apertus/trainer/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const APP = path.resolve(import.meta.dirname, '..');
-const CLI = path.join(APP, 'dist', 'cli.js');
+let CLI: string;
 let dir: string;
 let configFile: string;
 
 beforeAll(() => {
-  if (!fs.existsSync(CLI)) {
-    const r = spawnSync('npx', ['tsup'], { cwd: APP, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`building the CLI failed:\n${r.stdout}\n${r.stderr}`);
-  }
+  CLI = builtCli(APP);
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apertus-cli-'));
   configFile = path.join(dir, 'run.json');
   // A very small run: UDHR English, 2 layers × hidden 32, 32-token sequences, 2 per batch, 16 steps.
@@ -50,49 +48,12 @@ afterAll(() => {
 });
 
 function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, '--config', configFile, ...args], { encoding: 'utf8', timeout: 120_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  const r = runCli(CLI, ['--config', configFile, ...args]);
+  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** Start a run and SIGKILL it `delayMs` after it prints a line matching `trigger`. */
-function runAndKill(args: string[], trigger: RegExp, delayMs: number): Promise<{ signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, '--config', configFile, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let armed = false;
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      if (!armed && trigger.test(stdout)) {
-        armed = true;
-        setTimeout(() => child.kill('SIGKILL'), delayMs);
-      }
-    });
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (_code, signal) => resolve({ signal, stdout, stderr }));
-  });
-}
-
-/** Start a run and send it `signal` once it prints a line matching `trigger`; resolves with its exit code. */
-function runAndSignal(args: string[], trigger: RegExp, signal: NodeJS.Signals): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, '--config', configFile, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let sent = false;
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      if (!sent && trigger.test(stdout)) {
-        sent = true;
-        child.kill(signal);
-      }
-    });
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const runAndKill = (args: string[], trigger: RegExp, delayMs: number) => runAndSignal(CLI, ['--config', configFile, ...args], trigger, { delayMs });
 
 /** Every file below `root` with its size and contents hash (what a refused command must leave as it was). */
 function snapshot(root: string): Record<string, string> {
@@ -149,7 +110,7 @@ describe('apertus-pretrain CLI', () => {
     const reference = trainLosses(path.join(dir, 'a'));
     for (const [signal, code] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
       const out = path.join(dir, `signal-${signal}`);
-      const stopped = await runAndSignal(['--out', out], /checkpoint saved: .*step-000004/, signal);
+      const stopped = await runAndSignal(CLI, ['--config', configFile, '--out', out], /checkpoint saved: .*step-000004/, { signal });
       expect(stopped.code, stopped.stderr).toBe(code);
       expect(stopped.stderr).toContain(`${signal}: finishing the current step and saving a checkpoint`);
       const step = Number(/interrupted: (\d+) of 16 steps/.exec(stopped.stdout)![1]);
