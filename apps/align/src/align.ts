@@ -12,26 +12,8 @@ import type { ApertusModel } from '@apertus/model';
 import { collateSft, tokenizeSftDataset, type SftBatch } from '@apertus/posttrain';
 import { dpoLoss, qrpoLoss, sequenceLogProbs } from '@apertus/qrpo';
 import { Tensor, narrow, scale, sum } from '@apertus/tensor';
-import {
-  ConfigError,
-  EpochOrder,
-  ResumeError,
-  buildOptimizer,
-  chatGenerationConfig,
-  chrfTrend,
-  epochSteps,
-  globalBatchSize,
-  linearDecaySchedule,
-  loadModel,
-  loadModelTokenizer,
-  resolveModelDir,
-  runTraining,
-  sftBatches,
-  translationRecord,
-  type SetupContext,
-  type TrainingResult,
-  type TrainingSetup,
-} from '@apertus/trainer';
+import { ConfigError, EpochOrder, ResumeError, buildOptimizer, chatGenerationConfig, chrfTrend, epochSteps, globalBatchSize, linearDecaySchedule, loadModel, loadModelTokenizer, resolveModelDir, runTraining, sftBatches, translationRecord } from '@apertus/trainer';
+import type { SetupContext, TrainingResult, TrainingSetup } from '@apertus/trainer';
 import { TRAINING_KEYS, effectiveBeta, resolveConfig, type AlignConfig } from './config';
 import { preparedFor, prepareAlignData, type PairRecord } from './preference-data';
 import { loadPrompts } from './prompts';

@@ -1,7 +1,7 @@
 // Configuration of an alignment run: defaults < (checkpoint's config when resuming) < config file
 // < command-line flags. Every value is validated here, with errors naming the flag or file field.
 
-import { BATCH_FIELDS, CHAT_TASK_FIELDS, EPOCH_SCHEDULE_FIELDS, OPTIMIZER_FIELDS, RUN_FIELDS, configFailure, field, mergeConfigLayers } from '@apertus/trainer';
+import { BATCH_FIELDS, CHAT_TASK_FIELDS, EPOCH_SCHEDULE_FIELDS, OPTIMIZER_FIELDS, RUN_FIELDS, configFailure, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
 import type { BatchConfig, ChatTaskConfig, ConfigLayer, ConfigSchema, EpochScheduleConfig, OptimizerConfig, Resolved, RunConfig } from '@apertus/trainer';
 
 /** UDHR declarations the alignment prompts are drawn from (the SFT app's default task languages). */
@@ -98,16 +98,6 @@ export const DATA_KEYS: readonly (keyof AlignConfig)[] = Object.freeze([
   'includeOffline', 'reward', 'numPairs', 'maxLength', 'date',
 ] satisfies (keyof AlignConfig)[]);
 
-/**
- * Settings that change the numbers a run computes. A resumed run must keep them; the others
- * (output, display, evaluation and checkpoint cadence, threads) may change.
- */
-export const TRAINING_KEYS: readonly (keyof AlignConfig)[] = Object.freeze([
-  ...DATA_KEYS,
-  'loss', 'qrpoVariant', 'beta', 'transform', 'lossType', 'normalizeByLength', 'dpoLengthNormalized', 'microBatchSize', 'gradAccumulation', 'epochs', 'steps',
-  'optimizer', 'lr', 'warmupRatio', 'betas', 'alpha', 'weightDecay', 'eps', 'clip',
-] satisfies (keyof AlignConfig)[]);
-
 /** Validator and flag of every setting. */
 export const SCHEMA: ConfigSchema<AlignConfig> = {
   ...RUN_FIELDS,
@@ -142,6 +132,9 @@ export const SCHEMA: ConfigSchema<AlignConfig> = {
   },
   numPairs: field.int('pairs selected per prompt', 1, 64),
 };
+
+/** Settings that change the numbers a run computes (a resume must keep them): all but output, cadence, evaluation and display. */
+export const TRAINING_KEYS: readonly (keyof AlignConfig)[] = Object.freeze(trainingKeys(SCHEMA, ['evalTranslation', 'evalMaxTokens', 'saveDtype']));
 
 /**
  * Merge the layers over {@link DEFAULT_CONFIG} and validate every value and the relations between

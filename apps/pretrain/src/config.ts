@@ -2,20 +2,8 @@
 // < command-line flags. Every value is validated here, with errors naming the flag or file field.
 
 import { PRESETS, type ApertusConfig, type PresetName } from '@apertus/model';
-import {
-  BATCH_FIELDS,
-  OPTIMIZER_FIELDS,
-  RUN_FIELDS,
-  configFailure,
-  field,
-  mergeConfigLayers,
-  type BatchConfig,
-  type ConfigLayer,
-  type ConfigSchema,
-  type OptimizerConfig,
-  type Resolved,
-  type RunConfig,
-} from '@apertus/trainer';
+import { BATCH_FIELDS, OPTIMIZER_FIELDS, RUN_FIELDS, configFailure, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
+import type { BatchConfig, ConfigLayer, ConfigSchema, OptimizerConfig, Resolved, RunConfig } from '@apertus/trainer';
 
 /**
  * UDHR declarations of the default corpus: the four national languages of Switzerland (German,
@@ -126,17 +114,6 @@ export const DEFAULT_CONFIG: PretrainConfig = Object.freeze({
 } satisfies PretrainConfig);
 
 
-/**
- * Settings that change the numbers a run computes. A resumed run must keep them (otherwise it
- * would not continue the same run); the others (output, display, evaluation cadence, checkpoint
- * cadence, threads) may change.
- */
-export const TRAINING_KEYS: readonly (keyof PretrainConfig)[] = Object.freeze([
-  'preset', 'modelConfig', 'model', 'data', 'languages', 'validationFraction', 'tokenizer', 'vocabSize', 'tokenizerSampleChars',
-  'maxDocumentChars', 'robots', 'seqLength', 'microBatchSize', 'gradAccumulation', 'steps', 'optimizer', 'lr', 'minLr', 'betas',
-  'alpha', 'alphaWarmup', 'beta3Warmup', 'weightDecay', 'eps', 'warmupFraction', 'cooldownFraction', 'cooldownStyle', 'clip',
-  'goldfish', 'goldfishK', 'goldfishH', 'seed',
-] satisfies (keyof PretrainConfig)[]);
 
 
 
@@ -187,6 +164,9 @@ export const SCHEMA: ConfigSchema<PretrainConfig> = {
   sampleTokens: field.int('tokens generated per prompt at each evaluation, 0 = none', 0, 1 << 20),
   sampleTemperature: field.num('sampling temperature, 0 = greedy', 0, 100),
 };
+
+/** Settings that change the numbers a run computes (a resume must keep them): all but output, cadence, samples and display. */
+export const TRAINING_KEYS: readonly (keyof PretrainConfig)[] = Object.freeze(trainingKeys(SCHEMA, ['evalSamples', 'prompts', 'sampleTokens', 'sampleTemperature']));
 
 /**
  * Merge the layers over {@link DEFAULT_CONFIG} and validate every value and the relations between

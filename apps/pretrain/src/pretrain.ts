@@ -6,20 +6,8 @@
 import { DataLoader, PackedDataset, ShardedTokens, parseLoaderState } from '@apertus/data';
 import { ApertusModel, generate } from '@apertus/model';
 import { APERTUS_EOS_ID, APERTUS_PAD_ID } from '@apertus/tokenizer';
-import {
-  InputError,
-  ResumeError,
-  buildOptimizer,
-  causalLmLoss,
-  collateLm,
-  globalBatchSize,
-  runTraining,
-  type LmBatch,
-  type MetricRecord,
-  type TrainingResult,
-  type TrainingSetup,
-  type SetupContext,
-} from '@apertus/trainer';
+import { InputError, ResumeError, buildOptimizer, causalLmLoss, collateLm, globalBatchSize, runTraining } from '@apertus/trainer';
+import type { LmBatch, MetricRecord, TrainingResult, TrainingSetup, SetupContext } from '@apertus/trainer';
 import { TRAINING_KEYS, resolveConfig, type PretrainConfig } from './config';
 import { dataFingerprint, prepareData, type PreparedData } from './data';
 import { buildModelConfig, buildSchedule } from './setup';

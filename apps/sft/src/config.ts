@@ -2,7 +2,7 @@
 // batches, epoch schedule) and the SFT data and evaluation settings, layered defaults < (checkpoint's
 // config when resuming) < config file < command-line flags.
 
-import { BATCH_FIELDS, CHAT_TASK_FIELDS, EPOCH_SCHEDULE_FIELDS, OPTIMIZER_FIELDS, RUN_FIELDS, field, mergeConfigLayers } from '@apertus/trainer';
+import { BATCH_FIELDS, CHAT_TASK_FIELDS, EPOCH_SCHEDULE_FIELDS, OPTIMIZER_FIELDS, RUN_FIELDS, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
 import type { BatchConfig, ChatTaskConfig, ConfigLayer, ConfigSchema, EpochScheduleConfig, OptimizerConfig, Resolved, RunConfig } from '@apertus/trainer';
 
 /**
@@ -59,14 +59,6 @@ export const DEFAULT_CONFIG: SftConfig = Object.freeze({
   progress: 'auto',
 } satisfies SftConfig);
 
-/**
- * Settings that change the numbers a run computes. A resumed run must keep them; the others
- * (output, display, evaluation and checkpoint cadence, threads) may change.
- */
-export const TRAINING_KEYS: readonly (keyof SftConfig)[] = Object.freeze([
-  'model', 'data', 'languages', 'maxExamples', 'maxChars', 'maxLength', 'date', 'microBatchSize', 'gradAccumulation', 'epochs', 'steps',
-  'optimizer', 'lr', 'warmupRatio', 'betas', 'alpha', 'weightDecay', 'eps', 'clip', 'seed',
-] satisfies (keyof SftConfig)[]);
 
 /** Validator and flag of every setting. */
 export const SCHEMA: ConfigSchema<SftConfig> = {
@@ -80,6 +72,9 @@ export const SCHEMA: ConfigSchema<SftConfig> = {
   validation: field.strOrNull('.jsonl conversations for the validation loss (default: the held-out German → Romansh articles)', '<file>'),
   maxExamples: field.int('translation conversations drawn', 1, 10_000_000),
 };
+
+/** Settings that change the numbers a run computes (a resume must keep them): all but output, cadence, evaluation and display. */
+export const TRAINING_KEYS: readonly (keyof SftConfig)[] = Object.freeze(trainingKeys(SCHEMA, ['validation', 'evalTranslation', 'evalMaxTokens', 'saveDtype']));
 
 /**
  * Merge the layers over {@link DEFAULT_CONFIG} and validate every value. Returns the config and,

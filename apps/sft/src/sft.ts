@@ -10,28 +10,8 @@ import { warmupStepsFromRatio } from '@apertus/ademamix';
 import type { ApertusModel } from '@apertus/model';
 import { collateSft } from '@apertus/posttrain';
 import type { Tensor } from '@apertus/tensor';
-import {
-  ConfigError,
-  EpochOrder,
-  buildOptimizer,
-  chatGenerationConfig,
-  chrfTrend,
-  epochSteps,
-  globalBatchSize,
-  linearDecaySchedule,
-  lmBatchOfSft,
-  loadModel,
-  loadModelTokenizer,
-  resolveModelDir,
-  runTraining,
-  sftBatches,
-  translationRecord,
-  writeFileAtomic,
-  type LmBatch,
-  type SetupContext,
-  type TrainingResult,
-  type TrainingSetup,
-} from '@apertus/trainer';
+import { ConfigError, EpochOrder, buildOptimizer, chatGenerationConfig, chrfTrend, epochSteps, globalBatchSize, linearDecaySchedule, lmBatchOfSft, loadModel, loadModelTokenizer, resolveModelDir, runTraining, sftBatches, translationRecord, writeFileAtomic } from '@apertus/trainer';
+import type { LmBatch, SetupContext, TrainingResult, TrainingSetup } from '@apertus/trainer';
 import { TRAINING_KEYS, resolveConfig, type SftConfig } from './config';
 import { prepareSftData } from './data';
 

@@ -52,6 +52,7 @@ export {
   EPOCH_SCHEDULE_FIELDS,
   CHAT_TASK_FIELDS,
   RUN_FIELDS,
+  trainingKeys,
   globalBatchSize,
   epochSteps,
   linearDecaySchedule,

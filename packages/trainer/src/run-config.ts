@@ -136,6 +136,16 @@ export const RUN_FIELDS: ConfigSchema<RunConfig> = {
   progress: field.oneOf('progress display', ['auto', 'bar', 'lines', 'off'] as const, '<mode>'),
 };
 
+/**
+ * The settings of `schema` that change the numbers a run computes, which a resume must keep: every
+ * key but the run directory, cadence and display settings ({@link RUN_FIELDS}) and `except`
+ * (evaluation-only settings).
+ */
+export function trainingKeys<C extends RunConfig>(schema: ConfigSchema<C>, except: readonly (keyof C & string)[] = []): (keyof C & string)[] {
+  const skip = new Set<string>([...Object.keys(RUN_FIELDS), ...except]);
+  return (Object.keys(schema) as (keyof C & string)[]).filter((k) => !skip.has(k));
+}
+
 /** Samples per optimizer step. */
 export function globalBatchSize(cfg: BatchConfig): number {
   return cfg.microBatchSize * cfg.gradAccumulation;
