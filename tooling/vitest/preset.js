@@ -1,7 +1,7 @@
 // Shared vitest project preset for Apertus.ts.
-// Every `@apertus/<name>` import resolves to `packages/<name>/src/index.ts` (a subpath
-// `@apertus/<name>/<entry>` to `packages/<name>/src/<entry>.ts`), so a test
-// always runs against the sources next to it, never a stale build.
+// Every `@apertus/<name>` import resolves to `packages/<name>/src/index.ts` (and a subpath
+// `@apertus/<name>/<entry>` to `packages/<name>/src/<entry>.ts`), so a test always runs against
+// the sources next to it, never a stale build.
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { defineProject } from 'vitest/config';

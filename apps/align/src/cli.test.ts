@@ -4,23 +4,19 @@
 // reproduce the preference data, the losses, the evaluations and the final weights of an
 // uninterrupted run bit for bit; bad input exits with a clear message.
 
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CheckpointManager, readMetrics, readTrainingCheckpoint } from '@apertus/trainer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTinyModel, tempDir } from './fixture.test-helper';
+import { builtCli, makeTinyModel, runAndSignal, runCli, tempDir } from '@apertus/trainer/testing';
 
 const APP = path.resolve(import.meta.dirname, '..');
-const CLI = path.join(APP, 'dist', 'cli.js');
+let CLI: string;
 let dir: string;
 let configFile: string;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CLI)) {
-    const r = spawnSync('npx', ['tsup'], { cwd: APP, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`building the CLI failed:\n${r.stdout}\n${r.stderr}`);
-  }
+  CLI = builtCli(APP);
   dir = tempDir('apertus-align-cli-');
   const sft = await makeTinyModel(dir, 'sft', 3);
   configFile = path.join(dir, 'run.json');
@@ -52,29 +48,12 @@ afterAll(() => {
 });
 
 function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, '--config', configFile, ...args], { encoding: 'utf8', timeout: 120_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  const r = runCli(CLI, ['--config', configFile, ...args]);
+  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** Start a run and SIGKILL it `delayMs` after it prints a line matching `trigger`. */
-function runAndKill(args: string[], trigger: RegExp, delayMs: number): Promise<{ signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, '--config', configFile, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let armed = false;
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      if (!armed && trigger.test(stdout)) {
-        armed = true;
-        setTimeout(() => child.kill('SIGKILL'), delayMs);
-      }
-    });
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (_code, signal) => resolve({ signal, stdout, stderr }));
-  });
-}
+const runAndKill = (args: string[], trigger: RegExp, delayMs: number) => runAndSignal(CLI, ['--config', configFile, ...args], trigger, { delayMs });
 
 const records = (out: string, type: string) => readMetrics(path.join(out, 'metrics.jsonl')).filter((r) => r.type === type);
 const file = (out: string, ...p: string[]) => fs.readFileSync(path.join(out, ...p));
@@ -118,7 +97,7 @@ describe('apertus-align CLI', () => {
     expect(file(b, 'checkpoints', 'step-000008', 'model.safetensors').equals(file(a, 'checkpoints', 'step-000008', 'model.safetensors'))).toBe(true);
     expect(file(b, 'checkpoints', 'step-000008', 'optimizer.safetensors').equals(file(a, 'checkpoints', 'step-000008', 'optimizer.safetensors'))).toBe(true);
     expect(file(b, 'model', 'model.safetensors').equals(file(a, 'model', 'model.safetensors'))).toBe(true);
-  });
+  }, 300_000);
 
   it('DPO runs on the same prepared data', () => {
     const a = path.join(dir, 'a');

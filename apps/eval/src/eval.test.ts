@@ -10,20 +10,17 @@ import { APERTUS_EOS_ID } from '@apertus/tokenizer';
 import { noGrad, Tensor } from '@apertus/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateStage, formatStages } from './evaluate';
-import { makeTinyModel, tempDir, type TinyModel } from './fixture.test-helper';
+import { builtCli, makeTinyModel, tempDir, type TinyModel } from '@apertus/trainer/testing';
 import { parseEvalFlags, parseStage } from './options';
 import { DEFAULT_SUITE, loadSuiteTexts, probeSequences, type SuiteOptions } from './suite';
 
 const APP = path.resolve(import.meta.dirname, '..');
-const CLI = path.join(APP, 'dist', 'cli.js');
+let CLI: string;
 let root: string;
 let tiny: TinyModel;
 
 beforeAll(async () => {
-  if (!fs.existsSync(CLI)) {
-    const r = spawnSync('npx', ['tsup'], { cwd: APP, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`building the CLI failed:\n${r.stdout}\n${r.stderr}`);
-  }
+  CLI = builtCli(APP);
   root = tempDir('apertus-eval-');
   tiny = await makeTinyModel(root);
 }, 120_000);
