@@ -15,6 +15,7 @@ import {
   type SftConversation,
   type SftDatasetStats,
   type SftExample,
+  type SftRecord,
   type TranslationExample,
 } from '@apertus/posttrain';
 import { Tensor } from '@apertus/tensor';
@@ -53,9 +54,9 @@ function fingerprintOf(examples: readonly SftExample[]): string {
   return h.digest('hex');
 }
 
-async function readJsonlConversations(file: string): Promise<(SftConversation & { line: number })[]> {
-  if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw new SftInputError(file, 'conversation file not found (expected a .jsonl file with {"messages": [...]} lines, or "udhr")');
-  const rows: (SftConversation & { line: number })[] = [];
+async function readJsonlConversations(file: string): Promise<(SftRecord & { line: number })[]> {
+  if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw new SftInputError(file, 'data file not found (expected a .jsonl file of {"messages": [...]}, {"prompt", "completion"} or {"text"} rows, or "udhr")');
+  const rows: (SftRecord & { line: number })[] = [];
   for await (const row of readSftJsonl(file)) rows.push(row);
   if (rows.length === 0) throw new SftInputError(file, 'no conversation in the file');
   return rows;
@@ -78,13 +79,14 @@ export async function prepareSftData(cfg: SftConfig, tokenizer: Tokenizer, log: 
   });
   const heldOut = task.eval;
 
-  let conversations: (SftConversation & { line?: number })[];
+  let conversations: (SftRecord & { line?: number })[];
   let file: string;
   if (udhr) {
-    conversations = task.train.map((e) => ({ messages: e.messages }));
+    const chats = task.train.map((e) => ({ messages: e.messages }));
+    conversations = chats;
     file = path.join(cfg.out, 'data', 'train.jsonl');
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    writeFileAtomic(file, conversationsJsonl(conversations));
+    writeFileAtomic(file, conversationsJsonl(chats));
     log(`data: UDHR translation task, ${conversations.length} conversations over ${task.languages.length} languages (${task.languages.join(', ')}); held out: German → Romansh, ${heldOut.length} articles (written to ${file})`);
   } else {
     file = cfg.data;
@@ -99,7 +101,7 @@ export async function prepareSftData(cfg: SftConfig, tokenizer: Tokenizer, log: 
       (stats.droppedNoSupervision > 0 ? `; warning: ${stats.droppedNoSupervision} dropped (no assistant token left after truncation)` : ''),
   );
 
-  let validationRows: SftConversation[];
+  let validationRows: SftRecord[];
   let validationFile: string;
   if (cfg.validation !== null) {
     validationFile = cfg.validation;
