@@ -6,7 +6,7 @@ import { openCheckpoint } from '@apertus/safetensors';
 import { noGrad, Tensor } from '@apertus/tensor';
 import { afterAll, describe, expect, test } from 'vitest';
 import { loadCheckpoint, saveCheckpoint } from './checkpoint';
-import { presetConfig } from './config';
+import { presetConfig, swigluMatched } from './config';
 import { CheckpointError } from './errors';
 import { ApertusModel } from './model';
 import { parityInputs } from '../test/parity-fixture';
@@ -49,6 +49,23 @@ describe('checkpoints', () => {
     expect(fs.existsSync(path.join(dir, 'model.safetensors.index.json'))).toBe(true);
     expect(fs.readdirSync(dir).filter((f) => f.endsWith('.safetensors')).length).toBeGreaterThan(2);
     expect(Array.from(logitsOf(loadCheckpoint(dir, { precision: 'f32' }).model))).toEqual(Array.from(logitsOf(model)));
+  });
+
+  test('SwiGLU model: f32 save → load gives identical logits, with Llama MLP names and hidden_act in config.json', () => {
+    const model = ApertusModel.init(swigluMatched(config), 12);
+    const dir = path.join(tmp, 'swiglu');
+    saveCheckpoint(model, dir, { dtype: 'f32' });
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8'))).toMatchObject({ hidden_act: 'swiglu', intermediate_size: 64 });
+    const f = openCheckpoint(dir);
+    expect(f.keys().filter((k) => k.startsWith('model.layers.0.mlp.')).sort()).toEqual(['model.layers.0.mlp.down_proj.weight', 'model.layers.0.mlp.gate_proj.weight', 'model.layers.0.mlp.up_proj.weight']);
+    expect(f.info('model.layers.1.mlp.gate_proj.weight').shape).toEqual([64, 64]);
+    f.close();
+    const loaded = loadCheckpoint(dir, { precision: 'f32' }).model;
+    expect(loaded.config).toEqual(model.config);
+    expect(Array.from(logitsOf(loaded))).toEqual(Array.from(logitsOf(model)));
+    // An xIELU config over SwiGLU weights is refused, naming the tensor.
+    fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ ...JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')), hidden_act: 'xielu' }));
+    expect(() => loadCheckpoint(dir)).toThrow(/unexpected tensors.*gate_proj/);
   });
 
   test('mismatches are typed errors naming the tensor', () => {

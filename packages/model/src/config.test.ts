@@ -42,6 +42,9 @@ describe('config', () => {
   test('bad configs name the field', () => {
     expect(() => parseConfig({ ...HUB_8B, num_key_value_heads: 5 })).toThrow(/num_key_value_heads/);
     expect(() => parseConfig({ ...HUB_8B, hidden_act: 'silu' })).toThrow(ConfigError);
+    expect(() => parseConfig({ ...HUB_8B, hidden_act: 'gelu' }, 'c.json')).toThrow(/c.json: hidden_act: expected 'xielu'/);
+    expect(parseConfig({ ...HUB_8B, hidden_act: 'swiglu' }).hidden_act).toBe('swiglu');
+    expect(() => presetConfig('tiny', { hidden_act: 'relu' as 'xielu' })).toThrow(/hidden_act/);
     expect(() => parseConfig({ ...HUB_8B, rope_scaling: { rope_type: 'yarn', factor: 4 } })).toThrow(/rope_scaling.rope_type.*yarn/);
     expect(() => parseConfig({ ...HUB_8B, hidden_size: '4096' }, 'config.json')).toThrow(/config.json: hidden_size: expected a number/);
     expect(() => parseConfig({ ...HUB_8B, tie_word_embeddings: true })).toThrow(/tie_word_embeddings/);

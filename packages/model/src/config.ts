@@ -18,7 +18,14 @@ export interface RopeScaling {
 export interface ApertusConfig {
   vocab_size: number;
   hidden_size: number;
+  /** MLP width: the rows of up_proj (and gate_proj). */
   intermediate_size: number;
+  /**
+   * The MLP: 'xielu' (Apertus: down(xIELU(up(x)))) or 'swiglu' (Llama's down(SiLU(gate(x)) ⊙ up(x))
+   * with gate_proj/up_proj/down_proj, the baseline of the paper's ablation; not an HF Apertus
+   * architecture). `swigluMatched` gives the SwiGLU width with the xIELU MLP's parameters and FLOPs.
+   */
+  hidden_act: 'xielu' | 'swiglu';
   num_hidden_layers: number;
   num_attention_heads: number;
   num_key_value_heads: number;
@@ -41,7 +48,7 @@ export interface ApertusConfig {
 const LLAMA3_8192: RopeScaling = { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 };
 
 const base = {
-  max_position_embeddings: 65536, rms_norm_eps: 1e-5, rope_theta: 12_000_000, rope_scaling: LLAMA3_8192,
+  hidden_act: 'xielu' as const, max_position_embeddings: 65536, rms_norm_eps: 1e-5, rope_theta: 12_000_000, rope_scaling: LLAMA3_8192,
   bos_token_id: 1, eos_token_id: 2, pad_token_id: 3, tie_word_embeddings: false as const,
 };
 
@@ -107,7 +114,8 @@ export function parseConfig(json: unknown, file?: string): ApertusConfig {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new ConfigError('(root)', 'config must be a JSON object', file);
   const j = json as Json;
   if (j.model_type !== undefined && j.model_type !== 'apertus') throw new ConfigError('model_type', `expected 'apertus', got '${String(j.model_type)}'`, file);
-  if (j.hidden_act !== undefined && j.hidden_act !== 'xielu') throw new ConfigError('hidden_act', `only 'xielu' is supported, got '${String(j.hidden_act)}'`, file);
+  const act = j.hidden_act ?? 'xielu';
+  if (act !== 'xielu' && act !== 'swiglu') throw new ConfigError('hidden_act', `expected 'xielu' (or 'swiglu' for the ablation MLP), got '${String(act)}'`, file);
   if (j.tie_word_embeddings === true) throw new ConfigError('tie_word_embeddings', 'tied embeddings are not part of the Apertus architecture', file);
   for (const key of ['attention_bias', 'mlp_bias']) if (j[key] === true) throw new ConfigError(key, 'biases are not supported (Apertus has none)', file);
   if (j.post_norm === true) throw new ConfigError('post_norm', 'post-norm layers are not supported', file);
@@ -121,6 +129,7 @@ export function parseConfig(json: unknown, file?: string): ApertusConfig {
     vocab_size: int(j, 'vocab_size', file, 131072),
     hidden_size: hidden,
     intermediate_size: int(j, 'intermediate_size', file, 14336),
+    hidden_act: act,
     num_hidden_layers: int(j, 'num_hidden_layers', file, 32),
     num_attention_heads: heads,
     num_key_value_heads: int(j, 'num_key_value_heads', file, (j.num_key_value_heads ?? heads) as number),
@@ -142,6 +151,7 @@ export function validateConfig(c: ApertusConfig, file?: string): ApertusConfig {
   const pos = (k: keyof ApertusConfig) => { if (!((c[k] as number) > 0)) throw new ConfigError(k, `must be positive, got ${String(c[k])}`, file); };
   for (const k of ['vocab_size', 'hidden_size', 'intermediate_size', 'num_hidden_layers', 'num_attention_heads', 'num_key_value_heads', 'head_dim', 'max_position_embeddings', 'rms_norm_eps', 'rope_theta'] as const) pos(k);
   if (c.num_attention_heads % c.num_key_value_heads !== 0) throw new ConfigError('num_key_value_heads', `${c.num_key_value_heads} does not divide num_attention_heads ${c.num_attention_heads}`, file);
+  if (c.hidden_act !== 'xielu' && c.hidden_act !== 'swiglu') throw new ConfigError('hidden_act', `expected 'xielu' or 'swiglu', got '${String(c.hidden_act)}'`, file);
   if (c.head_dim % 2 !== 0) throw new ConfigError('head_dim', `RoPE needs an even head_dim, got ${c.head_dim}`, file);
   return c;
 }
@@ -158,7 +168,7 @@ export function toHfConfig(c: ApertusConfig): Record<string, unknown> {
     num_attention_heads: c.num_attention_heads,
     num_key_value_heads: c.num_key_value_heads,
     head_dim: c.head_dim,
-    hidden_act: 'xielu',
+    hidden_act: c.hidden_act,
     max_position_embeddings: c.max_position_embeddings,
     initializer_range: c.initializer_range,
     rms_norm_eps: c.rms_norm_eps,
@@ -179,10 +189,21 @@ export function toHfConfig(c: ApertusConfig): Record<string, unknown> {
   };
 }
 
-/** Number of parameters (spec §1.2 arithmetic). */
+/** Number of parameters (spec §1.2 arithmetic; the SwiGLU MLP has three matrices and no xIELU scalars). */
 export function parameterCount(c: ApertusConfig): number {
   const H = c.hidden_size, d = c.head_dim;
   const attn = H * c.num_attention_heads * d * 2 + H * c.num_key_value_heads * d * 2 + 2 * d;
-  const layer = attn + 2 * H * c.intermediate_size + 2 * H + 4;
+  const mlp = c.hidden_act === 'swiglu' ? 3 * H * c.intermediate_size : 2 * H * c.intermediate_size + 4;
+  const layer = attn + mlp + 2 * H;
   return 2 * c.vocab_size * H + H + c.num_hidden_layers * layer;
+}
+
+/**
+ * The SwiGLU twin of an xIELU config, matched in MLP parameters and FLOPs as in the paper's
+ * ablation: the xIELU MLP holds 2·H·I weights (2·2·H·I FLOPs per token), SwiGLU holds 3·H·I′, so
+ * I′ = round(2·I / 3) (e.g. tiny: I = 512 → I′ = 341, 131 072 vs 130 944 weights per layer).
+ */
+export function swigluMatched(c: ApertusConfig): ApertusConfig {
+  if (c.hidden_act === 'swiglu') return c;
+  return validateConfig({ ...c, hidden_act: 'swiglu', intermediate_size: Math.round((2 * c.intermediate_size) / 3) });
 }

@@ -3,11 +3,12 @@
  * initialisation, training forward, Hugging Face checkpoints, KV-cache generation.
  * @packageDocumentation
  */
-export { type ApertusConfig, type RopeScaling, type PresetName, PRESETS, presetConfig, parseConfig, validateConfig, toHfConfig, parameterCount } from './config';
+export { type ApertusConfig, type RopeScaling, type PresetName, PRESETS, presetConfig, parseConfig, validateConfig, toHfConfig, parameterCount, swigluMatched } from './config';
 export { ModelError, ConfigError, CheckpointError, GenerationError, AdapterError } from './errors';
 export { ropeInvFreq } from './rope';
 export { parameterShapes, initParameters, isBuffer } from './params';
 export { ApertusModel, type LayerWeights, type ForwardOptions, type LossOptions } from './model';
+export { decoderLayer, plainProjection, type Attend, type Projection, type ProjName } from './layer';
 export { KVCache } from './kv-cache';
 export { loadCheckpoint, saveCheckpoint, type LoadedCheckpoint, type SaveOptions, type GenerationConfig, type WeightPrecision } from './checkpoint';
 export { step, type StepInput } from './infer';

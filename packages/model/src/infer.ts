@@ -1,7 +1,7 @@
-import { add, attention, linear, noGrad, rmsnorm, rope, Tensor, bf16ArrayToF32 } from '@apertus/tensor';
-import { xielu } from '@apertus/xielu';
+import { attention, linear, noGrad, rmsnorm, Tensor, bf16ArrayToF32 } from '@apertus/tensor';
 import { GenerationError } from './errors';
 import type { KVCache } from './kv-cache';
+import { decoderLayer, type Attend } from './layer';
 import type { ApertusModel } from './model';
 
 /** One sequence's share of a batched inference step. */
@@ -27,13 +27,35 @@ function embedRows(model: ApertusModel, ids: Int32Array): Float32Array {
 }
 
 /**
+ * Attention against KV caches for a batch whose rows are the sequences' new tokens one after the
+ * other: each sequence appends its keys and values to its cache and its queries attend over the
+ * whole cache (positions continue after `cache.length`).
+ */
+function cachedAttend(batch: readonly StepInput[]): Attend {
+  return (l, q, k, v) => {
+    const [, , nh, d] = q.shape as [number, number, number, number];
+    const out = new Float32Array(q.size);
+    let r0 = 0;
+    for (const s of batch) {
+      const T = s.tokens.length, rows = (t: Tensor, w: number) => t.data.subarray(r0 * w, (r0 + T) * w);
+      const kv = s.cache.update(l, rows(k, s.cache.rowSize), rows(v, s.cache.rowSize));
+      const o = attention(Tensor.from(rows(q, nh * d), [1, T, nh, d]), kv.k, kv.v, { qOffset: s.cache.length });
+      out.set(o.data, r0 * nh * d);
+      r0 += T;
+    }
+    return Tensor.from(out, q.shape);
+  };
+}
+
+/**
  * Run new tokens of several sequences through the model in one batch (continuous batching:
- * prefill chunks and single decode tokens can be mixed). Linear layers see all rows at once;
- * attention runs per sequence against its own KV cache. Returns the logits of each sequence's
- * last new token, [n, V] row-major.
+ * prefill chunks and single decode tokens can be mixed). The batch is one row of all new tokens
+ * through the same decoder layers as training; linear layers see all rows at once, attention
+ * runs per sequence against its own KV cache. Returns the logits of each sequence's last new
+ * token, [n, V] row-major.
  */
 export function step(model: ApertusModel, batch: readonly StepInput[]): Float32Array {
-  const c = model.config, nh = c.num_attention_heads, nkv = c.num_key_value_heads, d = c.head_dim;
+  const c = model.config;
   let rows = 0;
   for (const s of batch) {
     if (s.tokens.length === 0) throw new GenerationError('tokens', 'a sequence in the batch has no new tokens');
@@ -46,33 +68,10 @@ export function step(model: ApertusModel, batch: readonly StepInput[]): Float32A
     const ids = new Int32Array(rows), pos = new Int32Array(rows);
     let r = 0;
     for (const s of batch) for (let t = 0; t < s.tokens.length; t++, r++) { ids[r] = s.tokens[t]!; pos[r] = s.cache.length + t; }
-    const positions = Tensor.from(pos);
-    let h = Tensor.from(embedRows(model, ids), [rows, c.hidden_size]);
-    model.layers.forEach((L, l) => {
-      const a = rmsnorm(h, L.attention_layernorm, c.rms_norm_eps);
-      const q = rope(rmsnorm(Tensor.from(linear(a, L.q_proj).data, [rows, nh, d]), L.q_norm, c.rms_norm_eps), positions, model.invFreq);
-      const k = rope(rmsnorm(Tensor.from(linear(a, L.k_proj).data, [rows, nkv, d]), L.k_norm, c.rms_norm_eps), positions, model.invFreq);
-      const v = linear(a, L.v_proj);
-      const o = new Float32Array(rows * nh * d);
-      let r0 = 0;
-      for (const s of batch) {
-        const T = s.tokens.length, S = s.cache.length + T, row = s.cache.rowSize;
-        s.cache.k[l]!.set(k.data.subarray(r0 * row, (r0 + T) * row), s.cache.length * row);
-        s.cache.v[l]!.set(v.data.subarray(r0 * row, (r0 + T) * row), s.cache.length * row);
-        const att = attention(
-          Tensor.from(q.data.subarray(r0 * nh * d, (r0 + T) * nh * d), [1, T, nh, d]),
-          Tensor.from(s.cache.k[l]!.subarray(0, S * row), [1, S, nkv, d]),
-          Tensor.from(s.cache.v[l]!.subarray(0, S * row), [1, S, nkv, d]),
-          { qOffset: s.cache.length },
-        );
-        o.set(att.data, r0 * nh * d);
-        r0 += T;
-      }
-      h = add(h, linear(Tensor.from(o, [rows, nh * d]), L.o_proj));
-      const m = rmsnorm(h, L.feedforward_layernorm, c.rms_norm_eps);
-      h = add(h, linear(xielu(linear(m, L.up_proj), L.act), L.down_proj));
-    });
-    for (const s of batch) s.cache.length += s.tokens.length;
+    const positions = Tensor.from(pos, [1, rows]), attend = cachedAttend(batch);
+    let h = Tensor.from(embedRows(model, ids), [1, rows, c.hidden_size]);
+    for (let l = 0; l < model.layers.length; l++) h = decoderLayer(model, l, h, positions, attend);
+    for (const s of batch) s.cache.advance(s.tokens.length);
     // Only the last row of each sequence goes through the final norm and the LM head.
     const last = new Float32Array(batch.length * c.hidden_size);
     let end = 0;

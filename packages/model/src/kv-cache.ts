@@ -1,3 +1,4 @@
+import { Tensor } from '@apertus/tensor';
 import type { ApertusConfig } from './config';
 import { GenerationError } from './errors';
 
@@ -16,6 +17,8 @@ export class KVCache {
   length = 0;
   /** Floats per cached token per layer. */
   readonly rowSize: number;
+  /** Floats per head. */
+  readonly headDim: number;
 
   /** Allocate the cache of one sequence. */
   constructor(config: ApertusConfig, capacity: number) {
@@ -24,9 +27,32 @@ export class KVCache {
       throw new GenerationError('capacity', `${capacity} tokens exceed max_position_embeddings ${config.max_position_embeddings}`);
     }
     this.capacity = capacity;
+    this.headDim = config.head_dim;
     this.rowSize = config.num_key_value_heads * config.head_dim;
     this.k = Array.from({ length: config.num_hidden_layers }, () => new Float32Array(capacity * this.rowSize));
     this.v = Array.from({ length: config.num_hidden_layers }, () => new Float32Array(capacity * this.rowSize));
+  }
+
+  /**
+   * Write T new rows of keys and values (float32 [T, nkv, d], row-major) of `layer` after the
+   * `length` cached ones and return all S = length + T keys and values as [1, S, nkv, d] views,
+   * as Hugging Face's `Cache.update`. `length` itself advances once every layer is done (`advance`).
+   */
+  update(layer: number, k: Float32Array, v: Float32Array): { k: Tensor; v: Tensor } {
+    const T = k.length / this.rowSize, S = this.length + T, heads = this.rowSize / this.headDim;
+    if (S > this.capacity) throw new GenerationError('context', `sequence needs ${S} positions but its cache holds ${this.capacity}`);
+    this.k[layer]!.set(k, this.length * this.rowSize);
+    this.v[layer]!.set(v, this.length * this.rowSize);
+    return {
+      k: Tensor.from(this.k[layer]!.subarray(0, S * this.rowSize), [1, S, heads, this.headDim]),
+      v: Tensor.from(this.v[layer]!.subarray(0, S * this.rowSize), [1, S, heads, this.headDim]),
+    };
+  }
+
+  /** Count `n` tokens written by `update` (to every layer) as cached. */
+  advance(n: number): void {
+    if (this.length + n > this.capacity) throw new GenerationError('context', `cannot cache ${this.length + n} of ${this.capacity} positions`);
+    this.length += n;
   }
 
   /** Forget everything after the first `n` tokens (e.g. to reuse a shared prompt prefix). */

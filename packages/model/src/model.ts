@@ -1,9 +1,8 @@
-import {
-  add, attention, embedding, linear, linearCrossEntropy, reshape, rmsnorm, rope, Tensor,
-} from '@apertus/tensor';
-import { xielu, type XieluParams } from '@apertus/xielu';
+import { attention, embedding, linear, linearCrossEntropy, rmsnorm, Tensor } from '@apertus/tensor';
+import type { XieluParams } from '@apertus/xielu';
 import type { ApertusConfig } from './config';
 import { CheckpointError } from './errors';
+import { decoderLayer, plainProjection, type Attend, type Projection } from './layer';
 import { initParameters, isBuffer, parameterShapes } from './params';
 import { ropeInvFreq } from './rope';
 
@@ -14,7 +13,10 @@ export interface LayerWeights {
   q_norm: Tensor; k_norm: Tensor;
   feedforward_layernorm: Tensor;
   up_proj: Tensor; down_proj: Tensor;
-  act: XieluParams;
+  /** SwiGLU MLP only. */
+  gate_proj?: Tensor;
+  /** xIELU MLP only: its trainable αp, αn and buffers β, ε. */
+  act?: XieluParams;
 }
 
 /** Loss options of `ApertusModel.loss`. */
@@ -37,7 +39,7 @@ export interface ForwardOptions {
 
 /**
  * ApertusForCausalLM: token embedding, L pre-norm decoder layers (QK-norm, llama3 RoPE, causal
- * GQA attention, xIELU MLP), final RMSNorm and an untied LM head. Weights are named exactly as in
+ * GQA attention, xIELU MLP — or SwiGLU for ablations), final RMSNorm and an untied LM head. Weights are named exactly as in
  * Hugging Face checkpoints (`params`); large matrices may stay bf16 for inference.
  */
 export class ApertusModel {
@@ -49,6 +51,8 @@ export class ApertusModel {
   readonly layers: LayerWeights[];
   /** RoPE inverse frequencies (float32, llama3-scaled). */
   readonly invFreq: Float32Array;
+  /** How every projection x·Wᵀ of every layer is computed (`linear`; adapters such as LoRA wrap it). */
+  projection: Projection = plainProjection;
 
   /** Wrap a complete set of named tensors; throws CheckpointError naming the first missing or misshapen one. */
   constructor(config: ApertusConfig, params: Map<string, Tensor>) {
@@ -71,7 +75,9 @@ export class ApertusModel {
         q_norm: get(p + 'self_attn.q_norm.weight'), k_norm: get(p + 'self_attn.k_norm.weight'),
         feedforward_layernorm: get(p + 'feedforward_layernorm.weight'),
         up_proj: get(p + 'mlp.up_proj.weight'), down_proj: get(p + 'mlp.down_proj.weight'),
-        act: { alpha_p: get(p + 'mlp.act_fn.alpha_p'), alpha_n: get(p + 'mlp.act_fn.alpha_n'), beta: get(p + 'mlp.act_fn.beta'), eps: get(p + 'mlp.act_fn.eps') },
+        ...(config.hidden_act === 'swiglu'
+          ? { gate_proj: get(p + 'mlp.gate_proj.weight') }
+          : { act: { alpha_p: get(p + 'mlp.act_fn.alpha_p'), alpha_n: get(p + 'mlp.act_fn.alpha_n'), beta: get(p + 'mlp.act_fn.beta'), eps: get(p + 'mlp.act_fn.eps') } }),
       };
     });
     this.invFreq = ropeInvFreq(config);
@@ -99,23 +105,12 @@ export class ApertusModel {
    * require grad. Positions and document ids implement packed-sequence training (§4.4).
    */
   hidden(ids: Tensor, opts: ForwardOptions = {}): Tensor {
-    const c = this.config;
     const [B, T] = ids.shape as [number, number];
     const positions = opts.positions ?? Tensor.ints(Array.from({ length: B * T }, (_, i) => i % T), [B, T]);
+    const attend: Attend = (_l, q, k, v) => attention(q, k, v, opts.docIds ? { docQ: opts.docIds } : {});
     let h = embedding(ids, this.embedTokens);
-    for (const L of this.layers) {
-      const a = rmsnorm(h, L.attention_layernorm, c.rms_norm_eps);
-      let q = reshape(linear(a, L.q_proj), [B, T, c.num_attention_heads, c.head_dim]);
-      let k = reshape(linear(a, L.k_proj), [B, T, c.num_key_value_heads, c.head_dim]);
-      const v = reshape(linear(a, L.v_proj), [B, T, c.num_key_value_heads, c.head_dim]);
-      q = rope(rmsnorm(q, L.q_norm, c.rms_norm_eps), positions, this.invFreq);
-      k = rope(rmsnorm(k, L.k_norm, c.rms_norm_eps), positions, this.invFreq);
-      const o = attention(q, k, v, opts.docIds ? { docQ: opts.docIds } : {});
-      h = add(h, linear(reshape(o, [B, T, c.num_attention_heads * c.head_dim]), L.o_proj));
-      const m = rmsnorm(h, L.feedforward_layernorm, c.rms_norm_eps);
-      h = add(h, linear(xielu(linear(m, L.up_proj), L.act), L.down_proj));
-    }
-    return rmsnorm(h, this.norm, c.rms_norm_eps);
+    for (let l = 0; l < this.layers.length; l++) h = decoderLayer(this, l, h, positions, attend);
+    return rmsnorm(h, this.norm, this.config.rms_norm_eps);
   }
 
   /**

@@ -2,7 +2,7 @@ import { Rng, Tensor } from '@apertus/tensor';
 import { initXielu } from '@apertus/xielu';
 import type { ApertusConfig } from './config';
 
-/** Checkpoint name and shape of every tensor of an Apertus model (spec §2.1 order). */
+/** Checkpoint name and shape of every tensor of an Apertus model (spec §2.1 order; SwiGLU: Llama's gate_proj before up_proj). */
 export function parameterShapes(c: ApertusConfig): Map<string, number[]> {
   const H = c.hidden_size, d = c.head_dim;
   const m = new Map<string, number[]>([['model.embed_tokens.weight', [c.vocab_size, H]]]);
@@ -16,12 +16,15 @@ export function parameterShapes(c: ApertusConfig): Map<string, number[]> {
     m.set(p + 'self_attn.q_norm.weight', [d]);
     m.set(p + 'self_attn.k_norm.weight', [d]);
     m.set(p + 'feedforward_layernorm.weight', [H]);
+    if (c.hidden_act === 'swiglu') m.set(p + 'mlp.gate_proj.weight', [c.intermediate_size, H]);
     m.set(p + 'mlp.up_proj.weight', [c.intermediate_size, H]);
     m.set(p + 'mlp.down_proj.weight', [H, c.intermediate_size]);
-    m.set(p + 'mlp.act_fn.alpha_p', [1]);
-    m.set(p + 'mlp.act_fn.alpha_n', [1]);
-    m.set(p + 'mlp.act_fn.beta', []);
-    m.set(p + 'mlp.act_fn.eps', []);
+    if (c.hidden_act === 'xielu') {
+      m.set(p + 'mlp.act_fn.alpha_p', [1]);
+      m.set(p + 'mlp.act_fn.alpha_n', [1]);
+      m.set(p + 'mlp.act_fn.beta', []);
+      m.set(p + 'mlp.act_fn.eps', []);
+    }
   }
   m.set('model.norm.weight', [H]);
   m.set('lm_head.weight', [c.vocab_size, H]);

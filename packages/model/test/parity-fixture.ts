@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { presetConfig, toHfConfig, type ApertusConfig } from '../src/config';
+import { presetConfig, swigluMatched, toHfConfig, type ApertusConfig } from '../src/config';
 import type { ApertusModel } from '../src/model';
 import { parameterShapes } from '../src/params';
 
@@ -26,8 +26,20 @@ export function parityInputs(packed: boolean): { ids: number[][]; positions: num
   return { ids, positions: [[0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3], [...Array(12).keys()]], doc_ids: [[0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2], Array(12).fill(0)], targets };
 }
 
+/** The same model with the SwiGLU MLP of matched size (intermediate 96 → 64). */
+export const PARITY_SWIGLU_CONFIG: ApertusConfig = swigluMatched(PARITY_CONFIG);
+
 /** Which gradients the golden file keeps (a spread over every kind of tensor). */
 export const GRAD_NAMES = ['model.embed_tokens.weight', 'model.layers.0.self_attn.q_proj.weight', 'model.layers.0.self_attn.k_norm.weight', 'model.layers.1.mlp.down_proj.weight', 'model.layers.1.mlp.act_fn.alpha_p', 'model.layers.1.mlp.act_fn.alpha_n', 'model.layers.0.attention_layernorm.weight', 'model.norm.weight', 'lm_head.weight'];
+
+/** The gradients kept for the SwiGLU model: its three MLP matrices instead of the xIELU scalars. */
+export const SWIGLU_GRAD_NAMES = ['model.embed_tokens.weight', 'model.layers.0.self_attn.q_proj.weight', 'model.layers.0.mlp.gate_proj.weight', 'model.layers.0.mlp.up_proj.weight', 'model.layers.1.mlp.down_proj.weight', 'model.layers.1.mlp.gate_proj.weight', 'model.layers.0.attention_layernorm.weight', 'model.norm.weight', 'lm_head.weight'];
+
+/** The models compared with the reference: each with its golden file and the gradients it keeps. */
+export const PARITY_VARIANTS = [
+  { name: 'xielu', config: PARITY_CONFIG, golden: path.join(__dirname, 'golden/parity.json'), grads: GRAD_NAMES },
+  { name: 'swiglu', config: PARITY_SWIGLU_CONFIG, golden: path.join(__dirname, 'golden/parity-swiglu.json'), grads: SWIGLU_GRAD_NAMES },
+] as const;
 
 /** Write weights and inputs for reference.py, run it, and read its output. */
 export function runReference(model: ApertusModel, inp: ReturnType<typeof parityInputs>): RefOut {

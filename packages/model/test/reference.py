@@ -7,7 +7,8 @@ DIR holds config.json (HF names), weights.json (list of [name, shape]) + weights
 that order), inputs.json {ids, positions, doc_ids?, targets} with [B][T] lists. Writes
 DIR/output.json: {"logits": flat list, "loss": float, "grads": {name: flat list}}.
 Written from the spec, not from transformers' code: full T x T masked softmax attention,
-torch.where xIELU, HF llama3 inv_freq in float32.
+torch.where xIELU (or, with hidden_act "swiglu", Llama's gated MLP down(silu(gate(x)) * up(x))),
+HF llama3 inv_freq in float32.
 """
 import json, math, sys
 import numpy as np
@@ -129,7 +130,12 @@ for i in range(cfg["num_hidden_layers"]):
     o = torch.einsum("bhts,bshd->bthd", torch.softmax(s, -1), v).reshape(B, T, nh * hd)
     h = h + o @ W[p + "self_attn.o_proj.weight"].T
     m = rms(h, W[p + "feedforward_layernorm.weight"])
-    h = h + xielu(m @ W[p + "mlp.up_proj.weight"].T, p + "mlp.act_fn.") @ W[p + "mlp.down_proj.weight"].T
+    up = m @ W[p + "mlp.up_proj.weight"].T
+    if cfg.get("hidden_act", "xielu") == "swiglu":
+        inner = torch.nn.functional.silu(m @ W[p + "mlp.gate_proj.weight"].T) * up
+    else:
+        inner = xielu(up, p + "mlp.act_fn.")
+    h = h + inner @ W[p + "mlp.down_proj.weight"].T
 h = rms(h, W["model.norm.weight"])
 logits = h @ W["lm_head.weight"].T
 tg = torch.tensor(inp["targets"])
