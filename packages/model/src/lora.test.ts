@@ -1,8 +1,11 @@
-import { backward, gradcheck, Rng, Tensor } from '@apertus/tensor';
+import { backward, gradcheck, noGrad, Rng, Tensor } from '@apertus/tensor';
 import { describe, expect, test } from 'vitest';
 import { presetConfig } from './config';
 import { AdapterError } from './errors';
-import { LoraAdapter, parseLoraConfig, type LoraConfig } from './lora';
+import { step } from './infer';
+import { KVCache } from './kv-cache';
+import { LoraAdapter, mergeAdapter, parseLoraConfig, type LoraConfig } from './lora';
+import { ApertusModel } from './model';
 
 const SMALL = presetConfig('tiny', { vocab_size: 64, hidden_size: 32, intermediate_size: 48, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 8 });
 
@@ -141,5 +144,93 @@ describe('LoraAdapter.mergeWeight', () => {
     }
     expect(adapter.mergeWeight('model.layers.0.self_attn.q_proj', W.to('bf16')).dtype).toBe('bf16');
     expect(adapter.mergeWeight('model.layers.0.self_attn.k_proj', W)).toBe(W);
+  });
+});
+
+describe('LoRA on an Apertus model', () => {
+  const cfg = { ...SMALL, initializer_range: 0.2 };
+  const ids = Tensor.ints([1, 5, 9, 13, 2, 40, 7, 22, 31, 3, 11, 60, 8, 19, 4, 50], [2, 8]);
+  const targets = Tensor.ints([5, 9, 13, 2, 40, 7, 22, 31, 11, 60, 8, 19, 4, 50, 6, 1], [16]);
+  /** A model with an attached adapter whose B factors are random (as after training). */
+  function adapted(targets: unknown = 'all-linear', seed = 1): { model: ApertusModel; adapter: LoraAdapter } {
+    const model = ApertusModel.init(cfg, 7);
+    const adapter = LoraAdapter.init(cfg, parseLoraConfig({ r: 4, lora_alpha: 8, target_modules: targets }), seed);
+    const rng = new Rng(seed + 100);
+    for (const { B } of adapter.modules.values()) B.data.set(Tensor.randn(B.shape, rng, 0.2).data);
+    adapter.attach(model);
+    return { model, adapter };
+  }
+  const logits = (m: ApertusModel) => noGrad(() => m.forward(ids)).data;
+
+  test('a fresh adapter (B = 0) leaves the logits bit-identical; disabled, a trained one gives the base back', () => {
+    const base = logits(ApertusModel.init(cfg, 7));
+    const model = ApertusModel.init(cfg, 7);
+    LoraAdapter.init(cfg, parseLoraConfig({ target_modules: 'all-linear' }), 3).attach(model);
+    expect(logits(model)).toEqual(base);
+    const { model: m2, adapter } = adapted();
+    expect(logits(m2)).not.toEqual(base);
+    adapter.enabled = false;
+    expect(logits(m2)).toEqual(base);
+  });
+
+  test('gradient check of the LoRA factors through the whole decoder (finite differences)', () => {
+    const { model, adapter } = adapted(['q_proj', 'down_proj']);
+    const q = adapter.modules.get('model.layers.0.self_attn.q_proj')!, down = adapter.modules.get('model.layers.1.mlp.down_proj')!;
+    const r = gradcheck(() => model.loss(ids, targets), [q.A, q.B, down.A, down.B], { eps: 1e-2, maxElements: 24 });
+    expect(r.maxError).toBeLessThan(2e-2);
+  });
+
+  test('training steps change only the adapter: the frozen base is bit-identical and gets no gradient', () => {
+    const { model, adapter } = adapted(['q_proj', 'v_proj', 'up_proj']);
+    const before = new Map([...model.params].map(([n, t]) => [n, t.data.slice()]));
+    const trainable = adapter.parameters().map(([, t]) => t);
+    const start = trainable.map((t) => t.data.slice());
+    const losses: number[] = [];
+    for (let s = 0; s < 5; s++) {
+      for (const t of trainable) t.zeroGrad();
+      const loss = model.loss(ids, targets);
+      losses.push(loss.item());
+      backward(loss);
+      for (const t of trainable) { const g = t.grad!.data; t.data.forEach((v, i) => { t.data[i] = v - 0.5 * g[i]!; }); }
+    }
+    expect(losses[4]).toBeLessThan(losses[0]!);
+    for (const [n, t] of model.params) {
+      expect(t.requiresGrad).toBe(false);
+      expect(t.grad ?? null).toBeNull();
+      expect(t.data).toEqual(before.get(n));
+    }
+    trainable.forEach((t, i) => expect(t.data).not.toEqual(start[i]));
+  });
+
+  test('the merged model computes what base + adapter computes, in training forward and in KV-cache inference', () => {
+    const { model, adapter } = adapted();
+    const merged = mergeAdapter(model, adapter);
+    expect(merged.projection).not.toBe(adapter.project);
+    const a = logits(model), b = logits(merged);
+    let err = 0, scaleMax = 0;
+    a.forEach((v, i) => { err = Math.max(err, Math.abs(v - b[i]!)); scaleMax = Math.max(scaleMax, Math.abs(v)); });
+    expect(err).toBeLessThan(1e-5 * scaleMax);
+    // Merged weights are W + (α/r)·B·A, computed here in float64.
+    const w = model.params.get('model.layers.1.mlp.up_proj.weight')!, mw = merged.params.get('model.layers.1.mlp.up_proj.weight')!;
+    const { A, B } = adapter.modules.get('model.layers.1.mlp.up_proj')!;
+    const [out, inp] = w.shape as [number, number];
+    for (let o = 0; o < out; o += 7) for (let k = 0; k < inp; k += 5) {
+      let ba = 0;
+      for (let j = 0; j < 4; j++) ba += B.data[o * 4 + j]! * A.data[j * inp + k]!;
+      expect(Math.abs(mw.data[o * inp + k]! - (w.data[o * inp + k]! + 2 * ba))).toBeLessThan(1e-6);
+    }
+    // The KV-cache path runs the same hook.
+    const c1 = new KVCache(cfg, 8), c2 = new KVCache(cfg, 8);
+    for (const t of [1, 5, 9, 13]) {
+      const x = step(model, [{ cache: c1, tokens: [t] }]), y = step(merged, [{ cache: c2, tokens: [t] }]);
+      x.forEach((v, i) => expect(Math.abs(v - y[i]!)).toBeLessThan(1e-4));
+    }
+    expect(model.params.get('model.layers.1.mlp.up_proj.weight')).toBe(w);
+  });
+
+  test('attach refuses factors that do not fit the model', () => {
+    const other = { ...cfg, hidden_size: 48, num_attention_heads: 6 };
+    const adapter = LoraAdapter.init(other, parseLoraConfig({}));
+    expect(() => adapter.attach(ApertusModel.init(cfg, 1))).toThrow(AdapterError);
   });
 });

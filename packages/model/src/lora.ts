@@ -5,6 +5,7 @@
 
 import { add, linear, matmul, mul, noGrad, Rng, scale, Tensor } from '@apertus/tensor';
 import type { ApertusConfig } from './config';
+import type { Projection, ProjName } from './layer';
 import { ApertusModel } from './model';
 import { AdapterError } from './errors';
 import { parameterShapes } from './params';
@@ -13,10 +14,8 @@ import { parameterShapes } from './params';
  * The linear projections of a decoder layer, by their Hugging Face module names (`gate_proj` exists
  * only in SwiGLU models; Apertus' xIELU MLP has up_proj and down_proj).
  */
-export const LORA_TARGET_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+export const LORA_TARGET_MODULES: readonly ProjName[] = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
 
-/** One adaptable projection. */
-export type LoraTarget = (typeof LORA_TARGET_MODULES)[number];
 
 /** LoRA hyper-parameters, with PEFT's `LoraConfig` field names. */
 export interface LoraConfig {
@@ -27,7 +26,7 @@ export interface LoraConfig {
   /** Dropout probability on the adapter's input while training. */
   readonly lora_dropout: number;
   /** Adapted projections; `"all-linear"` (before {@link LoraAdapter.init} resolves it) = every projection of the model. */
-  readonly target_modules: readonly LoraTarget[] | 'all-linear';
+  readonly target_modules: readonly ProjName[] | 'all-linear';
   /** rsLoRA: scale by lora_alpha / √r instead of lora_alpha / r. */
   readonly use_rslora: boolean;
 }
@@ -60,7 +59,7 @@ export function parseLoraConfig(raw: unknown, file?: string): LoraConfig {
   const lora_alpha = num('lora_alpha', 8, (n) => n > 0, 'a positive number');
   const lora_dropout = num('lora_dropout', 0, (n) => n >= 0 && n < 1, 'a probability in [0, 1)');
   const tm = raw.target_modules ?? ['q_proj', 'v_proj'];
-  let target_modules: LoraTarget[] | 'all-linear';
+  let target_modules: ProjName[] | 'all-linear';
   if (tm === 'all-linear') target_modules = tm;
   else {
     if (!Array.isArray(tm) || tm.length === 0) throw new AdapterError('target_modules', `expected a non-empty list of ${LORA_TARGET_MODULES.join(', ')} or "all-linear", got ${JSON.stringify(tm)}`, file);
@@ -82,7 +81,7 @@ export function moduleOf(weightName: string): string {
 }
 
 /** The module path of projection `name` of layer `layer`: `model.layers.3.mlp.up_proj`. */
-export function modulePath(layer: number, name: LoraTarget): string {
+export function modulePath(layer: number, name: ProjName): string {
   const attn = name === 'q_proj' || name === 'k_proj' || name === 'v_proj' || name === 'o_proj';
   return `model.layers.${layer}.${attn ? 'self_attn' : 'mlp'}.${name}`;
 }
@@ -163,12 +162,28 @@ export class LoraAdapter {
    * Projection `name` of layer `layer`: x·Wᵀ, plus s · dropout(x)·Aᵀ·Bᵀ when it is adapted and the
    * adapter enabled (the decoder's projection hook; an arrow so it can be handed over unbound).
    */
-  readonly project = (x: Tensor, w: Tensor, layer: number, name: LoraTarget): Tensor => {
+  readonly project: Projection = (x, w, layer, name) => {
     const base = linear(x, w);
     const pair = this.enabled ? this.modules.get(modulePath(layer, name)) : undefined;
     if (!pair) return base;
     return add(base, scale(linear(linear(this.dropout(x), pair.A), pair.B), this.scaling));
   };
+
+  /**
+   * Route every projection of `model` through this adapter and freeze the base: no base tensor
+   * requires a gradient any more, so backward computes none and an optimizer over
+   * {@link LoraAdapter.parameters} keeps no state for them. Throws AdapterError when a factor does
+   * not fit the model's projection.
+   */
+  attach(model: ApertusModel): void {
+    for (const [m, { A, B }] of this.modules) {
+      const w = model.params.get(`${m}.weight`);
+      if (!w) throw new AdapterError(m, 'the model has no such projection');
+      if (B.shape[0] !== w.shape[0] || A.shape[1] !== w.shape[1]) throw new AdapterError(m, `factors B [${B.shape}] · A [${A.shape}] do not match the weight [${w.shape}]`);
+    }
+    for (const t of model.params.values()) if (t.requiresGrad) t.requireGrad(false);
+    model.projection = this.project;
+  }
 
   /** Inverted dropout: zero with probability p, scale the rest by 1/(1 − p). */
   private dropout(x: Tensor): Tensor {
