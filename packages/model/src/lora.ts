@@ -171,8 +171,9 @@ export class LoraAdapter {
 
   /**
    * Route every projection of `model` through this adapter and freeze the base: no base tensor
-   * requires a gradient any more, so backward computes none and an optimizer over
-   * {@link LoraAdapter.parameters} keeps no state for them. Throws AdapterError when a factor does
+   * requires a gradient any more, so backward computes none, and `model.parameters()` (what
+   * optimizers and clipping see) becomes this adapter's factors, so no optimizer state is kept for
+   * the base. `saveCheckpoint` then writes the adapter next to the base weights. Throws AdapterError when a factor does
    * not fit the model's projection.
    */
   attach(model: ApertusModel): void {
@@ -183,6 +184,7 @@ export class LoraAdapter {
     }
     for (const t of model.params.values()) if (t.requiresGrad) t.requireGrad(false);
     model.projection = this.project;
+    model.adapter = this;
   }
 
   /** Inverted dropout: zero with probability p, scale the rest by 1/(1 − p). */

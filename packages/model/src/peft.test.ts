@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { writeFile } from '@apertus/safetensors';
-import { Rng, Tensor } from '@apertus/tensor';
+import { noGrad, Rng, Tensor } from '@apertus/tensor';
 import { afterAll, describe, expect, test } from 'vitest';
-import { saveCheckpoint } from './checkpoint';
+import { loadCheckpoint, saveCheckpoint } from './checkpoint';
 import { presetConfig, toHfConfig } from './config';
 import { AdapterError } from './errors';
 import { LoraAdapter, mergeAdapter, parseLoraConfig } from './lora';
@@ -143,5 +143,28 @@ describe('mergeAdapter', () => {
     expect(out.modules).toBe(4 * SMALL.num_hidden_layers);
     expect(out.other_err).toBe(0);
     expect(out.adapted_err).toBeLessThan(1e-6 * out.scale!);
+  });
+});
+
+describe('a checkpoint of a model with an attached adapter', () => {
+  test('holds the frozen base and the PEFT adapter; loads merged by default, attached (trainable) for resuming', () => {
+    const model = ApertusModel.init(SMALL, 4);
+    const a = trainedAdapter('all-linear');
+    a.attach(model);
+    expect(model.parameters().map(([n]) => n)).toEqual(a.parameters().map(([n]) => n));
+    const dir = path.join(tmp, 'ckpt-lora');
+    saveCheckpoint(model, dir, { dtype: 'f32', baseModel: 'base-dir' });
+    expect(fs.readdirSync(dir).sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors', 'config.json', 'generation_config.json', 'model.safetensors']);
+    expect(peftRead(dir, toHfConfig(SMALL) as unknown as Record<string, number>).config.base_model_name_or_path).toBe('base-dir');
+    const ids = Tensor.ints([1, 4, 9, 16, 25, 36], [1, 6]);
+    const want = noGrad(() => model.forward(ids)).data;
+    const merged = loadCheckpoint(dir, { precision: 'f32' }).model;
+    expect(merged.adapter).toBeNull();
+    noGrad(() => merged.forward(ids)).data.forEach((v, i) => expect(v).toBeCloseTo(want[i]!, 5));
+    const resumed = loadCheckpoint(dir, { precision: 'f32', adapter: 'attach' }).model;
+    expect(noGrad(() => resumed.forward(ids)).data).toEqual(want);
+    expect(resumed.parameters().every(([, t]) => t.requiresGrad)).toBe(true);
+    expect([...resumed.params.values()].some((t) => t.requiresGrad)).toBe(false);
+    resumed.parameters().forEach(([, t], i) => expect(t.data).toEqual(a.parameters()[i]![1].data));
   });
 });

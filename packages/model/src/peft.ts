@@ -57,9 +57,7 @@ export function saveAdapter(adapter: LoraAdapter, dir: string, baseModel: string
   const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
   fs.mkdirSync(tmp, { recursive: true });
   try {
-    fs.writeFileSync(path.join(tmp, ADAPTER_CONFIG_FILE), `${JSON.stringify(adapterConfigJson(adapter.config, baseModel), null, 2)}\n`);
-    const entries: [string, TensorEntry][] = adapter.parameters().map(([name, t]) => [name, { dtype: 'F32', shape: [...t.shape], data: () => t.toFloat32() }]);
-    writeFile(path.join(tmp, ADAPTER_WEIGHTS_FILE), entries, { format: 'pt' });
+    writeAdapterFiles(adapter, tmp, baseModel);
     const old = `${dir}.old-${process.pid}-${Date.now()}`;
     if (fs.existsSync(dir)) fs.renameSync(dir, old);
     fs.renameSync(tmp, dir);
@@ -68,6 +66,13 @@ export function saveAdapter(adapter: LoraAdapter, dir: string, baseModel: string
     fs.rmSync(tmp, { recursive: true, force: true });
     throw e;
   }
+}
+
+/** Write adapter_config.json and adapter_model.safetensors into the existing directory `dir`. */
+export function writeAdapterFiles(adapter: LoraAdapter, dir: string, baseModel: string | null): void {
+  fs.writeFileSync(path.join(dir, ADAPTER_CONFIG_FILE), `${JSON.stringify(adapterConfigJson(adapter.config, baseModel), null, 2)}\n`);
+  const entries: [string, TensorEntry][] = adapter.parameters().map(([name, t]) => [name, { dtype: 'F32', shape: [...t.shape], data: () => t.toFloat32() }]);
+  writeFile(path.join(dir, ADAPTER_WEIGHTS_FILE), entries, { format: 'pt' });
 }
 
 /** A loaded adapter directory. */
