@@ -257,14 +257,14 @@ export function readTrainerState(dir: string): TrainerState {
 }
 
 /**
- * Read a checkpoint written by {@link writeTrainingCheckpoint}: float32 model (gradients on),
- * optimizer state and trainer state.
+ * Read a checkpoint written by {@link writeTrainingCheckpoint}: float32 model (gradients on; a
+ * LoRA run's frozen base with its adapter attached again), optimizer state and trainer state.
  * @throws CheckpointReadError (or the model package's errors) naming the bad file
  */
 export function readTrainingCheckpoint(dir: string): LoadedTrainingCheckpoint {
   if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new CheckpointReadError(dir, 'checkpoint directory not found');
   const state = readTrainerState(dir);
   const optimizerState = readOptimizerState(dir);
-  const { model } = loadCheckpoint(dir, { precision: 'f32' });
+  const { model } = loadCheckpoint(dir, { precision: 'f32', adapter: 'attach' });
   return { model, optimizerState, state };
 }
