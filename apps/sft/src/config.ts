@@ -3,6 +3,7 @@
 
 import { ConfigField, mergeConfigLayers, readConfigLayer, type ConfigErrorFactory, type ConfigLayer } from '@apertus/trainer';
 import type { ProgressMode } from '@apertus/trainer';
+import { parseLoraConfig, type LoraConfig } from '@apertus/model';
 import { SftConfigError } from './errors';
 
 /**
@@ -75,6 +76,12 @@ export interface SftConfig {
   threads: number | null;
   /** Progress display. */
   progress: ProgressMode;
+  /**
+   * LoRA instead of full fine-tuning, with PEFT's field names (`r`, `lora_alpha`, `lora_dropout`,
+   * `target_modules`, `use_rslora`): the base stays frozen and the run trains and saves an adapter.
+   * null = full fine-tuning.
+   */
+  lora: LoraConfig | null;
 }
 
 /** The defaults: the README's main run (UDHR translation task on the tiny pretraining run, a few minutes on 2 cores). */
@@ -109,6 +116,7 @@ export const DEFAULT_CONFIG: Readonly<SftConfig> = Object.freeze({
   saveDtype: 'f32',
   threads: null,
   progress: 'auto',
+  lora: null,
 } satisfies SftConfig);
 
 /** Keys of {@link SftConfig}. */
@@ -120,7 +128,7 @@ export type ConfigKey = keyof SftConfig;
  */
 export const TRAINING_KEYS: readonly ConfigKey[] = Object.freeze([
   'model', 'data', 'languages', 'maxExamples', 'maxChars', 'maxLength', 'date', 'microBatchSize', 'gradAccumulation', 'epochs', 'steps',
-  'optimizer', 'lr', 'warmupRatio', 'betas', 'alpha', 'weightDecay', 'eps', 'clip', 'seed',
+  'optimizer', 'lr', 'warmupRatio', 'betas', 'alpha', 'weightDecay', 'eps', 'clip', 'seed', 'lora',
 ] satisfies ConfigKey[]);
 
 
@@ -198,6 +206,10 @@ function parseValue(key: ConfigKey, v: unknown, source: string): SftConfig[Confi
       return f.nullable(v, (x) => f.int(x, 1, 64));
     case 'progress':
       return f.oneOf(v, ['auto', 'bar', 'lines', 'off'] as const);
+    case 'lora': // a PEFT LoraConfig object (a JSON string from the flag), or null / "none"
+      return f.nullable(v, (x) => {
+        try { return parseLoraConfig(typeof x === 'string' ? JSON.parse(x) : x); } catch (e) { return f.fail((e as Error).message); }
+      });
     default:
       return f.fail('unknown setting');
   }

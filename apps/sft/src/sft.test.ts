@@ -14,10 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from './config';
 import { collate, prepareSftData, toLmBatch } from './data';
 import { ExampleOrder } from './loader';
-import { buildScheduler, sftLoss, totalSteps } from './sft';
+import { buildScheduler, runSft, sftLoss, totalSteps } from './sft';
 import { makeTinyModel, tempDir, type TinyModel } from './fixture.test-helper';
 import { SftInputError } from './errors';
 import { resolveModelDir } from './base-model';
+import { SftConfigError } from './errors';
+import { loadAdapter, loadCheckpoint } from '@apertus/model';
+import { readOptimizerState } from '@apertus/trainer';
 
 let root: string;
 let tiny: TinyModel;
@@ -174,5 +177,36 @@ describe('data preparation', () => {
     expect(resolveModelDir(run)).toBe(path.join(run, 'model'));
     expect(() => resolveModelDir(path.join(run, 'nothing'))).toThrow(/model not found/);
     fs.rmSync(run, { recursive: true, force: true });
+  });
+});
+
+describe('LoRA SFT', () => {
+  it('trains only a PEFT adapter: the base in model/ is bit-identical, the optimizer holds adapter moments only, the adapter changes the model', async () => {
+    const out = path.join(root, 'lora');
+    const { config } = resolveConfig([{ source: 'test', values: {
+      out, model: tiny.dir, languages: ['deu_1996', 'roh_rumgr', 'ita', 'eng'], maxExamples: 16, maxChars: 120, maxLength: 256,
+      microBatchSize: 4, steps: 3, lr: 2e-2, evalTranslation: false, threads: 1, progress: 'off',
+      lora: { r: 4, lora_alpha: 8, target_modules: 'all-linear' },
+    } }]);
+    const lines: string[] = [];
+    const r = await runSft(config, { log: (m) => lines.push(m) });
+    expect(r.step).toBe(3);
+    expect(lines.join('\n')).toMatch(/LoRA r 4, α 8 on q_proj,k_proj,v_proj,o_proj,up_proj,down_proj: \d+ trainable parameters \(\d+\.\d+% of/);
+    expect(fs.readFileSync(path.join(out, 'model', 'model.safetensors')).equals(fs.readFileSync(path.join(tiny.dir, 'model.safetensors')))).toBe(true);
+    const { adapter, baseModel } = loadAdapter(path.join(out, 'adapter'), tiny.model.config);
+    expect(baseModel).toBe(tiny.dir);
+    expect([...adapter.modules.values()].some(({ B }) => B.data.some((v) => v !== 0))).toBe(true);
+    const opt = readOptimizerState(r.checkpoint!);
+    expect(Object.keys(opt.tensors).length).toBeGreaterThan(0);
+    expect(Object.keys(opt.tensors).every((k) => k.includes('.lora_'))).toBe(true);
+    const ids = Tensor.ints(examples[0]!.ids.slice(0, 12), [1, 12]);
+    const tuned = noGrad(() => loadCheckpoint(path.join(out, 'model')).model.forward(ids)).data;
+    expect(tuned).not.toEqual(noGrad(() => tiny.model.forward(ids)).data);
+  }, 120_000);
+
+  it('a bad lora setting is a config error naming the key', () => {
+    expect(() => resolveConfig([{ source: 'run.json', values: { lora: { r: 2, target_modules: ['gate'] } } }])).toThrow(SftConfigError);
+    expect(() => resolveConfig([{ source: 'flags', values: { lora: '{"lora_dropout": 2}' } }])).toThrow(/--lora.*lora_dropout/);
+    expect(resolveConfig([{ source: 'flags', values: { lora: 'none' } }]).config.lora).toBeNull();
   });
 });

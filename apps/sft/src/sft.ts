@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AdamW, AdEMAMix, LrScheduler, linearWarmupDecaySchedule, warmupStepsFromRatio } from '@apertus/ademamix';
-import { saveCheckpoint, type ApertusModel } from '@apertus/model';
+import { LoraAdapter, parameterCount, saveAdapter, saveCheckpoint, type ApertusModel } from '@apertus/model';
 import { evaluateTranslation, type SftExample } from '@apertus/posttrain';
 import { setGemmThreads, type Tensor as TensorType } from '@apertus/tensor';
 import {
@@ -80,13 +80,14 @@ export interface SftResult {
 }
 
 /** Where a run keeps its files. */
-export function sftPaths(out: string): { checkpoints: string; metrics: string; plot: string; config: string; model: string } {
+export function sftPaths(out: string): { checkpoints: string; metrics: string; plot: string; config: string; model: string; adapter: string } {
   return {
     checkpoints: path.join(out, 'checkpoints'),
     metrics: path.join(out, 'metrics.jsonl'),
     plot: path.join(out, 'loss.html'),
     config: path.join(out, 'config.json'),
     model: path.join(out, 'model'),
+    adapter: path.join(out, 'adapter'),
   };
 }
 
@@ -160,6 +161,7 @@ export async function runSft(cfg: SftConfig, options: SftRunOptions = {}): Promi
     }
     fs.rmSync(paths.checkpoints, { recursive: true, force: true });
     fs.rmSync(paths.model, { recursive: true, force: true });
+    fs.rmSync(paths.adapter, { recursive: true, force: true });
     latest = null;
   }
   if (cfg.threads !== null) setGemmThreads(cfg.threads);
@@ -184,6 +186,7 @@ export async function runSft(cfg: SftConfig, options: SftRunOptions = {}): Promi
     } else {
       sourceDir = resolveModelDir(cfg.model);
       model = loadModel(sourceDir);
+      if (cfg.lora) LoraAdapter.init(model.config, cfg.lora, cfg.seed).attach(model);
       log(`base model: ${sourceDir}`);
     }
     const { tokenizer, files: tokenizerFiles } = loadModelTokenizer(sourceDir);
@@ -209,8 +212,9 @@ export async function runSft(cfg: SftConfig, options: SftRunOptions = {}): Promi
     const params = model.parameters();
     if (latest !== null) log(`resuming from ${latest.dir} (step ${step})`);
     else {
-      const nParams = params.reduce((s, [, p]) => s + p.size, 0);
-      log(`model: ${c.num_hidden_layers} layers, hidden ${c.hidden_size}, vocab ${c.vocab_size}: ${(nParams / 1e6).toFixed(2)}M parameters; ${total} steps × ${gbs} conversations, ${cfg.optimizer}, lr ${cfg.lr} (warm-up ${warmupStepsFromRatio(cfg.warmupRatio, total)} steps, linear decay)`);
+      const nParams = params.reduce((s, [, p]) => s + p.size, 0), nBase = parameterCount(c);
+      const trained = model.adapter ? `LoRA r ${model.adapter.config.r}, α ${model.adapter.config.lora_alpha} on ${model.adapter.config.target_modules.toString()}: ${nParams} trainable parameters (${((100 * nParams) / nBase).toFixed(2)}% of ${(nBase / 1e6).toFixed(2)}M)` : `${(nParams / 1e6).toFixed(2)}M parameters`;
+      log(`model: ${c.num_hidden_layers} layers, hidden ${c.hidden_size}, vocab ${c.vocab_size}: ${trained}; ${total} steps × ${gbs} conversations, ${cfg.optimizer}, lr ${cfg.lr} (warm-up ${warmupStepsFromRatio(cfg.warmupRatio, total)} steps, linear decay)`);
     }
     progress = new ProgressReporter({ totalSteps: total, startStep: step, mode: cfg.progress });
     const translation: TranslationScores[] = metrics.records.filter((r) => r.type === 'translation').map((r) => ({ step: r.step, chrf: r.chrf as number, chrfPlusPlus: r.chrfPlusPlus as number, bleu: r.bleu as number }));
@@ -299,9 +303,14 @@ export async function runSft(cfg: SftConfig, options: SftRunOptions = {}): Promi
     writePlot();
     let modelDir: string | null = null;
     if (!interrupted) {
-      saveCheckpoint(model, paths.model, { dtype: cfg.saveDtype, files });
+      const baseModel = resolveModelDir(cfg.model);
+      saveCheckpoint(model, paths.model, { dtype: cfg.saveDtype, files, baseModel });
       modelDir = paths.model;
-      log(`final model (${cfg.saveDtype}, Hugging Face format): ${modelDir}`);
+      log(`final model (${cfg.saveDtype}, Hugging Face format${model.adapter ? ', the frozen base with its LoRA adapter' : ''}): ${modelDir}`);
+      if (model.adapter) {
+        saveAdapter(model.adapter, paths.adapter, baseModel);
+        log(`LoRA adapter (PEFT layout): ${paths.adapter}`);
+      }
     } else {
       log(`stopped at step ${step}; continue with --resume`);
     }
