@@ -52,6 +52,7 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
     .option('--ctx <n>', 'context limit, prompt + output (default: max_position_embeddings)', positiveInt('--ctx'))
     .option('--prefill-chunk <n>', 'prompt tokens prefilled per step', positiveInt('--prefill-chunk'), 512)
     .option('--precision <p>', "weights in memory: 'auto' (bf16 matrices as stored) or 'f32'", 'auto')
+    .option('--adapter <dir>', 'PEFT LoRA adapter (adapter_config.json, adapter_model.safetensors) merged into the weights at load')
     .option('--no-web', 'do not serve the chat page at /')
     .option('--quiet', 'do not log requests')
     .exitOverride()
@@ -68,13 +69,13 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
   }
   const o = program.opts<{
     model: string; port: number; host: string; apiKey?: string; name?: string; maxQueue: number; maxBatch: number; maxBody: number;
-    maxTokens?: number; ctx?: number; prefillChunk: number; precision: string; web: boolean; quiet?: boolean;
+    maxTokens?: number; ctx?: number; prefillChunk: number; precision: string; adapter?: string; web: boolean; quiet?: boolean;
   }>();
   if (o.precision !== 'auto' && o.precision !== 'f32') throw new CliError('--precision', `must be 'auto' or 'f32', got '${o.precision}'`);
   const apiKey = o.apiKey ?? process.env.APERTUS_API_KEY ?? null;
   let listening!: () => void;
   const listened = new Promise<void>((r) => (listening = r));
-  const model = listened.then(() => loadServedModel(o.model, { precision: o.precision as 'auto' | 'f32', ...(o.name !== undefined ? { name: o.name } : {}) }));
+  const model = listened.then(() => loadServedModel(o.model, { precision: o.precision as 'auto' | 'f32', ...(o.name !== undefined ? { name: o.name } : {}), ...(o.adapter !== undefined ? { adapter: o.adapter } : {}) }));
   const log = o.quiet ? undefined : (line: string) => err(`[apertus-serve] ${line}\n`);
   const server = createServer({
     model, apiKey, maxQueue: o.maxQueue, maxBatch: o.maxBatch, maxBodyBytes: o.maxBody, prefillChunk: o.prefillChunk, webPage: o.web,
