@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { INDEX_FILE_NAME, openCheckpoint, SafetensorsFile, writeCheckpoint, type Tensor as StTensor, type TensorEntry } from '@apertus/safetensors';
 import { f32ArrayToBf16, Tensor, bf16ArrayToF32, f16ArrayToF32 } from '@apertus/tensor';
+import { writeDirAtomically } from './atomic-dir';
 import { parseConfig, toHfConfig, type ApertusConfig } from './config';
 import { CheckpointError, ConfigError } from './errors';
 import { mergeAdapter } from './lora';
@@ -114,15 +115,13 @@ export interface SaveOptions {
  * Save a model as a Hugging Face checkpoint directory loadable by `AutoModelForCausalLM`:
  * config.json, generation_config.json, model.safetensors (or shards + index) with
  * `__metadata__.format = "pt"`, plus any extra files; with an attached LoRA adapter, also the
- * base weights' adapter in PEFT layout (adapter_config.json, adapter_model.safetensors). The directory is written under a temporary
- * name and renamed into place, so a crash never leaves a half-written checkpoint at `dir`.
+ * adapter in PEFT layout (adapter_config.json, adapter_model.safetensors). The directory is written
+ * under a temporary name and renamed into place, so a crash never leaves a half-written checkpoint.
  */
 export function saveCheckpoint(model: ApertusModel, dir: string, opts: SaveOptions = {}): void {
   const dtype = opts.dtype ?? 'bf16';
   const c: ApertusConfig = model.config;
-  const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
-  fs.mkdirSync(tmp, { recursive: true });
-  try {
+  writeDirAtomically(dir, (tmp) => {
     const hf = { ...toHfConfig(c), torch_dtype: dtype === 'bf16' ? 'bfloat16' : 'float32' };
     fs.writeFileSync(path.join(tmp, 'config.json'), JSON.stringify(hf, null, 2) + '\n');
     const gen = opts.generationConfig ?? { bos_token_id: c.bos_token_id, eos_token_id: c.eos_token_id, pad_token_id: c.pad_token_id };
@@ -142,12 +141,5 @@ export function saveCheckpoint(model: ApertusModel, dir: string, opts: SaveOptio
     writeCheckpoint(tmp, entries, { maxShardSize: opts.maxShardSize ?? '5GB', metadata: { format: 'pt' } });
     if (model.adapter) writeAdapterFiles(model.adapter, tmp, opts.baseModel ?? null);
     for (const [name, contents] of Object.entries(opts.files ?? {})) fs.writeFileSync(path.join(tmp, name), contents);
-    const old = `${dir}.old-${process.pid}-${Date.now()}`;
-    if (fs.existsSync(dir)) fs.renameSync(dir, old);
-    fs.renameSync(tmp, dir);
-    fs.rmSync(old, { recursive: true, force: true });
-  } catch (e) {
-    fs.rmSync(tmp, { recursive: true, force: true });
-    throw e;
-  }
+  });
 }

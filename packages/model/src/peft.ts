@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { SafetensorsFile, writeFile, type TensorEntry } from '@apertus/safetensors';
 import { bf16ArrayToF32, f16ArrayToF32, Tensor } from '@apertus/tensor';
+import { writeDirAtomically } from './atomic-dir';
 import type { ApertusConfig } from './config';
 import { AdapterError } from './errors';
 import { LoraAdapter, moduleOf, parseLoraConfig, type LoraConfig, type LoraPair } from './lora';
@@ -54,18 +55,7 @@ export function adapterConfigJson(config: LoraConfig, baseModel: string | null):
  * @param baseModel - recorded as `base_model_name_or_path` (the base model's directory or hub id)
  */
 export function saveAdapter(adapter: LoraAdapter, dir: string, baseModel: string | null = null): void {
-  const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
-  fs.mkdirSync(tmp, { recursive: true });
-  try {
-    writeAdapterFiles(adapter, tmp, baseModel);
-    const old = `${dir}.old-${process.pid}-${Date.now()}`;
-    if (fs.existsSync(dir)) fs.renameSync(dir, old);
-    fs.renameSync(tmp, dir);
-    fs.rmSync(old, { recursive: true, force: true });
-  } catch (e) {
-    fs.rmSync(tmp, { recursive: true, force: true });
-    throw e;
-  }
+  writeDirAtomically(dir, (tmp) => writeAdapterFiles(adapter, tmp, baseModel));
 }
 
 /** Write adapter_config.json and adapter_model.safetensors into the existing directory `dir`. */
