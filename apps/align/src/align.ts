@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AdamW, AdEMAMix, LrScheduler, linearWarmupDecaySchedule, warmupStepsFromRatio } from '@apertus/ademamix';
-import { saveCheckpoint, type ApertusModel } from '@apertus/model';
+import { LoraAdapter, saveAdapter, saveCheckpoint, type ApertusModel } from '@apertus/model';
 import { collateSft, evaluateTranslation, tokenizeSftDataset, type SftBatch, type TranslationExample } from '@apertus/posttrain';
 import { dpoLoss, qrpoLoss, sequenceLogProbs } from '@apertus/qrpo';
 import { Tensor, narrow, scale, setGemmThreads, sum, type Tensor as TensorType } from '@apertus/tensor';
@@ -84,13 +84,14 @@ export interface AlignResult {
 }
 
 /** Where a run keeps its files. */
-export function alignPaths(out: string): { checkpoints: string; metrics: string; plot: string; config: string; model: string } {
+export function alignPaths(out: string): { checkpoints: string; metrics: string; plot: string; config: string; model: string; adapter: string } {
   return {
     checkpoints: path.join(out, 'checkpoints'),
     metrics: path.join(out, 'metrics.jsonl'),
     plot: path.join(out, 'loss.html'),
     config: path.join(out, 'config.json'),
     model: path.join(out, 'model'),
+    adapter: path.join(out, 'adapter'),
   };
 }
 
@@ -237,6 +238,7 @@ export async function runAlignment(cfg: AlignConfig, options: AlignRunOptions = 
     }
     fs.rmSync(paths.checkpoints, { recursive: true, force: true });
     fs.rmSync(paths.model, { recursive: true, force: true });
+    fs.rmSync(paths.adapter, { recursive: true, force: true });
     latest = null;
   }
   if (cfg.threads !== null) setGemmThreads(cfg.threads);
@@ -271,14 +273,19 @@ export async function runAlignment(cfg: AlignConfig, options: AlignRunOptions = 
       log,
       ...(options.signal ? { signal: options.signal } : {}),
       reference: () => {
+        // A resumed LoRA policy is π_ref with its adapter switched off: the weights are held once.
+        if (policy?.adapter) { policy.adapter.enabled = false; return { model: policy, tokenizer }; }
         reference ??= loadModel(refDir);
         return { model: reference, tokenizer };
       },
     });
+    if (policy?.adapter) policy.adapter.enabled = true;
     if (state !== null && state.extra.dataFingerprint !== data.fingerprint) throw new AlignResumeError(latest!.dir, 'the preference data changed since the checkpoint was written');
     const total = totalSteps(cfg, data.pairs.length);
     if (state !== null && state.step > total) throw new AlignResumeError(latest!.dir, `the checkpoint is at step ${state.step}, beyond the run's ${total} steps`);
     const model: ApertusModel = policy ?? reference ?? loadModel(refDir);
+    // LoRA: the fresh policy is π_ref plus a zero-initialised adapter (log π_ref above was computed without it).
+    if (cfg.lora && policy === null) LoraAdapter.init(model.config, cfg.lora, cfg.seed).attach(model);
     if (cfg.maxLength > model.config.max_position_embeddings) throw new AlignConfigError('maxLength', `${cfg.maxLength} exceeds the model's max_position_embeddings (${model.config.max_position_embeddings})`);
     fs.writeFileSync(paths.config, `${JSON.stringify(cfg, null, 2)}\n`);
 
@@ -393,9 +400,13 @@ export async function runAlignment(cfg: AlignConfig, options: AlignRunOptions = 
     writePlot();
     let modelDir: string | null = null;
     if (!interrupted) {
-      saveCheckpoint(model, paths.model, { dtype: cfg.saveDtype, files });
+      saveCheckpoint(model, paths.model, { dtype: cfg.saveDtype, files, baseModel: refDir });
       modelDir = paths.model;
-      log(`final model (${cfg.saveDtype}, Hugging Face format): ${modelDir}`);
+      log(`final model (${cfg.saveDtype}, Hugging Face format${model.adapter ? ', the frozen base with its LoRA adapter' : ''}): ${modelDir}`);
+      if (model.adapter) {
+        saveAdapter(model.adapter, paths.adapter, refDir);
+        log(`LoRA adapter (PEFT layout): ${paths.adapter}`);
+      }
     } else {
       log(`stopped at step ${step}; continue with --resume`);
     }

@@ -65,7 +65,8 @@ function program(): Command {
     .option('--keep-checkpoints <n>', 'checkpoints kept on disk, 0 = all (default 3)')
     .addOption(new Option('--save-dtype <dtype>', 'weights of the final model/ (default f32)').choices(['f32', 'bf16']))
     .option('--threads <n>', 'GEMM threads (default: all cores)')
-    .addOption(new Option('--progress <mode>', 'progress display (default auto)').choices(['auto', 'bar', 'lines', 'off']));
+    .addOption(new Option('--progress <mode>', 'progress display (default auto)').choices(['auto', 'bar', 'lines', 'off']))
+    .option('--lora <json>', 'LoRA on the policy (reference = base without the adapter): PEFT LoraConfig fields, e.g. \'{"r":8,"lora_alpha":16,"target_modules":"all-linear"}\' (default none)');
 }
 
 /** Config-layer values from parsed flags (commander's camelCase names are the config keys). */

@@ -3,6 +3,7 @@
 
 import { ConfigField, configFailure, mergeConfigLayers, readConfigLayer, type ConfigErrorFactory, type ConfigLayer } from '@apertus/trainer';
 import type { ProgressMode } from '@apertus/trainer';
+import { parseLoraConfig, type LoraConfig } from '@apertus/model';
 import { AlignConfigError } from './errors';
 
 /** UDHR declarations the alignment prompts are drawn from (the SFT app's default task languages). */
@@ -96,6 +97,12 @@ export interface AlignConfig {
   threads: number | null;
   /** Progress display. */
   progress: ProgressMode;
+  /**
+   * LoRA on the policy, with PEFT's field names (`r`, `lora_alpha`, `lora_dropout`,
+   * `target_modules`, `use_rslora`): the reference is the base with the adapter switched off, so
+   * the weights are held once. null = full fine-tuning.
+   */
+  lora: LoraConfig | null;
 }
 
 /** The defaults: QRPO on the bundled translation prompts with the chrF reward, a few minutes on 2 cores. */
@@ -143,6 +150,7 @@ export const DEFAULT_CONFIG: Readonly<AlignConfig> = Object.freeze({
   saveDtype: 'f32',
   threads: null,
   progress: 'auto',
+  lora: null,
 } satisfies AlignConfig);
 
 /** Keys of {@link AlignConfig}. */
@@ -161,7 +169,7 @@ export const DATA_KEYS: readonly ConfigKey[] = Object.freeze([
 export const TRAINING_KEYS: readonly ConfigKey[] = Object.freeze([
   ...DATA_KEYS,
   'loss', 'qrpoVariant', 'beta', 'transform', 'lossType', 'normalizeByLength', 'dpoLengthNormalized', 'microBatchSize', 'gradAccumulation', 'epochs', 'steps',
-  'optimizer', 'lr', 'warmupRatio', 'betas', 'alpha', 'weightDecay', 'eps', 'clip',
+  'optimizer', 'lr', 'warmupRatio', 'betas', 'alpha', 'weightDecay', 'eps', 'clip', 'lora',
 ] satisfies ConfigKey[]);
 
 
@@ -264,6 +272,10 @@ function parseValue(key: ConfigKey, v: unknown, source: string): AlignConfig[Con
       return f.nullable(v, (x) => f.int(x, 1, 64));
     case 'progress':
       return f.oneOf(v, ['auto', 'bar', 'lines', 'off'] as const);
+    case 'lora': // a PEFT LoraConfig object (a JSON string from the flag), or null / "none"
+      return f.nullable(v, (x) => {
+        try { return parseLoraConfig(typeof x === 'string' ? JSON.parse(x) : x); } catch (e) { return f.fail((e as Error).message); }
+      });
     default:
       return f.fail('unknown setting');
   }
