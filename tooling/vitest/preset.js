@@ -1,6 +1,7 @@
 // Shared vitest project preset for Apertus.ts.
-// Every `@apertus/<name>` import resolves to `packages/<name>/src/index.ts`, so a test
-// always runs against the sources next to it, never a stale build.
+// Every `@apertus/<name>` import resolves to `packages/<name>/src/index.ts` (and a subpath
+// `@apertus/<name>/<entry>` to `packages/<name>/src/<entry>.ts`), so a test always runs against
+// the sources next to it, never a stale build.
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { defineProject } from 'vitest/config';
@@ -12,7 +13,10 @@ export function apertusProject(dir, overrides = {}) {
   const { test = {}, ...rest } = overrides;
   return defineProject({
     resolve: {
-      alias: [{ find: /^@apertus\/([a-z0-9-]+)$/, replacement: path.join(root, 'packages/$1/src/index.ts') }],
+      alias: [
+        { find: /^@apertus\/([a-z0-9-]+)$/, replacement: path.join(root, 'packages/$1/src/index.ts') },
+        { find: /^@apertus\/([a-z0-9-]+)\/([a-z0-9-]+)$/, replacement: path.join(root, 'packages/$1/src/$2.ts') },
+      ],
     },
     test: {
       name: path.basename(dir),

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { loadAdapter, loadCheckpoint } from '@apertus/model';
 import { CheckpointManager, readMetrics, readTrainingCheckpoint } from '@apertus/trainer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTinyModel, tempDir } from './fixture.test-helper';
+import { makeTinyModel, tempDir } from '@apertus/trainer/testing';
 
 const APP = path.resolve(import.meta.dirname, '..');
 const CLI = path.join(APP, 'dist', 'cli.js');
@@ -119,7 +119,7 @@ describe('apertus-align CLI', () => {
     expect(file(b, 'checkpoints', 'step-000008', 'model.safetensors').equals(file(a, 'checkpoints', 'step-000008', 'model.safetensors'))).toBe(true);
     expect(file(b, 'checkpoints', 'step-000008', 'optimizer.safetensors').equals(file(a, 'checkpoints', 'step-000008', 'optimizer.safetensors'))).toBe(true);
     expect(file(b, 'model', 'model.safetensors').equals(file(a, 'model', 'model.safetensors'))).toBe(true);
-  });
+  }, 300_000);
 
   it('DPO runs on the same prepared data', () => {
     const a = path.join(dir, 'a');

@@ -1,28 +1,12 @@
 // @apertus/align — the alignment app as a library: configuration, prompts, rewards, the offline
-// preference-data pipeline and the QRPO / DPO training loop (the CLI is `apertus-align`).
+// preference-data pipeline and the QRPO / DPO run on @apertus/trainer's loop (the CLI is `apertus-align`).
 
-export { AlignError, AlignConfigError, AlignInputError, AlignResumeError, AlignInterruptedError } from './errors';
-export {
-  DEFAULT_CONFIG,
-  DEFAULT_ALIGN_LANGUAGES,
-  DATA_KEYS,
-  TRAINING_KEYS,
-  resolveConfig,
-  readConfigFile,
-  changedKeys,
-  effectiveBeta,
-  flagName,
-  type AlignConfig,
-  type ConfigKey,
-  type ConfigLayer,
-  type RawConfig,
-} from './config';
-export { TOKENIZER_FILES, isModelDir } from '@apertus/trainer';
-export { resolveModelDir, loadModel, loadModelTokenizer, chatGenerationConfig } from './base-model';
+export { DEFAULT_CONFIG, DEFAULT_ALIGN_LANGUAGES, DATA_KEYS, TRAINING_KEYS, SCHEMA, resolveConfig, effectiveBeta, type AlignConfig } from './config';
 export { loadPrompts, readPromptFile, parsePromptRecord, type AlignPrompt } from './prompts';
 export { loadReward, type LoadedReward } from './rewards';
 export {
   prepareAlignData,
+  preparedFor,
   referenceLogProbs,
   sourceFingerprint,
   sampleSeeds,
@@ -34,20 +18,4 @@ export {
   type PairSide,
   type ScoredRow,
 } from './preference-data';
-export { PairOrder } from './loader';
-export {
-  runAlignment,
-  alignPaths,
-  checkpointConfig,
-  globalBatchSize,
-  totalSteps,
-  buildOptimizer,
-  buildScheduler,
-  collatePairs,
-  pairLoss,
-  type AlignRunOptions,
-  type AlignResult,
-  type PairBatch,
-  type PairStats,
-  type TranslationScores,
-} from './align';
+export { runAlignment, collatePairs, pairLoss, type AlignRunOptions, type PairBatch, type PairStats } from './align';

@@ -25,9 +25,8 @@ import { buildPreferencePairs, collateSft, scoreCompletions, type PreferenceProm
 import { sequenceLogProbs } from '@apertus/qrpo';
 import { noGrad, Tensor } from '@apertus/tensor';
 import { APERTUS_PAD_ID, APERTUS_STOP_IDS, applyApertusChatTemplate, type Tokenizer } from '@apertus/tokenizer';
-import { writeFileAtomic } from '@apertus/trainer';
+import { InputError, InterruptedError, writeFileAtomic } from '@apertus/trainer';
 import { DATA_KEYS, type AlignConfig } from './config';
-import { AlignInputError, AlignInterruptedError } from './errors';
 import type { AlignPrompt } from './prompts';
 
 /** One side (chosen or rejected) of a training pair, ready for the loss. */
@@ -118,6 +117,17 @@ export function sourceFingerprint(cfg: AlignConfig, modelDir: string): string {
   return h.digest('hex');
 }
 
+/** True when `<out>/data` holds pairs prepared for these settings and this reference model (nothing to redo). */
+export function preparedFor(cfg: AlignConfig, modelDir: string): boolean {
+  const files = dataFiles(cfg.out);
+  try {
+    const prepared = JSON.parse(fs.readFileSync(files.prepared, 'utf8')) as { fingerprint?: string; pairsHash?: string };
+    return prepared.fingerprint === sourceFingerprint(cfg, modelDir) && prepared.pairsHash === fileHash(files.pairs);
+  } catch {
+    return false;
+  }
+}
+
 /** Seeds of the n sampling passes over prompt group `group` (independent streams per group). */
 export function sampleSeeds(seed: number, group: number, n: number): number[] {
   const rng = new Xoshiro128(seed, group);
@@ -185,8 +195,8 @@ interface RewardLine {
 /**
  * Prepare (or load) the preference pairs of a run: sampling, rewards, quantile rewards, pair
  * selection and reference log-probs, with the intermediate files described in the file header.
- * @throws AlignInputError when a prompt does not fit `maxLength` or no pair survives;
- *   AlignInterruptedError when `signal` fires during the sampling
+ * @throws InputError when a prompt does not fit `maxLength` or no pair survives;
+ *   InterruptedError when `signal` fires during the sampling
  */
 export async function prepareAlignData(o: PrepareOptions): Promise<AlignData> {
   const { cfg, prompts, log } = o;
@@ -212,7 +222,7 @@ export async function prepareAlignData(o: PrepareOptions): Promise<AlignData> {
     });
   const promptIds = prompts.map((p, i) => {
     const ids = render(p.messages).ids;
-    if (ids.length >= cfg.maxLength) throw new AlignInputError(`prompt ${i}`, `prompt ${i} has ${ids.length} tokens, leaving no room for a completion within maxLength ${cfg.maxLength}`);
+    if (ids.length >= cfg.maxLength) throw new InputError(`prompt ${i}`, `prompt ${i} has ${ids.length} tokens, leaving no room for a completion within maxLength ${cfg.maxLength}`);
     return ids;
   });
 
@@ -245,7 +255,7 @@ export async function prepareAlignData(o: PrepareOptions): Promise<AlignData> {
     samples.push(...out);
     cut += groupCut;
     log(`data: sampled ${cfg.numReferences} reference completions for prompts ${idx[0]! + 1}–${idx[idx.length - 1]! + 1} of ${prompts.length} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
-    if (o.signal?.aborted && g + 1 < groups) throw new AlignInterruptedError(`stopped the reference sampling after prompt group ${g + 1}/${groups}; run again (or with --resume) to continue`);
+    if (o.signal?.aborted && g + 1 < groups) throw new InterruptedError(`stopped the reference sampling after prompt group ${g + 1}/${groups}; run again (or with --resume) to continue`);
     await new Promise((resolve) => setImmediate(resolve)); // let a SIGINT handler run
   }
 
@@ -298,7 +308,7 @@ export async function prepareAlignData(o: PrepareOptions): Promise<AlignData> {
     }
     return [{ promptIndex: pair.promptIndex, chosen, rejected, refRewards: [...pair.refRewards] }];
   });
-  if (unscored.length === 0) throw new AlignInputError(cfg.prompts, `no preference pair: ${selected.droppedFewReferences + selected.droppedFewBranches} prompt(s) dropped by the selection, ${droppedTruncated} pair(s) by truncation`);
+  if (unscored.length === 0) throw new InputError(cfg.prompts, `no preference pair: ${selected.droppedFewReferences + selected.droppedFewBranches} prompt(s) dropped by the selection, ${droppedTruncated} pair(s) by truncation`);
   const padId = padOf(tokenizer);
   const rows = unscored.flatMap((p) => [p.chosen, p.rejected]);
   const refLogps = referenceLogProbs(model, rows, padId, Math.max(2, 2 * cfg.microBatchSize));

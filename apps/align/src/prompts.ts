@@ -9,8 +9,8 @@
 import fs from 'node:fs';
 import { buildUdhrTranslationTask, type TranslationExample } from '@apertus/posttrain';
 import type { ChatMessage } from '@apertus/tokenizer';
+import { InputError } from '@apertus/trainer';
 import type { AlignConfig } from './config';
-import { AlignInputError } from './errors';
 
 /** One alignment prompt. */
 export interface AlignPrompt {
@@ -28,12 +28,12 @@ const ROLES = new Set(['system', 'user', 'assistant']);
 
 /**
  * Parse one JSONL prompt record (see file header).
- * @throws AlignInputError naming `file:line` and the field
+ * @throws InputError naming `file:line` and the field
  */
 export function parsePromptRecord(value: unknown, file: string, line: number): AlignPrompt {
   const where = `${file}:${line}`;
   const fail = (field: string, msg: string): never => {
-    throw new AlignInputError(where, `${where}: ${field}: ${msg}`);
+    throw new InputError(where, `${where}: ${field}: ${msg}`);
   };
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('(line)', 'expected a JSON object');
   const v = value as Record<string, unknown>;
@@ -65,7 +65,7 @@ export function readPromptFile(file: string): AlignPrompt[] {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (e) {
-    throw new AlignInputError(file, `cannot read the prompt file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { cause: e });
+    throw new InputError(file, `cannot read the prompt file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { cause: e });
   }
   const out: AlignPrompt[] = [];
   text.split('\n').forEach((l, i) => {
@@ -74,11 +74,11 @@ export function readPromptFile(file: string): AlignPrompt[] {
     try {
       json = JSON.parse(l);
     } catch (e) {
-      throw new AlignInputError(`${file}:${i + 1}`, `${file}:${i + 1}: invalid JSON (${(e as Error).message})`);
+      throw new InputError(`${file}:${i + 1}`, `${file}:${i + 1}: invalid JSON (${(e as Error).message})`);
     }
     out.push(parsePromptRecord(json, file, i + 1));
   });
-  if (out.length === 0) throw new AlignInputError(file, 'no prompt in the file');
+  if (out.length === 0) throw new InputError(file, 'no prompt in the file');
   return out;
 }
 

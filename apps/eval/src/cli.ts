@@ -3,13 +3,9 @@
 
 import fs from 'node:fs';
 import { Command } from 'commander';
-import { DataError } from '@apertus/data';
-import { ModelError } from '@apertus/model';
-import { PosttrainError } from '@apertus/posttrain';
 import { setGemmThreads } from '@apertus/tensor';
-import { TokenizerError } from '@apertus/tokenizer';
-import { resolveModelDir } from './base-model';
-import { EvalError, EvalOptionError } from './errors';
+import { reportError, resolveModelDir } from '@apertus/trainer';
+import { EvalOptionError } from './errors';
 import { evaluateStage, formatStages, type StageResult } from './evaluate';
 import { parseEvalFlags, type RawEvalFlags } from './options';
 import { loadSuiteTexts } from './suite';
@@ -49,7 +45,7 @@ async function run(opts: RawEvalFlags & { out?: string; json?: string; threads?:
     setGemmThreads(n);
   }
   for (const s of skipped) process.stderr.write(`note: ${s.location} does not exist; the "${s.name}" column is left out\n`);
-  for (const s of stages) resolveModelDir(s.location); // fail early on a wrong path
+  for (const s of stages) resolveModelDir(s.location, 'check the --model path'); // fail early on a wrong path
   const texts = await loadSuiteTexts(suite);
   const results: StageResult[] = [];
   for (const stage of stages) {
@@ -64,12 +60,7 @@ async function run(opts: RawEvalFlags & { out?: string; json?: string; threads?:
   return 0;
 }
 
-function report(e: unknown): number {
-  const known = e instanceof EvalError || e instanceof DataError || e instanceof ModelError || e instanceof TokenizerError || e instanceof PosttrainError;
-  process.stderr.write(`apertus-eval: error: ${(e as Error)?.message ?? String(e)}\n`);
-  if (!known && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
-  return e instanceof EvalOptionError ? 2 : 1;
-}
+const report = (e: unknown): number => reportError('apertus-eval', e, (x) => x instanceof EvalOptionError);
 
 async function main(argv: string[]): Promise<number> {
   const p = program();

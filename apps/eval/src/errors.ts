@@ -1,5 +1,5 @@
-// Typed errors of the evaluation app. Each names the flag, file or model directory it is about;
-// the CLI prints the message and exits with a non-zero status (2 for bad options, 1 otherwise).
+// Typed errors of the evaluation app: a bad option names its flag, and the CLI exits with status 2
+// (inputs that cannot be used are @apertus/trainer's InputError, status 1).
 
 /** Base class of every error raised by the evaluation app itself. */
 export class EvalError extends Error {
@@ -17,16 +17,5 @@ export class EvalOptionError extends EvalError {
    */
   constructor(readonly option: string, message: string) {
     super(`${option}: ${message}`);
-  }
-}
-
-/** A model or an input file cannot be used (missing, unreadable, empty, incompatible). */
-export class EvalInputError extends EvalError {
-  /**
-   * @param path - file or directory concerned
-   * @param message - what is wrong (prefixed with `path` unless it names it already)
-   */
-  constructor(readonly path: string, message: string, options?: { cause?: unknown }) {
-    super(message.includes(path) ? message : `${path}: ${message}`, options);
   }
 }

@@ -10,7 +10,7 @@ import { APERTUS_EOS_ID } from '@apertus/tokenizer';
 import { noGrad, Tensor } from '@apertus/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateStage, formatStages } from './evaluate';
-import { makeTinyModel, tempDir, type TinyModel } from './fixture.test-helper';
+import { makeTinyModel, tempDir, type TinyModel } from '@apertus/trainer/testing';
 import { parseEvalFlags, parseStage } from './options';
 import { DEFAULT_SUITE, loadSuiteTexts, probeSequences, type SuiteOptions } from './suite';
 

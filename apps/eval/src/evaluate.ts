@@ -1,7 +1,7 @@
 // Evaluate each stage (base → SFT → aligned) on the same suite and put the numbers side by side.
 
 import { evaluateMemorization, evaluatePerplexity, evaluateTranslation, formatEvalReport, type EvalReport, type TranslationOutput } from '@apertus/posttrain';
-import { loadModel, loadModelTokenizer, resolveModelDir } from './base-model';
+import { loadModel, loadModelTokenizer, resolveModelDir } from '@apertus/trainer';
 import { probeSequences, type SuiteOptions, type SuiteTexts } from './suite';
 
 /** A model to evaluate and the column name it gets. */
@@ -33,9 +33,9 @@ export interface StageResult {
 /** Evaluate one stage on the suite. */
 export function evaluateStage(stage: Stage, texts: SuiteTexts, o: SuiteOptions): StageResult {
   const t0 = performance.now();
-  const modelDir = resolveModelDir(stage.location);
-  const model = loadModel(modelDir);
-  const tokenizer = loadModelTokenizer(modelDir);
+  const modelDir = resolveModelDir(stage.location, 'check the --model path');
+  const model = loadModel(modelDir, 'stored');
+  const { tokenizer } = loadModelTokenizer(modelDir);
   const report: { -readonly [K in keyof EvalReport]: EvalReport[K] } = {};
   let perplexityTokens = 0;
   if (texts.heldOut.length > 0) {

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import { readUdhr, selectSplit, type Document } from '@apertus/data';
 import { buildUdhrTranslationTask, type TranslationPrompt } from '@apertus/posttrain';
 import type { Tokenizer } from '@apertus/tokenizer';
-import { EvalInputError } from './errors';
+import { InputError } from '@apertus/trainer';
 
 /** Languages of apertus-pretrain's default corpus (its `DEFAULT_UDHR_LANGUAGES`). */
 export const PRETRAIN_UDHR_LANGUAGES: readonly string[] = Object.freeze(['eng', 'deu_1996', 'gsw1', 'fra', 'ita', 'roh_rumgr']);
@@ -86,7 +86,7 @@ function readTextFile(file: string): string[] {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (e) {
-    throw new EvalInputError(file, `cannot read held-out text (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { cause: e });
+    throw new InputError(file, `cannot read held-out text (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { cause: e });
   }
   if (!file.endsWith('.jsonl')) return text.trim() === '' ? [] : [text];
   return text.split('\n').flatMap((l, i) => {
@@ -95,10 +95,10 @@ function readTextFile(file: string): string[] {
     try {
       v = JSON.parse(l);
     } catch (e) {
-      throw new EvalInputError(`${file}:${i + 1}`, `${file}:${i + 1}: invalid JSON (${(e as Error).message})`);
+      throw new InputError(`${file}:${i + 1}`, `${file}:${i + 1}: invalid JSON (${(e as Error).message})`);
     }
     const t = (v as { text?: unknown } | null)?.text;
-    if (typeof t !== 'string') throw new EvalInputError(`${file}:${i + 1}`, `${file}:${i + 1}: text: expected a string`);
+    if (typeof t !== 'string') throw new InputError(`${file}:${i + 1}`, `${file}:${i + 1}: text: expected a string`);
     return [t];
   });
 }
@@ -109,7 +109,7 @@ export async function loadSuiteTexts(o: SuiteOptions): Promise<SuiteTexts> {
   let heldOut: string[] = [];
   if (o.heldOut === 'udhr') heldOut = await collect(selectSplit(readUdhr({ languages: o.languages }), 'validation', split));
   else if (o.heldOut !== null) heldOut = readTextFile(o.heldOut);
-  if (o.heldOut !== null && heldOut.length === 0) throw new EvalInputError(o.heldOut, 'no held-out text');
+  if (o.heldOut !== null && heldOut.length === 0) throw new InputError(o.heldOut, 'no held-out text');
   const translation: TranslationPrompt[] =
     o.maxChars > 0 ? (await buildUdhrTranslationTask({ languages: ['deu_1996', 'roh_rumgr'], maxExamples: 0, maxChars: o.maxChars })).eval.map((e) => ({ messages: e.messages, reference: e.reference })) : [];
   const probeDocuments = o.probes > 0 ? await collect(selectSplit(readUdhr({ languages: [o.probeLanguage] }), 'train', split)) : [];

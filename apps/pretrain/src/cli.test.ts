@@ -1,8 +1,11 @@
 // End-to-end tests of the built CLI (`dist/cli.js`, produced by `npm test`'s build step or by
 // `npx tsup` in apps/pretrain): a run killed with SIGKILL and resumed reproduces the losses and
-// the final weights of an uninterrupted run bit for bit; bad input exits with a clear message.
+// the final weights of an uninterrupted run bit for bit; SIGTERM / SIGINT save a checkpoint and
+// exit; the run directory is locked; a refused resume changes nothing; bad input exits with a
+// clear message.
 
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -71,6 +74,37 @@ function runAndKill(args: string[], trigger: RegExp, delayMs: number): Promise<{
   });
 }
 
+/** Start a run and send it `signal` once it prints a line matching `trigger`; resolves with its exit code. */
+function runAndSignal(args: string[], trigger: RegExp, signal: NodeJS.Signals): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, '--config', configFile, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let sent = false;
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (!sent && trigger.test(stdout)) {
+        sent = true;
+        child.kill(signal);
+      }
+    });
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Every file below `root` with its size and contents hash (what a refused command must leave as it was). */
+function snapshot(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (!f.isFile()) continue;
+    const p = path.join(f.parentPath, f.name);
+    out[path.relative(root, p)] = `${fs.statSync(p).mtimeMs}:${createHash('sha256').update(fs.readFileSync(p)).digest('hex')}`;
+  }
+  return out;
+}
+
 const trainLosses = (out: string) => readMetrics(path.join(out, 'metrics.jsonl')).filter((r) => r.type === 'train').map((r) => [r.step, r.loss]);
 
 describe('apertus-pretrain CLI', () => {
@@ -111,11 +145,62 @@ describe('apertus-pretrain CLI', () => {
     expect(fs.readFileSync(path.join(b, 'model', 'model.safetensors')).equals(fs.readFileSync(path.join(a, 'model', 'model.safetensors')))).toBe(true);
   }, 240_000);
 
-  it('refuses to resume with changed training settings and to start over an existing run', () => {
+  it('SIGTERM and SIGINT each finish the step, save a resumable checkpoint and exit 128 + n; --resume then matches the uninterrupted run', async () => {
+    const reference = trainLosses(path.join(dir, 'a'));
+    for (const [signal, code] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
+      const out = path.join(dir, `signal-${signal}`);
+      const stopped = await runAndSignal(['--out', out], /checkpoint saved: .*step-000004/, signal);
+      expect(stopped.code, stopped.stderr).toBe(code);
+      expect(stopped.stderr).toContain(`${signal}: finishing the current step and saving a checkpoint`);
+      const step = Number(/interrupted: (\d+) of 16 steps/.exec(stopped.stdout)![1]);
+      expect(step).toBeGreaterThanOrEqual(4);
+      expect(step).toBeLessThan(16);
+      const latest = new CheckpointManager(path.join(out, 'checkpoints')).latest()!;
+      expect(latest.step).toBe(step);
+      expect(readTrainingCheckpoint(latest.dir).state.step).toBe(step);
+      expect(fs.existsSync(path.join(out, 'model'))).toBe(false);
+      expect(fs.existsSync(path.join(out, 'run.lock'))).toBe(false);
+      const resumed = run(['--out', out, '--resume']);
+      expect(resumed.status, resumed.stderr).toBe(0);
+      expect(trainLosses(out)).toEqual(reference);
+    }
+  }, 300_000);
+
+  it('a run directory is locked by its owner: a second run is refused, a stale lock is taken over', async () => {
+    const out = path.join(dir, 'locked');
+    // A run far too long to finish during the test: it holds the lock until it is killed.
+    const child = spawn(process.execPath, [CLI, '--config', configFile, '--out', out, '--steps', '100000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    await new Promise<void>((resolve) => child.stdout.on('data', (d: Buffer) => ((stdout += d.toString()), /checkpoint saved/.test(stdout) && resolve())));
+    const second = run(['--out', out, '--resume', '--steps', '100000']);
+    expect(second.status).toBe(1);
+    expect(second.stderr).toMatch(new RegExp(`run\\.lock: the run directory is in use by process ${child.pid} on ${os.hostname()}`));
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.on('exit', resolve));
+    expect(JSON.parse(fs.readFileSync(path.join(out, 'run.lock'), 'utf8')).pid).toBe(child.pid); // left behind by the killed owner
+    const resumed = run(['--out', out, '--overwrite', '--steps', '4']);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(new RegExp(`taking over the stale lock of process ${child.pid}`));
+    expect(fs.existsSync(path.join(out, 'run.lock'))).toBe(false);
+  }, 240_000);
+
+  it('refuses to resume with changed training settings or a damaged checkpoint, changing nothing on disk', () => {
     const a = path.join(dir, 'a');
+    const before = snapshot(a);
     const changed = run(['--out', a, '--resume', '--lr', '0.01']);
     expect(changed.status).toBe(1);
     expect(changed.stderr).toMatch(/cannot resume from .*step-000016: settings differ from the checkpoint's: lr \(0\.003 → 0\.01\)/);
+    expect(snapshot(a)).toEqual(before);
+    // A truncated checkpoint file: a one-line typed error naming the file, no stack trace.
+    const c = path.join(dir, 'damaged');
+    fs.cpSync(a, c, { recursive: true });
+    const weights = path.join(c, 'checkpoints', 'step-000016', 'model.safetensors');
+    fs.truncateSync(weights, fs.statSync(weights).size - 64);
+    const damagedBefore = snapshot(c);
+    const damaged = run(['--out', c, '--resume', '--steps', '16']);
+    expect(damaged.status).toBe(1);
+    expect(damaged.stderr).toMatch(/^apertus-pretrain: error: .*step-000016\/model\.safetensors: checksum mismatch \(sha256 [0-9a-f]{64}, expected [0-9a-f]{64}\): the file is truncated or damaged\n$/);
+    expect(snapshot(c)).toEqual(damagedBefore);
     const fresh = run(['--out', a]);
     expect(fresh.status).toBe(2);
     expect(fresh.stderr).toMatch(/already holds checkpoints \(latest step-000016\); pass --resume/);

@@ -1,10 +1,21 @@
 // Configuration of a pretraining run: defaults < (checkpoint's config when resuming) < config file
 // < command-line flags. Every value is validated here, with errors naming the flag or file field.
 
-import { ConfigField, configFailure, mergeConfigLayers, readConfigLayer, type ConfigErrorFactory, type ConfigLayer } from '@apertus/trainer';
 import { PRESETS, type ApertusConfig, type PresetName } from '@apertus/model';
-import type { ProgressMode } from '@apertus/trainer';
-import { PretrainConfigError } from './errors';
+import {
+  BATCH_FIELDS,
+  OPTIMIZER_FIELDS,
+  RUN_FIELDS,
+  configFailure,
+  field,
+  mergeConfigLayers,
+  type BatchConfig,
+  type ConfigLayer,
+  type ConfigSchema,
+  type OptimizerConfig,
+  type Resolved,
+  type RunConfig,
+} from '@apertus/trainer';
 
 /**
  * UDHR declarations of the default corpus: the four national languages of Switzerland (German,
@@ -13,9 +24,7 @@ import { PretrainConfigError } from './errors';
 export const DEFAULT_UDHR_LANGUAGES: readonly string[] = Object.freeze(['eng', 'deu_1996', 'gsw1', 'fra', 'ita', 'roh_rumgr']);
 
 /** Every setting of a pretraining run (config-file keys; flags are the kebab-case forms). */
-export interface PretrainConfig {
-  /** Output directory: data, tokenizer, checkpoints, metrics.jsonl, loss.html, model/. */
-  out: string;
+export interface PretrainConfig extends RunConfig, OptimizerConfig, BatchConfig {
   /** Model preset (`tiny`, `small`, …) used unless `modelConfig` is given. */
   preset: PresetName;
   /** Path to a Hugging Face `config.json` for the architecture (overrides `preset`). */
@@ -40,68 +49,38 @@ export interface PretrainConfig {
   robots: string | null;
   /** Tokens per training sequence. */
   seqLength: number;
-  /** Sequences per micro-batch. */
-  microBatchSize: number;
-  /** Micro-batches per optimizer step (global batch = microBatchSize × gradAccumulation). */
-  gradAccumulation: number;
   /** Optimizer steps. */
   steps: number;
-  /** `ademamix` (Apertus) or `adamw`. */
-  optimizer: 'ademamix' | 'adamw';
-  /** Peak learning rate. */
-  lr: number;
   /** Final learning rate after the cooldown. */
   minLr: number;
-  /** β1, β2, β3 (β3 is AdEMAMix's slow EMA; ignored by AdamW). */
-  betas: [number, number, number];
-  /** AdEMAMix α. */
-  alpha: number;
   /** AdEMAMix T_α in steps; null = the run length. */
   alphaWarmup: number | null;
   /** AdEMAMix T_β3 in steps; null = the run length. */
   beta3Warmup: number | null;
-  /** Decoupled weight decay (not applied to norms, scalars and xIELU parameters). */
-  weightDecay: number;
-  /** Optimizer ε. */
-  eps: number;
   /** WSD warm-up as a fraction of the steps. */
   warmupFraction: number;
   /** WSD cooldown as a fraction of the steps. */
   cooldownFraction: number;
   /** Cooldown shape (Apertus: 1-sqrt). */
   cooldownStyle: '1-sqrt' | 'linear' | 'cosine' | 'exponential';
-  /** Global gradient-norm clipping threshold (Apertus: 0.1); 0 disables clipping. */
-  clip: number;
   /** Goldfish loss on/off. */
   goldfish: boolean;
   /** Goldfish k: about 1 in k targets is dropped. */
   goldfishK: number;
   /** Goldfish h: tokens hashed to decide a drop. */
   goldfishH: number;
-  /** Seed of the initialisation, the data order and the split. */
-  seed: number;
-  /** Evaluate (validation loss + samples) every this many steps; 0 = only at the start and the end. */
-  evalInterval: number;
   /** Validation samples scored per evaluation (the first ones, always the same). */
   evalSamples: number;
-  /** Save a checkpoint every this many steps (and at the end); 0 = only at the end. */
-  checkpointInterval: number;
-  /** Checkpoints kept on disk (0 = all). */
-  keepCheckpoints: number;
   /** Prompts continued at each evaluation (`""` = from `<s>` alone). */
   prompts: string[];
   /** Tokens generated per prompt. */
   sampleTokens: number;
   /** Sampling temperature of the generations (0 = greedy). */
   sampleTemperature: number;
-  /** GEMM threads; null = all cores. */
-  threads: number | null;
-  /** Progress display. */
-  progress: ProgressMode;
 }
 
 /** The defaults: the README's main run (UDHR, tiny preset, a few minutes on 2 cores). */
-export const DEFAULT_CONFIG: Readonly<PretrainConfig> = Object.freeze({
+export const DEFAULT_CONFIG: PretrainConfig = Object.freeze({
   out: 'runs/udhr-tiny',
   preset: 'tiny',
   modelConfig: null,
@@ -146,146 +125,77 @@ export const DEFAULT_CONFIG: Readonly<PretrainConfig> = Object.freeze({
   progress: 'auto',
 } satisfies PretrainConfig);
 
-/** Keys of {@link PretrainConfig}. */
-export type ConfigKey = keyof PretrainConfig;
 
 /**
  * Settings that change the numbers a run computes. A resumed run must keep them (otherwise it
  * would not continue the same run); the others (output, display, evaluation cadence, checkpoint
  * cadence, threads) may change.
  */
-export const TRAINING_KEYS: readonly ConfigKey[] = Object.freeze([
+export const TRAINING_KEYS: readonly (keyof PretrainConfig)[] = Object.freeze([
   'preset', 'modelConfig', 'model', 'data', 'languages', 'validationFraction', 'tokenizer', 'vocabSize', 'tokenizerSampleChars',
   'maxDocumentChars', 'robots', 'seqLength', 'microBatchSize', 'gradAccumulation', 'steps', 'optimizer', 'lr', 'minLr', 'betas',
   'alpha', 'alphaWarmup', 'beta3Warmup', 'weightDecay', 'eps', 'warmupFraction', 'cooldownFraction', 'cooldownStyle', 'clip',
   'goldfish', 'goldfishK', 'goldfishH', 'seed',
-] satisfies ConfigKey[]);
+] satisfies (keyof PretrainConfig)[]);
 
 
 
-
-export { flagName, type ConfigLayer, type RawConfig } from '@apertus/trainer';
-
-const configError: ConfigErrorFactory = (field, message, source) => new PretrainConfigError(field, message, source);
 
 const MODEL_KEYS = new Set<string>(['hidden_size', 'intermediate_size', 'num_hidden_layers', 'num_attention_heads', 'num_key_value_heads', 'head_dim', 'max_position_embeddings', 'rms_norm_eps', 'rope_theta', 'initializer_range']);
 
-/** Validate one raw value for `key` (the value came from `source`). */
-function parseValue(key: ConfigKey, v: unknown, source: string): PretrainConfig[ConfigKey] {
-  const f = new ConfigField(key, source, configError);
-  switch (key) {
-    case 'out':
-    case 'data':
-      return f.str(v);
-    case 'preset':
-      return f.oneOf(v, Object.keys(PRESETS) as PresetName[]);
-    case 'modelConfig':
-    case 'tokenizer':
-    case 'robots':
-      return f.nullable(v, (x) => f.str(x));
-    case 'model': {
+/** Validator and flag of every setting. */
+export const SCHEMA: ConfigSchema<PretrainConfig> = {
+  ...RUN_FIELDS,
+  ...OPTIMIZER_FIELDS,
+  ...BATCH_FIELDS,
+  seed: { ...BATCH_FIELDS.seed, help: 'seed of initialisation, data order and split' },
+  preset: field.oneOf('model preset', Object.keys(PRESETS) as PresetName[]),
+  modelConfig: field.strOrNull('Hugging Face config.json of the architecture (overrides --preset)', '<file>'),
+  model: {
+    help: 'architecture fields overriding the preset (config file only)',
+    flag: false,
+    parse: (f, v) => {
       if (typeof v !== 'object' || v === null || Array.isArray(v)) return f.fail('expected an object of config.json fields');
       for (const [k, x] of Object.entries(v)) {
         if (!MODEL_KEYS.has(k)) f.fail(`unsupported architecture field "${k}" (allowed: ${[...MODEL_KEYS].join(', ')})`);
         if (typeof x !== 'number' || !Number.isFinite(x) || x <= 0) f.fail(`"${k}" must be a positive number, got ${JSON.stringify(x)}`);
       }
       return { ...(v as Partial<ApertusConfig>) };
-    }
-    case 'languages': {
-      const l = f.list(v);
-      if (l.length === 0) f.fail('give at least one language');
-      return l;
-    }
-    case 'prompts':
-      return Array.isArray(v) ? v.map((p) => f.str(p, true)) : [f.str(v, true)];
-    case 'validationFraction':
-      return f.range(v, 0, 1, { openHi: true });
-    case 'vocabSize':
-      return f.int(v, 1256, 2_097_151);
-    case 'tokenizerSampleChars':
-    case 'maxDocumentChars':
-      return f.int(v, 1);
-    case 'seqLength':
-      return f.int(v, 2, 1 << 20);
-    case 'microBatchSize':
-    case 'gradAccumulation':
-      return f.int(v, 1, 1 << 16);
-    case 'steps':
-      return f.int(v, 1);
-    case 'optimizer':
-      return f.oneOf(v, ['ademamix', 'adamw'] as const);
-    case 'lr':
-      return f.range(v, 0, 10, { openLo: true });
-    case 'minLr':
-      return f.range(v, 0, 10);
-    case 'betas': {
-      const b = f.numbers(v, 3);
-      b.forEach((x, i) => { if (!(x >= 0 && x < 1)) f.fail(`β${i + 1} must be in [0, 1), got ${x}`); });
-      return b as [number, number, number];
-    }
-    case 'alpha':
-      return f.range(v, 0, 1e6);
-    case 'alphaWarmup':
-    case 'beta3Warmup':
-      return f.nullable(v, (x) => f.int(x, 0));
-    case 'weightDecay':
-      return f.range(v, 0, 10);
-    case 'eps':
-      return f.range(v, 0, 1, { openLo: true });
-    case 'warmupFraction':
-    case 'cooldownFraction':
-      return f.range(v, 0, 1, { openHi: true });
-    case 'cooldownStyle':
-      return f.oneOf(v, ['1-sqrt', 'linear', 'cosine', 'exponential'] as const);
-    case 'clip':
-      return f.range(v, 0, 1e9);
-    case 'goldfish':
-      return f.bool(v);
-    case 'goldfishK':
-      return f.int(v, 2, 1 << 30);
-    case 'goldfishH':
-      return f.int(v, 1, 1 << 20);
-    case 'seed':
-      return f.int(v, 0, 2 ** 32 - 1);
-    case 'evalInterval':
-    case 'checkpointInterval':
-    case 'keepCheckpoints':
-      return f.int(v, 0);
-    case 'evalSamples':
-    case 'sampleTokens':
-      return f.int(v, 0, 1 << 20);
-    case 'sampleTemperature':
-      return f.range(v, 0, 100);
-    case 'threads':
-      return f.nullable(v, (x) => f.int(x, 1, 64));
-    case 'progress':
-      return f.oneOf(v, ['auto', 'bar', 'lines', 'off'] as const);
-    default:
-      return f.fail('unknown setting');
-  }
-}
-
-/** Read a JSON config file (config keys, camelCase). Unknown keys are errors, to catch typos. */
-export function readConfigFile(file: string): ConfigLayer {
-  return readConfigLayer(file, configError);
-}
+    },
+  },
+  data: field.str('"udhr" (bundled), a .jsonl file of {"text": ...} or a folder of .txt/.md files', '<source>'),
+  languages: field.list('UDHR declarations, comma-separated', 1),
+  validationFraction: field.num('fraction of documents held out for validation', 0, 1, { openHi: true }),
+  tokenizer: field.strOrNull('directory with tokenizer.json (default: train a BPE tokenizer)', '<dir>'),
+  vocabSize: field.int('vocabulary size of the trained tokenizer', 1256, 2_097_151),
+  tokenizerSampleChars: field.int('characters of training text used to train the tokenizer', 1),
+  maxDocumentChars: field.int('longest document in characters', 1),
+  robots: field.strOrNull('folder of <host>.txt robots.txt files for the opt-out filter', '<dir>'),
+  seqLength: field.int('tokens per training sequence', 2, 1 << 20),
+  steps: field.int('optimizer steps', 1),
+  minLr: field.num('learning rate at the end of the cooldown', 0, 10),
+  alphaWarmup: field.intOrNull('AdEMAMix alpha warm-up steps (default: the run length; 0 = none)', 0),
+  beta3Warmup: field.intOrNull('AdEMAMix beta3 warm-up steps (default: the run length; 0 = none)', 0),
+  warmupFraction: field.num('WSD warm-up, fraction of the steps', 0, 1, { openHi: true }),
+  cooldownFraction: field.num('WSD cooldown, fraction of the steps', 0, 1, { openHi: true }),
+  cooldownStyle: field.oneOf('WSD cooldown shape', ['1-sqrt', 'linear', 'cosine', 'exponential'] as const, '<style>'),
+  goldfish: field.bool('Goldfish loss'),
+  goldfishK: field.int('Goldfish k: drop about 1 in k targets', 2, 1 << 30),
+  goldfishH: field.int('Goldfish h: hashed context width', 1, 1 << 20),
+  evalSamples: field.int('validation sequences per evaluation', 0, 1 << 20),
+  prompts: { help: 'prompt for the sample generations (repeatable; "" = from <s>)', arg: '<text>', flag: 'prompt', repeatable: true, parse: (f, v) => (Array.isArray(v) ? v.map((p) => f.str(p, true)) : [f.str(v, true)]) },
+  sampleTokens: field.int('tokens generated per prompt at each evaluation, 0 = none', 0, 1 << 20),
+  sampleTemperature: field.num('sampling temperature, 0 = greedy', 0, 100),
+};
 
 /**
  * Merge the layers over {@link DEFAULT_CONFIG} and validate every value and the relations between
  * them. Returns the config and, per key, the source of its value.
- * @throws PretrainConfigError naming the key and the flag or file it came from
+ * @throws ConfigError naming the key and the flag or file it came from
  */
-export function resolveConfig(layers: readonly ConfigLayer[]): { config: PretrainConfig; sources: Record<ConfigKey, string> } {
-  const { config, sources } = mergeConfigLayers(DEFAULT_CONFIG as PretrainConfig, layers, parseValue, configError);
-  const fail = (key: ConfigKey, message: string): never => {
-    throw configFailure(key, message, sources, configError);
-  };
-  if (config.minLr > config.lr) fail('minLr', `(${config.minLr}) must not exceed lr (${config.lr})`);
-  if (config.warmupFraction + config.cooldownFraction > 1) fail('cooldownFraction', `warm-up (${config.warmupFraction}) plus cooldown (${config.cooldownFraction}) exceed the run`);
+export function resolveConfig(layers: readonly ConfigLayer[]): Resolved<PretrainConfig> {
+  const { config, sources } = mergeConfigLayers(SCHEMA, DEFAULT_CONFIG, layers);
+  if (config.minLr > config.lr) throw configFailure('minLr', `(${config.minLr}) must not exceed lr (${config.lr})`, sources);
+  if (config.warmupFraction + config.cooldownFraction > 1) throw configFailure('cooldownFraction', `warm-up (${config.warmupFraction}) plus cooldown (${config.cooldownFraction}) exceed the run`, sources);
   return { config, sources };
-}
-
-/** Settings among {@link TRAINING_KEYS} whose values differ between two configs. */
-export function changedTrainingKeys(a: PretrainConfig, b: PretrainConfig): ConfigKey[] {
-  return TRAINING_KEYS.filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
 }

@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ShardedTokens } from '@apertus/data';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DataInputError, prepareData, resolveConfig, type PretrainConfig } from './index';
+import { InputError } from '@apertus/trainer';
+import { prepareData, resolveConfig, type PretrainConfig } from './index';
 
 let dir: string;
 beforeEach(() => {
@@ -34,14 +35,14 @@ function config(values: Record<string, unknown>): PretrainConfig {
   return resolveConfig([{ source: 'test', values: { out: path.join(dir, 'out'), vocabSize: 1300, validationFraction: 0.25, ...values } }]).config;
 }
 
-async function error(p: Promise<unknown>): Promise<DataInputError> {
+async function error(p: Promise<unknown>): Promise<InputError> {
   try {
     await p;
   } catch (e) {
-    if (e instanceof DataInputError) return e;
+    if (e instanceof InputError) return e;
     throw e;
   }
-  throw new Error('expected a DataInputError');
+  throw new Error('expected a InputError');
 }
 
 describe('prepareData', () => {
@@ -102,7 +103,7 @@ describe('prepareData', () => {
     expect(d.stats.read).toBe(8);
   });
 
-  it('missing, unsupported, empty and unreadable data give DataInputError naming the path', async () => {
+  it('missing, unsupported, empty and unreadable data give InputError naming the path', async () => {
     const missing = await error(prepareData(config({ data: path.join(dir, 'nope.jsonl') })));
     expect(missing.message).toMatch(/nope\.jsonl: data not found or not accessible \(ENOENT\)/);
     fs.writeFileSync(path.join(dir, 'c.csv'), 'a,b\n');

@@ -23,9 +23,8 @@ import {
   type FilterStats,
 } from '@apertus/data';
 import { APERTUS_BOS_ID, APERTUS_EOS_ID, Tokenizer, loadTokenizerFromDirectory, saveTokenizer, trainApertusBpe } from '@apertus/tokenizer';
-import { writeFileAtomic } from '@apertus/trainer';
+import { InputError, readTokenizerFiles, writeFileAtomic } from '@apertus/trainer';
 import type { PretrainConfig } from './config';
-import { DataInputError } from './errors';
 
 /** Version of the prepared-data layout; bump to invalidate old `prepared.json` files. */
 const PREPARED_VERSION = 1;
@@ -96,7 +95,7 @@ function statOrThrow(p: string, what: string): fs.Stats {
   try {
     return fs.statSync(p);
   } catch (cause) {
-    throw new DataInputError(p, `${what} not found or not accessible (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message})`, { cause });
+    throw new InputError(p, `${what} not found or not accessible (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message})`, { cause });
   }
 }
 
@@ -128,30 +127,30 @@ async function* readCorpus(cfg: PretrainConfig): AsyncGenerator<Document> {
       // least a third of a UTF-16 code unit, so more than 3 × limit bytes is always too long).
       for (const f of await listTextFiles(label, { extensions: ['.txt', '.md'] })) {
         const size = fs.statSync(path.join(label, f)).size;
-        if (size > 3 * limit) throw new DataInputError(path.join(label, f), `document of ${size} bytes exceeds --max-document-chars ${limit}; split it into smaller files or raise the limit`);
+        if (size > 3 * limit) throw new InputError(path.join(label, f), `document of ${size} bytes exceeds --max-document-chars ${limit}; split it into smaller files or raise the limit`);
       }
       source = readTextFolder(label, { extensions: ['.txt', '.md'] });
     } else if (/\.jsonl?$/i.test(label)) {
       source = readJsonl(label);
     } else {
-      throw new DataInputError(label, 'unsupported data file: expected "udhr", a .jsonl file (one {"text": ...} object per line) or a folder of .txt/.md files');
+      throw new InputError(label, 'unsupported data file: expected "udhr", a .jsonl file (one {"text": ...} object per line) or a folder of .txt/.md files');
     }
   }
   try {
     for await (const doc of source) {
       if (doc.text.length > limit) {
-        throw new DataInputError(`${label} (document ${doc.id})`, `document of ${doc.text.length} characters exceeds --max-document-chars ${limit}; split it or raise the limit`);
+        throw new InputError(`${label} (document ${doc.id})`, `document of ${doc.text.length} characters exceeds --max-document-chars ${limit}; split it or raise the limit`);
       }
       yield doc;
     }
   } catch (e) {
-    if (e instanceof DataInputError) throw e;
-    if (e instanceof DataError) throw new DataInputError(label, e.message, { cause: e });
+    if (e instanceof InputError) throw e;
+    if (e instanceof DataError) throw new InputError(label, e.message, { cause: e });
     const code = (e as NodeJS.ErrnoException).code;
     if (e instanceof RangeError || code === 'ERR_STRING_TOO_LONG' || code === 'ERR_FS_FILE_TOO_LARGE') {
-      throw new DataInputError(label, `a document is too large to hold in memory (${(e as Error).message}); split it into smaller documents`, { cause: e });
+      throw new InputError(label, `a document is too large to hold in memory (${(e as Error).message}); split it into smaller documents`, { cause: e });
     }
-    if (typeof code === 'string') throw new DataInputError(label, `cannot read data (${code}: ${(e as Error).message})`, { cause: e });
+    if (typeof code === 'string') throw new InputError(label, `cannot read data (${code}: ${(e as Error).message})`, { cause: e });
     throw e;
   }
 }
@@ -182,21 +181,12 @@ function encoderOf(tokenizer: Tokenizer): { encode(text: string): number[] } {
   return { encode: (text) => tokenizer.encodeIds(text, { addSpecialTokens: false, splitSpecialTokens: false }) };
 }
 
-function readTokenizerFiles(dir: string): Record<string, string> {
-  const files: Record<string, string> = {};
-  for (const name of ['tokenizer.json', 'tokenizer_config.json']) {
-    const p = path.join(dir, name);
-    if (fs.existsSync(p)) files[name] = fs.readFileSync(p, 'utf8');
-  }
-  return files;
-}
-
 /**
- * Prepare (or reuse) the tokenizer and the token shards of a run under `cfg.out`.
- * @throws DataInputError for missing/unreadable/empty/oversized data
+ * The fingerprint of a run's data: the corpus files (paths, sizes, modification times), the split,
+ * the filters and the tokenizer source. Computed without writing anything (a resume compares it
+ * with its checkpoint's before the data is prepared).
  */
-export async function prepareData(cfg: PretrainConfig, log: (message: string) => void = () => {}): Promise<PreparedData> {
-  const paths = dataPaths(cfg.out);
+export async function dataFingerprint(cfg: PretrainConfig): Promise<string> {
   let tokenizerSource: unknown;
   if (cfg.tokenizer !== null) {
     const file = path.join(cfg.tokenizer, 'tokenizer.json');
@@ -205,7 +195,7 @@ export async function prepareData(cfg: PretrainConfig, log: (message: string) =>
   } else {
     tokenizerSource = { trained: { vocabSize: cfg.vocabSize, sampleChars: cfg.tokenizerSampleChars } };
   }
-  const fingerprint = JSON.stringify({
+  return JSON.stringify({
     version: PREPARED_VERSION,
     source: await sourceFingerprint(cfg),
     validationFraction: cfg.validationFraction,
@@ -214,6 +204,15 @@ export async function prepareData(cfg: PretrainConfig, log: (message: string) =>
     robots: cfg.robots === null ? null : path.resolve(cfg.robots),
     tokenizer: tokenizerSource,
   });
+}
+
+/**
+ * Prepare (or reuse) the tokenizer and the token shards of a run under `cfg.out`.
+ * @throws InputError for missing/unreadable/empty/oversized data
+ */
+export async function prepareData(cfg: PretrainConfig, log: (message: string) => void = () => {}, fingerprint?: string): Promise<PreparedData> {
+  const paths = dataPaths(cfg.out);
+  fingerprint ??= await dataFingerprint(cfg);
 
   // Reuse an earlier preparation with the same fingerprint.
   if (fs.existsSync(paths.prepared) && fs.existsSync(path.join(paths.tokenizerDir, 'tokenizer.json'))) {
@@ -247,14 +246,14 @@ export async function prepareData(cfg: PretrainConfig, log: (message: string) =>
       chars += doc.text.length;
       if (chars >= cfg.tokenizerSampleChars) break;
     }
-    if (texts.length === 0) throw new DataInputError(cfg.data, `no training document to train the tokenizer on (${counts.read} read, ${counts.removed} removed by the compliance filters, the rest held out for validation)`);
+    if (texts.length === 0) throw new InputError(cfg.data, `no training document to train the tokenizer on (${counts.read} read, ${counts.removed} removed by the compliance filters, the rest held out for validation)`);
     const t0 = performance.now();
     const trained = trainApertusBpe(texts, { vocabSize: cfg.vocabSize });
     saveTokenizer(paths.tokenizerDir, trained.tokenizerJson, trained.tokenizerConfig);
     tokenizer = loadTokenizerFromDirectory(paths.tokenizerDir);
     log(`tokenizer: trained byte-level BPE on ${chars} characters in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${trained.merges.length} merges, ${trained.vocabSize} ids (Apertus layout, <s>=1, </s>=2)`);
   }
-  if (tokenizer.vocabSize <= Math.max(APERTUS_BOS_ID, APERTUS_EOS_ID)) throw new DataInputError(paths.tokenizerDir, `tokenizer has only ${tokenizer.vocabSize} ids`);
+  if (tokenizer.vocabSize <= Math.max(APERTUS_BOS_ID, APERTUS_EOS_ID)) throw new InputError(paths.tokenizerDir, `tokenizer has only ${tokenizer.vocabSize} ids`);
 
   // 2. Shards: BoD + tokens + EoD per document, streamed into the split's shard set.
   const common = { vocabSize: tokenizer.vocabSize, bodId: APERTUS_BOS_ID, eodId: APERTUS_EOS_ID };
@@ -268,7 +267,7 @@ export async function prepareData(cfg: PretrainConfig, log: (message: string) =>
   try {
     for await (const { doc, split } of compliantDocuments(cfg, pipeline, counts)) writers[split].addDocument(encoder.encode(doc.text));
     if (writers.train.numDocuments === 0) {
-      throw new DataInputError(cfg.data, `empty training corpus: ${counts.read} documents read, ${counts.removed} removed by the compliance filters, ${writers.validation.numDocuments} held out for validation`);
+      throw new InputError(cfg.data, `empty training corpus: ${counts.read} documents read, ${counts.removed} removed by the compliance filters, ${writers.validation.numDocuments} held out for validation`);
     }
     writers.train.close();
     if (writers.validation.numDocuments > 0) writers.validation.close();
@@ -277,7 +276,7 @@ export async function prepareData(cfg: PretrainConfig, log: (message: string) =>
     writers.train.abort();
     writers.validation.abort();
     fs.rmSync(paths.root, { recursive: true, force: true });
-    if (e instanceof DataError) throw new DataInputError(cfg.data, e.message, { cause: e });
+    if (e instanceof DataError) throw new InputError(cfg.data, e.message, { cause: e });
     throw e;
   }
   const stats: DataStats = {

@@ -3,14 +3,16 @@
 // loss and once with the Goldfish loss (k = 4), from the same initialisation and data, then
 // measure verbatim recall: prompt with everything but the last 50 tokens of each document, decode
 // 50 tokens greedily, and compare with the held-out tokens (exact match, longest common substring).
+// Both runs go through @apertus/trainer's loop (run directories `<out>/standard`, `<out>/goldfish`
+// with metrics, loss curve and the trained model).
 
-import { AdamW, LrScheduler, constantSchedule } from '@apertus/ademamix';
+import path from 'node:path';
+import { AdamW, constantSchedule } from '@apertus/ademamix';
 import { buildSample, readUdhr } from '@apertus/data';
 import { exactMatch, longestCommonSubstring, rougeL } from '@apertus/goldfish';
 import { ApertusModel, generate, presetConfig, type ApertusConfig } from '@apertus/model';
 import { APERTUS_BOS_ID, APERTUS_EOS_ID, APERTUS_PAD_ID, Tokenizer, trainApertusBpe } from '@apertus/tokenizer';
-import { causalLmLoss, collateLm, trainStep, type LmBatch } from '@apertus/trainer';
-import { PretrainConfigError } from './errors';
+import { ConfigError, causalLmLoss, collateLm, runTraining, type LmBatch, type RunConfig } from '@apertus/trainer';
 
 /** Settings of {@link runGoldfishExperiment}. */
 export interface GoldfishExperimentOptions {
@@ -38,9 +40,14 @@ export interface GoldfishExperimentOptions {
   readonly model?: Partial<ApertusConfig>;
   /** Seed of the initialisation (the same for both runs). Default 28. */
   readonly seed?: number;
-  /** Called after every step of each run. */
-  readonly onStep?: (run: 'standard' | 'goldfish', step: number, loss: number) => void;
+  /** Parent of the two run directories. Default `runs/goldfish`. */
+  readonly out?: string;
+  /** Progress display of the runs. Default `auto`. */
+  readonly progress?: RunConfig['progress'];
 }
+
+/** The settings with defaults filled in. */
+type Settings = Required<Omit<GoldfishExperimentOptions, 'model'>>;
 
 /** Recall of one document. */
 export interface DocumentRecall {
@@ -81,7 +88,7 @@ export interface RecallSummary {
 /** Results of {@link runGoldfishExperiment}. */
 export interface GoldfishExperimentResult {
   /** The settings used (defaults filled in). */
-  readonly settings: Required<Omit<GoldfishExperimentOptions, 'onStep' | 'model'>> & { readonly model: ApertusConfig };
+  readonly settings: Settings & { readonly model: ApertusConfig };
   /** Standard loss. */
   readonly standard: RecallSummary;
   /** Goldfish loss. */
@@ -93,7 +100,7 @@ interface Doc {
   tokens: number[];
 }
 
-async function loadDocuments(o: Required<Omit<GoldfishExperimentOptions, 'onStep' | 'model'>>): Promise<{ tokenizer: Tokenizer; docs: Doc[] }> {
+async function loadDocuments(o: Settings): Promise<{ tokenizer: Tokenizer; files: Record<string, string>; docs: Doc[] }> {
   const texts: { id: string; text: string }[] = [];
   for await (const d of readUdhr({ languages: [o.language] })) texts.push({ id: d.id, text: d.text });
   const trained = trainApertusBpe(texts.map((t) => t.text), { vocabSize: o.vocabSize });
@@ -106,9 +113,9 @@ async function loadDocuments(o: Required<Omit<GoldfishExperimentOptions, 'onStep
     if (docs.length === o.documents) break;
   }
   if (docs.length < o.documents) {
-    throw new PretrainConfigError('documents', `only ${docs.length} UDHR "${o.language}" documents have ≥ ${o.holdout + o.minPrefix} tokens; ask for fewer documents or a shorter holdout/minPrefix`);
+    throw new ConfigError('documents', `only ${docs.length} UDHR "${o.language}" documents have ≥ ${o.holdout + o.minPrefix} tokens; ask for fewer documents or a shorter holdout/minPrefix`);
   }
-  return { tokenizer, docs };
+  return { tokenizer, files: { 'tokenizer.json': JSON.stringify(trained.tokenizerJson), 'tokenizer_config.json': JSON.stringify(trained.tokenizerConfig) }, docs };
 }
 
 /** One row per document: `<s>` + tokens + `</s>`, padded to the longest, padding out of the loss. */
@@ -123,27 +130,40 @@ function documentBatch(docs: readonly Doc[], goldfish: { goldfishK: number; gold
   return collateLm(samples, { goldfish });
 }
 
-function trainAndMeasure(
-  run: 'standard' | 'goldfish',
-  config: ApertusConfig,
-  docs: readonly Doc[],
-  o: Required<Omit<GoldfishExperimentOptions, 'onStep' | 'model'>>,
-  onStep?: GoldfishExperimentOptions['onStep'],
-): RecallSummary {
+async function trainAndMeasure(run: 'standard' | 'goldfish', config: ApertusConfig, docs: readonly Doc[], files: Record<string, string>, o: Settings): Promise<RecallSummary> {
   const t0 = performance.now();
   const goldfish = run === 'goldfish' ? { goldfishK: o.goldfishK, goldfishH: o.goldfishH } : null;
   const model = ApertusModel.init(config, o.seed);
-  const params = model.parameters();
-  const optimizer = new AdamW(params, { lr: o.lr, betas: [0.9, 0.95], weightDecay: 0 });
-  const scheduler = new LrScheduler(constantSchedule(o.lr, { warmup: 10 }));
   const batch = documentBatch(docs, goldfish);
   const full = documentBatch(docs, null);
-  let finalLoss = Number.NaN;
-  for (let step = 1; step <= o.steps; step++) {
-    const r = trainStep({ params, optimizer, scheduler, microBatches: [batch], weightOf: (b) => b.keptTokens, loss: (b, n) => causalLmLoss(model, b, { normalizer: n }), clip: 1, step });
-    finalLoss = r.loss;
-    onStep?.(run, step, r.loss);
-  }
+  const result = await runTraining({
+    config: { ...o, run, out: path.join(o.out, run), evalInterval: 0, checkpointInterval: 0, keepCheckpoints: 1, threads: null },
+    name: 'apertus-pretrain goldfish',
+    trainingKeys: [],
+    parseConfig: () => {
+      throw new ConfigError('out', 'the Goldfish experiment starts over (it does not resume)');
+    },
+    overwrite: true,
+    log: () => {},
+    setup: async () => ({
+      model,
+      optimizer: new AdamW(model.parameters(), { lr: o.lr, betas: [0.9, 0.95], weightDecay: 0 }),
+      schedule: constantSchedule(o.lr, { warmup: 10 }),
+      schedulerIncrement: 1,
+      globalBatch: docs.length,
+      totalSteps: o.steps,
+      clip: 1,
+      fingerprint: '',
+      files,
+      data: { next: () => ({ microBatches: [batch], tokens: batch.batchSize * batch.seqLength }), state: null },
+      weightOf: (b) => b.keptTokens,
+      loss: (b, n) => causalLmLoss(model, b, { normalizer: n }),
+      validation: [],
+      summary: `Goldfish experiment, ${run} loss: ${docs.length} documents, ${o.steps} full-batch steps`,
+      plotNote: `${run} loss${goldfish ? ` (k=${o.goldfishK}, h=${o.goldfishH})` : ''}; ${docs.length} UDHR "${o.language}" documents`,
+    }),
+  });
+  const finalLoss = result.metrics.filter((r) => r.type === 'train').at(-1)?.loss as number;
   const perDocument: DocumentRecall[] = docs.map((d, i) => {
     const n = d.tokens.length;
     const prompt = [APERTUS_BOS_ID, ...d.tokens.slice(0, n - o.holdout)];
@@ -184,12 +204,14 @@ export async function runGoldfishExperiment(options: GoldfishExperimentOptions =
     lr: options.lr ?? 3e-3,
     vocabSize: options.vocabSize ?? 1792,
     seed: options.seed ?? 28,
+    out: options.out ?? 'runs/goldfish',
+    progress: options.progress ?? 'auto',
   };
   for (const [k, v] of Object.entries(o)) {
-    if (typeof v === 'number' && !(Number.isFinite(v) && v > 0)) throw new PretrainConfigError(k, `must be a positive number, got ${v}`);
+    if (typeof v === 'number' && !(Number.isFinite(v) && v > 0)) throw new ConfigError(k, `must be a positive number, got ${v}`);
   }
-  if (o.maxTokens < o.holdout + o.minPrefix) throw new PretrainConfigError('maxTokens', `(${o.maxTokens}) must be at least holdout + minPrefix (${o.holdout + o.minPrefix})`);
-  const { tokenizer, docs } = await loadDocuments(o);
+  if (o.maxTokens < o.holdout + o.minPrefix) throw new ConfigError('maxTokens', `(${o.maxTokens}) must be at least holdout + minPrefix (${o.holdout + o.minPrefix})`);
+  const { tokenizer, files, docs } = await loadDocuments(o);
   const config = presetConfig('tiny', {
     hidden_size: 64,
     intermediate_size: 256,
@@ -200,7 +222,7 @@ export async function runGoldfishExperiment(options: GoldfishExperimentOptions =
     ...options.model,
     vocab_size: tokenizer.vocabSize,
   });
-  const standard = trainAndMeasure('standard', config, docs, o, options.onStep);
-  const goldfish = trainAndMeasure('goldfish', config, docs, o, options.onStep);
+  const standard = await trainAndMeasure('standard', config, docs, files, o);
+  const goldfish = await trainAndMeasure('goldfish', config, docs, files, o);
   return { settings: { ...o, model: config }, standard, goldfish };
 }

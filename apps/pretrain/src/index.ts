@@ -1,23 +1,10 @@
-// @apertus/pretrain — the pretraining app as a library: configuration, data preparation, the
-// training loop and the Goldfish memorization experiment (the CLI is `apertus-pretrain`).
+// @apertus/pretrain — the pretraining app as a library: configuration, data preparation, the run
+// on @apertus/trainer's loop and the Goldfish memorization experiment (the CLI is `apertus-pretrain`).
 
-export { PretrainError, PretrainConfigError, DataInputError, ResumeError } from './errors';
-export {
-  DEFAULT_CONFIG,
-  DEFAULT_UDHR_LANGUAGES,
-  TRAINING_KEYS,
-  resolveConfig,
-  readConfigFile,
-  changedTrainingKeys,
-  flagName,
-  type PretrainConfig,
-  type ConfigKey,
-  type ConfigLayer,
-  type RawConfig,
-} from './config';
-export { prepareData, dataPaths, type PreparedData, type DataPaths, type DataStats } from './data';
-export { buildModelConfig, buildOptimizer, buildScheduler, globalBatchSize } from './setup';
-export { runPretraining, runPaths, checkpointConfig, type RunOptions, type RunResult } from './pretrain';
+export { DEFAULT_CONFIG, DEFAULT_UDHR_LANGUAGES, TRAINING_KEYS, SCHEMA, resolveConfig, type PretrainConfig } from './config';
+export { prepareData, dataFingerprint, dataPaths, type PreparedData, type DataPaths, type DataStats } from './data';
+export { buildModelConfig, buildSchedule } from './setup';
+export { runPretraining, type RunOptions } from './pretrain';
 export {
   runGoldfishExperiment,
   type GoldfishExperimentOptions,

@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadCheckpoint } from '@apertus/model';
 import { Tensor, noGrad } from '@apertus/tensor';
-import { CheckpointManager, CheckpointWriteError, readMetrics, readTrainingCheckpoint } from '@apertus/trainer';
+import { CheckpointManager, CheckpointWriteError, readMetrics, readTrainingCheckpoint, type TrainingResult as RunResult } from '@apertus/trainer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveConfig, runPretraining, type PretrainConfig, type RunResult } from './index';
+import { resolveConfig, runPretraining, type PretrainConfig } from './index';
 
 let dir: string;
 let result: RunResult;
@@ -41,7 +41,7 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apertus-pretrain-'));
   cfg = config(path.join(dir, 'run'));
   result = await runPretraining(cfg, { log: () => {} });
-});
+}, 300_000);
 afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });

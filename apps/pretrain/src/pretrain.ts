@@ -1,89 +1,39 @@
-// The pretraining loop:
+// Pretraining on @apertus/trainer's loop:
 //   data (shards, packed samples with BoD/EoD and document masks) → micro-batches with the
-//   Goldfish-masked loss → AdEMAMix + WSD + global-norm clipping → periodic validation loss,
-//   sample generations, atomic checkpoints, metrics.jsonl and loss.html.
-// A run resumed from its latest checkpoint reproduces the uninterrupted run's losses bit for bit:
-// the checkpoint holds float32 weights, the optimizer moments, the scheduler count and the data
-// loader position, and nothing else in the loop is random.
+//   Goldfish-masked loss → AdEMAMix + WSD (counted in samples) + global-norm clipping → validation
+//   loss and sample generations at each evaluation.
 
-import fs from 'node:fs';
-import type { AdamW, AdEMAMix } from '@apertus/ademamix';
-import path from 'node:path';
 import { DataLoader, PackedDataset, ShardedTokens, parseLoaderState } from '@apertus/data';
-import { ApertusModel, generate, saveCheckpoint } from '@apertus/model';
-import { setGemmThreads } from '@apertus/tensor';
+import { ApertusModel, generate } from '@apertus/model';
 import { APERTUS_EOS_ID, APERTUS_PAD_ID } from '@apertus/tokenizer';
 import {
-  CheckpointManager,
-  MetricsLogger,
-  ProgressReporter,
+  InputError,
+  ResumeError,
+  buildOptimizer,
   causalLmLoss,
   collateLm,
-  evaluateLm,
-  readTrainingCheckpoint,
-  readTrainerState,
-  trainStep,
-  writeLossCurve,
-  writeTrainingCheckpoint,
-  type Json,
+  globalBatchSize,
+  runTraining,
   type LmBatch,
   type MetricRecord,
-  type TrainerState,
+  type TrainingResult,
+  type TrainingSetup,
+  type SetupContext,
 } from '@apertus/trainer';
-import { changedTrainingKeys, type PretrainConfig } from './config';
-import { prepareData, type PreparedData } from './data';
-import { DataInputError, PretrainConfigError, ResumeError } from './errors';
-import { buildModelConfig, buildOptimizer, buildScheduler, globalBatchSize } from './setup';
+import { TRAINING_KEYS, resolveConfig, type PretrainConfig } from './config';
+import { dataFingerprint, prepareData, type PreparedData } from './data';
+import { buildModelConfig, buildSchedule } from './setup';
 
 /** Options of {@link runPretraining} besides the configuration. */
 export interface RunOptions {
   /** Continue from the latest checkpoint in `<out>/checkpoints` (a fresh start when there is none). */
   readonly resume?: boolean;
-  /** Delete earlier checkpoints and metrics in `out` and start again (the prepared data is reused when it matches). */
+  /** Delete earlier checkpoints and the final model in `out` and start again (the prepared data is reused when it matches). */
   readonly overwrite?: boolean;
   /** Messages (data summary, evaluations, checkpoints). Default: through the progress display. */
   readonly log?: (message: string) => void;
-  /** Stop after the current step, save a checkpoint and return (e.g. wired to SIGINT). */
+  /** Stop after the current step, save a checkpoint and return (SIGINT / SIGTERM in the CLI). */
   readonly signal?: AbortSignal;
-}
-
-/** What a run produced. */
-export interface RunResult {
-  /** Steps completed in total (resumed steps included). */
-  readonly step: number;
-  /** True when the run stopped early because `signal` fired. */
-  readonly interrupted: boolean;
-  /** Every metric record (resumed ones included). */
-  readonly metrics: readonly MetricRecord[];
-  /** Directory of the last checkpoint. */
-  readonly checkpoint: string | null;
-  /** The final model directory (bfloat16 Hugging Face checkpoint), when the run finished. */
-  readonly modelDir: string | null;
-  /** Output files. */
-  readonly files: { readonly metrics: string; readonly plot: string; readonly config: string };
-}
-
-/** Output layout of a run directory. */
-export function runPaths(out: string): { checkpoints: string; metrics: string; plot: string; config: string; model: string } {
-  return {
-    checkpoints: path.join(out, 'checkpoints'),
-    metrics: path.join(out, 'metrics.jsonl'),
-    plot: path.join(out, 'loss.html'),
-    config: path.join(out, 'config.json'),
-    model: path.join(out, 'model'),
-  };
-}
-
-/**
- * The configuration saved in the latest checkpoint of `out`, or null when there is no checkpoint
- * (used by the CLI to resolve `--resume` before the flags).
- */
-export function checkpointConfig(out: string): { dir: string; config: Record<string, unknown> } | null {
-  const latest = new CheckpointManager(runPaths(out).checkpoints).latest();
-  if (latest === null) return null;
-  const state = readTrainerState(latest.dir);
-  if (typeof state.config !== 'object' || state.config === null || Array.isArray(state.config)) throw new ResumeError(latest.dir, 'trainer_state.json has no run configuration');
-  return { dir: latest.dir, config: state.config as Record<string, unknown> };
 }
 
 /** JSON with object keys sorted, for order-insensitive comparisons. */
@@ -104,12 +54,64 @@ function validationBatches(cfg: PretrainConfig, data: PreparedData): LmBatch[] {
   return out;
 }
 
-function trainingDataset(cfg: PretrainConfig, data: PreparedData): PackedDataset {
+/** Model, data, optimizer, WSD schedule, Goldfish loss and sample generations of a pretraining run. */
+async function setup(cfg: PretrainConfig, ctx: SetupContext<PretrainConfig>): Promise<TrainingSetup<LmBatch>> {
+  const fingerprint = await dataFingerprint(cfg);
+  ctx.checkData(fingerprint);
+  const data = await prepareData(cfg, ctx.log, fingerprint);
+  const modelConfig = buildModelConfig(cfg, data.tokenizer.vocabSize);
   const tokens = ShardedTokens.open(data.paths.trainManifest);
   if (tokens.numTokens < cfg.seqLength + 1) {
-    throw new DataInputError(cfg.data, `the training split has ${tokens.numTokens} tokens, fewer than one sample of seqLength + 1 = ${cfg.seqLength + 1}; use a smaller --seq-length or more data`);
+    throw new InputError(cfg.data, `the training split has ${tokens.numTokens} tokens, fewer than one sample of seqLength + 1 = ${cfg.seqLength + 1}; use a smaller --seq-length or more data`);
   }
-  return new PackedDataset(tokens, { seqLength: cfg.seqLength });
+  const dataset = new PackedDataset(tokens, { seqLength: cfg.seqLength });
+  const model = ctx.resume?.model ?? ApertusModel.init(modelConfig, cfg.seed);
+  if (ctx.resume !== null && canonicalJson(model.config) !== canonicalJson(modelConfig)) throw new ResumeError(ctx.resume.dir, 'its config.json differs from the configured architecture');
+  const loader = new DataLoader(dataset, ctx.resume ? { state: parseLoaderState(ctx.resume.state.loader) } : { seed: cfg.seed });
+  const gbs = globalBatchSize(cfg);
+  const goldfish = cfg.goldfish ? { goldfishK: cfg.goldfishK, goldfishH: cfg.goldfishH } : null;
+  const warm = (v: number | null): number | null => (v === null ? cfg.steps : v === 0 ? null : v);
+  const nParams = model.parameters().reduce((s, [, p]) => s + p.size, 0);
+  const arch = `${modelConfig.num_hidden_layers} layers, hidden ${modelConfig.hidden_size}, vocab ${modelConfig.vocab_size}`;
+  const goldfishNote = goldfish ? `k=${cfg.goldfishK}, h=${cfg.goldfishH}` : 'off';
+  return {
+    model,
+    optimizer: buildOptimizer(cfg, model.parameters(), { alphaWarmup: warm(cfg.alphaWarmup), beta3Warmup: warm(cfg.beta3Warmup) }),
+    schedule: buildSchedule(cfg),
+    schedulerIncrement: gbs,
+    globalBatch: gbs,
+    totalSteps: cfg.steps,
+    clip: cfg.clip,
+    fingerprint,
+    files: data.tokenizerFiles,
+    data: {
+      next: () => ({
+        microBatches: Array.from({ length: cfg.gradAccumulation }, () => collateLm(loader.nextBatch(cfg.microBatchSize).map((s) => s.sample), { goldfish })),
+        tokens: gbs * cfg.seqLength,
+      }),
+      get state() {
+        return { ...loader.state };
+      },
+    },
+    weightOf: (b) => b.keptTokens,
+    loss: (b, normalizer) => causalLmLoss(model, b, { normalizer }),
+    trainRecord: (r) => ({ keptTokens: r.weight }),
+    validation: validationBatches(cfg, data),
+    evaluate: (step) => {
+      const records: MetricRecord[] = [];
+      if (cfg.sampleTokens === 0) return records;
+      cfg.prompts.forEach((prompt, i) => {
+        const ids = data.tokenizer.encodeIds(prompt);
+        const gen = generate(model, ids, { maxTokens: cfg.sampleTokens, temperature: cfg.sampleTemperature, topK: 40, seed: cfg.seed + step * 100 + i, stopTokenIds: [APERTUS_EOS_ID] });
+        const text = data.tokenizer.decode(gen.tokens, { skipSpecialTokens: true });
+        records.push({ type: 'sample', step, prompt, text });
+        ctx.log(`sample @ step ${step}: ${JSON.stringify(prompt)} → ${JSON.stringify(text)}`);
+      });
+      return records;
+    },
+    summary: `model: ${arch}: ${(nParams / 1e6).toFixed(2)}M parameters; ${cfg.steps} steps × ${gbs} × ${cfg.seqLength} tokens, ${cfg.optimizer}, lr ${cfg.lr}, Goldfish ${goldfishNote}; ${dataset.numSamples} training samples per epoch`,
+    plotNote: `${arch} (${(nParams / 1e6).toFixed(2)}M parameters); data ${cfg.data}; ${cfg.optimizer}, lr ${cfg.lr} → ${cfg.minLr} (WSD ${cfg.cooldownStyle}); Goldfish ${goldfishNote}`,
+  };
 }
 
 /**
@@ -117,153 +119,14 @@ function trainingDataset(cfg: PretrainConfig, data: PreparedData): PackedDataset
  * `tokenizer/`, `checkpoints/step-NNNNNN/` + `checkpoints/latest`, `metrics.jsonl`, `loss.html`,
  * and at the end `model/` (bfloat16 Hugging Face checkpoint with the tokenizer).
  */
-export async function runPretraining(cfg: PretrainConfig, options: RunOptions = {}): Promise<RunResult> {
-  const paths = runPaths(cfg.out);
-  const manager = new CheckpointManager(paths.checkpoints, { keepLast: cfg.keepCheckpoints });
-  fs.mkdirSync(cfg.out, { recursive: true });
-  let latest = manager.latest();
-  if (latest !== null && !options.resume) {
-    if (!options.overwrite) {
-      throw new PretrainConfigError('out', `${cfg.out} already holds checkpoints (latest ${path.basename(latest.dir)}); pass --resume to continue that run, --overwrite to start over, or choose another --out`);
-    }
-    fs.rmSync(paths.checkpoints, { recursive: true, force: true });
-    fs.rmSync(paths.model, { recursive: true, force: true });
-    latest = null;
-  }
-  if (cfg.threads !== null) setGemmThreads(cfg.threads);
-
-  const progress = new ProgressReporter({ totalSteps: cfg.steps, startStep: latest?.step ?? 0, mode: cfg.progress });
-  const log = options.log ?? ((m: string) => progress.log(m));
-  try {
-    const data = await prepareData(cfg, log);
-    const modelConfig = buildModelConfig(cfg, data.tokenizer.vocabSize);
-    fs.writeFileSync(paths.config, `${JSON.stringify(cfg, null, 2)}\n`);
-
-    // Model, optimizer, schedule, loader: fresh or from the checkpoint.
-    let model: ApertusModel;
-    let optimizer: AdEMAMix | AdamW;
-    let state: TrainerState | null = null;
-    const dataset = trainingDataset(cfg, data);
-    if (latest !== null) {
-      const ckpt = readTrainingCheckpoint(latest.dir);
-      state = ckpt.state;
-      const saved = state.config as unknown as PretrainConfig;
-      const changed = changedTrainingKeys(saved, cfg);
-      if (changed.length > 0) throw new ResumeError(latest.dir, `settings differ from the checkpoint's: ${changed.map((k) => `${k} (${JSON.stringify(saved[k])} → ${JSON.stringify(cfg[k])})`).join(', ')}`);
-      if (state.extra.dataFingerprint !== data.fingerprint) throw new ResumeError(latest.dir, 'the training data or tokenizer changed since the checkpoint was written');
-      if (state.step > cfg.steps) throw new ResumeError(latest.dir, `the checkpoint is at step ${state.step}, beyond --steps ${cfg.steps}`);
-      model = ckpt.model;
-      if (canonicalJson(model.config) !== canonicalJson(modelConfig)) throw new ResumeError(latest.dir, 'its config.json differs from the configured architecture');
-      optimizer = buildOptimizer(cfg, model.parameters());
-      optimizer.loadStateDict(ckpt.optimizerState);
-      log(`resuming from ${latest.dir} (step ${state.step})`);
-    } else {
-      model = ApertusModel.init(modelConfig, cfg.seed);
-      optimizer = buildOptimizer(cfg, model.parameters());
-    }
-    const scheduler = buildScheduler(cfg, state?.scheduler.count ?? 0);
-    const loader = new DataLoader(dataset, state ? { state: parseLoaderState(state.loader) } : { seed: cfg.seed });
-    const metrics = new MetricsLogger(paths.metrics, state?.metrics ?? []);
-    const evalBatches = validationBatches(cfg, data);
-    const gbs = globalBatchSize(cfg);
-    let step = state?.step ?? 0;
-    let tokens = state?.tokens ?? 0;
-    let samples = state?.samples ?? 0;
-    const goldfish = cfg.goldfish ? { goldfishK: cfg.goldfishK, goldfishH: cfg.goldfishH } : null;
-    const params = model.parameters();
-    const nParams = params.reduce((s, [, p]) => s + p.size, 0);
-    if (step === 0) {
-      log(`model: ${modelConfig.num_hidden_layers} layers, hidden ${modelConfig.hidden_size}, vocab ${modelConfig.vocab_size}: ${(nParams / 1e6).toFixed(2)}M parameters; ${cfg.steps} steps × ${gbs} × ${cfg.seqLength} tokens, ${cfg.optimizer}, lr ${cfg.lr}, Goldfish ${goldfish ? `k=${cfg.goldfishK} h=${cfg.goldfishH}` : 'off'}; ${dataset.numSamples} training samples per epoch`);
-    }
-
-    const evaluate = (): void => {
-      if (evalBatches.length > 0) {
-        const r = evaluateLm(model, evalBatches);
-        metrics.log({ type: 'eval', step, tokens, valLoss: r.loss, valPerplexity: r.perplexity, valTokens: r.tokens });
-        log(`eval @ step ${step}: validation loss ${r.loss.toFixed(4)}, perplexity ${r.perplexity.toFixed(2)} (${r.tokens} tokens)`);
-      }
-      cfg.prompts.forEach((prompt, i) => {
-        if (cfg.sampleTokens === 0) return;
-        const ids = data.tokenizer.encodeIds(prompt);
-        const gen = generate(model, ids, { maxTokens: cfg.sampleTokens, temperature: cfg.sampleTemperature, topK: 40, seed: cfg.seed + step * 100 + i, stopTokenIds: [APERTUS_EOS_ID] });
-        const text = data.tokenizer.decode(gen.tokens, { skipSpecialTokens: true });
-        metrics.log({ type: 'sample', step, prompt, text });
-        log(`sample @ step ${step}: ${JSON.stringify(prompt)} → ${JSON.stringify(text)}`);
-      });
-      writePlot();
-      progress.pause();
-    };
-    const writePlot = (): void => {
-      const evals = metrics.records.filter((r) => r.type === 'eval');
-      writeLossCurve(paths.plot, metrics.records, {
-        title: `apertus-pretrain — ${path.basename(path.resolve(cfg.out))}`,
-        notes: [
-          `${modelConfig.num_hidden_layers} layers, hidden ${modelConfig.hidden_size}, vocab ${modelConfig.vocab_size} (${(nParams / 1e6).toFixed(2)}M parameters); data ${cfg.data}; ${cfg.optimizer}, lr ${cfg.lr} → ${cfg.minLr} (WSD ${cfg.cooldownStyle}); Goldfish ${goldfish ? `k=${cfg.goldfishK}, h=${cfg.goldfishH}` : 'off'}`,
-          `step ${step} of ${cfg.steps}, ${tokens} tokens` + (evals.length ? `; validation loss ${(evals[0]!.valLoss as number).toFixed(4)} → ${(evals[evals.length - 1]!.valLoss as number).toFixed(4)}` : ''),
-        ],
-      });
-    };
-    const save = (): string => {
-      const st: TrainerState = {
-        format: 'apertus-trainer-state',
-        version: 1,
-        step,
-        tokens,
-        samples,
-        scheduler: scheduler.stateDict(),
-        loader: { ...loader.state },
-        metrics: metrics.records,
-        config: cfg as unknown as Json,
-        extra: { dataFingerprint: data.fingerprint },
-      };
-      const dir = manager.save(step, (tmp) => writeTrainingCheckpoint(tmp, { model, optimizer, state: st, files: data.tokenizerFiles }));
-      log(`checkpoint saved: ${dir}`);
-      progress.pause();
-      return dir;
-    };
-
-    if (step === 0) evaluate();
-    let checkpoint: string | null = latest?.dir ?? null;
-    let interrupted = false;
-    while (step < cfg.steps) {
-      const micro: LmBatch[] = [];
-      for (let a = 0; a < cfg.gradAccumulation; a++) micro.push(collateLm(loader.nextBatch(cfg.microBatchSize).map((s) => s.sample), { goldfish }));
-      const r = trainStep({
-        params,
-        optimizer,
-        scheduler,
-        microBatches: micro,
-        weightOf: (b) => b.keptTokens,
-        loss: (b, normalizer) => causalLmLoss(model, b, { normalizer }),
-        clip: cfg.clip,
-        schedulerIncrement: gbs,
-        step: step + 1,
-      });
-      step++;
-      const stepTokens = gbs * cfg.seqLength;
-      tokens += stepTokens;
-      samples += gbs;
-      metrics.log({ type: 'train', step, tokens, loss: r.loss, lr: r.lr, gradNorm: r.gradNorm, keptTokens: r.weight });
-      progress.update({ step, tokens: stepTokens, loss: r.loss, lr: r.lr });
-      const last = step === cfg.steps;
-      if ((cfg.evalInterval > 0 && step % cfg.evalInterval === 0) || last) evaluate();
-      interrupted = options.signal?.aborted === true && !last;
-      if ((cfg.checkpointInterval > 0 && step % cfg.checkpointInterval === 0) || last || interrupted) checkpoint = save();
-      if (interrupted) break;
-      // Let signal handlers (SIGINT → checkpoint and stop) run between steps.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    writePlot();
-    let modelDir: string | null = null;
-    if (!interrupted) {
-      saveCheckpoint(model, paths.model, { dtype: 'bf16', files: { ...data.tokenizerFiles } });
-      modelDir = paths.model;
-      log(`final model (bfloat16, Hugging Face format): ${modelDir}`);
-    } else {
-      log(`stopped at step ${step}; continue with --resume`);
-    }
-    return { step, interrupted, metrics: metrics.records, checkpoint, modelDir, files: { metrics: paths.metrics, plot: paths.plot, config: paths.config } };
-  } finally {
-    progress.stop();
-  }
+export function runPretraining(cfg: PretrainConfig, options: RunOptions = {}): Promise<TrainingResult> {
+  return runTraining({
+    ...options,
+    config: cfg,
+    name: 'apertus-pretrain',
+    trainingKeys: TRAINING_KEYS,
+    parseConfig: (values, source) => resolveConfig([{ source, values }]).config,
+    setup: (ctx) => setup(cfg, ctx),
+  });
 }
+

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CheckpointManager, readMetrics, readTrainingCheckpoint } from '@apertus/trainer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeTinyModel, tempDir } from './fixture.test-helper';
+import { makeTinyModel, tempDir } from '@apertus/trainer/testing';
 
 const APP = path.resolve(import.meta.dirname, '..');
 const CLI = path.join(APP, 'dist', 'cli.js');
@@ -122,7 +122,7 @@ describe('apertus-sft CLI', () => {
     const optimizer = (out: string) => fs.readFileSync(path.join(out, 'checkpoints', 'step-000010', 'optimizer.safetensors'));
     expect(optimizer(b).equals(optimizer(a))).toBe(true);
     expect(fs.readFileSync(path.join(b, 'model', 'model.safetensors')).equals(fs.readFileSync(path.join(a, 'model', 'model.safetensors')))).toBe(true);
-  });
+  }, 300_000);
 
   it('refuses to resume with changed training settings and to start over an existing run', () => {
     const a = path.join(dir, 'a');

@@ -4,9 +4,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CONFIG, changedTrainingKeys, flagName, readConfigFile, resolveConfig } from './config';
-import { SftConfigError } from './errors';
-import { tempDir } from './fixture.test-helper';
+import { ConfigError, changedKeys, flagName, readConfigLayer as readConfigFile } from '@apertus/trainer';
+import { tempDir } from '@apertus/trainer/testing';
+import { DEFAULT_CONFIG, TRAINING_KEYS, resolveConfig } from './config';
 
 describe('SFT configuration', () => {
   it('defaults follow the Apertus SFT recipe: AdEMAMix α=5, β3=0.9999, no weight decay, clip 1, warm-up ratio 0.03', () => {
@@ -34,7 +34,7 @@ describe('SFT configuration', () => {
     expect(bad({ betas: '0.9,1.0,0.9' })).toThrow('β2 must be in [0, 1), got 1');
     expect(bad({ optimizer: 'sgd' }, 'run.json')).toThrow('run.json: optimizer: expected one of ademamix, adamw, got "sgd"');
     expect(bad({ languages: 'deu_1996' })).toThrow('give at least two languages');
-    expect(bad({ warmupRatio: 1.5 })).toThrow(SftConfigError);
+    expect(bad({ warmupRatio: 1.5 })).toThrow(ConfigError);
     expect(bad({ lerningRate: 1 }, 'run.json')).toThrow(/run\.json: lerningRate: unknown setting/);
     expect(flagName('checkpointInterval')).toBe('--checkpoint-interval');
   });
@@ -56,6 +56,6 @@ describe('SFT configuration', () => {
   it('only training settings count as changes for a resume', () => {
     const a = resolveConfig([]).config;
     const b = resolveConfig([{ source: 'flags', values: { out: 'elsewhere', evalInterval: 3, threads: 2, progress: 'off', lr: 0.5 } }]).config;
-    expect(changedTrainingKeys(a, b)).toEqual(['lr']);
+    expect(changedKeys(a, b, TRAINING_KEYS)).toEqual(['lr']);
   });
 });

@@ -5,24 +5,19 @@
 
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import {
   buildUdhrTranslationTask,
-  collateSft,
   readSftJsonl,
   tokenizeSftDataset,
-  type SftBatch,
   type SftConversation,
+  type SftRecord,
   type SftDatasetStats,
   type SftExample,
-  type SftRecord,
   type TranslationExample,
 } from '@apertus/posttrain';
-import { Tensor } from '@apertus/tensor';
 import { APERTUS_PAD_ID, type Tokenizer } from '@apertus/tokenizer';
-import { writeFileAtomic, type LmBatch } from '@apertus/trainer';
+import { InputError } from '@apertus/trainer';
 import type { SftConfig } from './config';
-import { SftInputError } from './errors';
 
 /** Tokenized data of a run. */
 export interface SftData {
@@ -34,10 +29,12 @@ export interface SftData {
   readonly validation: SftExample[];
   /** Held-out translation prompts (`[user]` messages) with references. */
   readonly heldOut: TranslationExample[];
-  /** Padding id used by {@link collate}. */
+  /** Padding id of the batches. */
   readonly padId: number;
   /** sha256 over the training rows (ids and masks): a resume must see the same data. */
   readonly fingerprint: string;
+  /** The bundled task's conversations as JSONL (written to `<out>/data/train.jsonl`); null for a file. */
+  readonly conversationsJsonl: string | null;
 }
 
 /** The conversations of the bundled task, written to `<out>/data/train.jsonl` for inspection and reuse. */
@@ -55,18 +52,18 @@ function fingerprintOf(examples: readonly SftExample[]): string {
 }
 
 async function readJsonlConversations(file: string): Promise<(SftRecord & { line: number })[]> {
-  if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw new SftInputError(file, 'data file not found (expected a .jsonl file of {"messages": [...]}, {"prompt", "completion"} or {"text"} rows, or "udhr")');
+  if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw new InputError(file, 'data file not found (expected a .jsonl file of {"messages": [...]}, {"prompt", "completion"} or {"text"} rows, or "udhr")');
   const rows: (SftRecord & { line: number })[] = [];
   for await (const row of readSftJsonl(file)) rows.push(row);
-  if (rows.length === 0) throw new SftInputError(file, 'no conversation in the file');
+  if (rows.length === 0) throw new InputError(file, 'no conversation in the file');
   return rows;
 }
 
 /**
- * Build and tokenize the data of `cfg` with `tokenizer`. With `data: "udhr"` the conversations
- * are the UDHR translation task's (German → Romansh held out) and are also written to
- * `<out>/data/train.jsonl`. Messages go to `log` (counts, truncation warnings).
- * @throws SftInputError for a missing or empty file, PosttrainError (file:line: field) for a bad row
+ * Build and tokenize the data of `cfg` with `tokenizer` (nothing is written). With `data: "udhr"`
+ * the conversations are the UDHR translation task's (German → Romansh held out). Messages go to
+ * `log` (counts, truncation warnings).
+ * @throws InputError for a missing or empty file, PosttrainError (file:line: field) for a bad row
  */
 export async function prepareSftData(cfg: SftConfig, tokenizer: Tokenizer, log: (m: string) => void): Promise<SftData> {
   const udhr = cfg.data === 'udhr';
@@ -80,21 +77,20 @@ export async function prepareSftData(cfg: SftConfig, tokenizer: Tokenizer, log: 
   const heldOut = task.eval;
 
   let conversations: (SftRecord & { line?: number })[];
+  let chats: SftConversation[] = [];
   let file: string;
   if (udhr) {
-    const chats = task.train.map((e) => ({ messages: e.messages }));
+    chats = task.train.map((e) => ({ messages: e.messages }));
     conversations = chats;
-    file = path.join(cfg.out, 'data', 'train.jsonl');
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    writeFileAtomic(file, conversationsJsonl(chats));
-    log(`data: UDHR translation task, ${conversations.length} conversations over ${task.languages.length} languages (${task.languages.join(', ')}); held out: German → Romansh, ${heldOut.length} articles (written to ${file})`);
+    file = 'udhr';
+    log(`data: UDHR translation task, ${conversations.length} conversations over ${task.languages.length} languages (${task.languages.join(', ')}); held out: German → Romansh, ${heldOut.length} articles`);
   } else {
     file = cfg.data;
     conversations = await readJsonlConversations(file);
   }
   const opts = { maxLength: cfg.maxLength, date: cfg.date };
   const { examples, stats } = await tokenizeSftDataset(tokenizer, conversations, { ...opts, file });
-  if (examples.length === 0) throw new SftInputError(file, `no usable conversation: all ${stats.rows} lost their assistant tokens to truncation at maxLength ${cfg.maxLength}`);
+  if (examples.length === 0) throw new InputError(file, `no usable conversation: all ${stats.rows} lost their assistant tokens to truncation at maxLength ${cfg.maxLength}`);
   log(
     `data: ${stats.kept} conversations, ${stats.tokens} tokens, ${stats.supervisedTokens} supervised (assistant) tokens` +
       (stats.truncated > 0 ? `; warning: ${stats.truncated} truncated to maxLength ${cfg.maxLength}` : '') +
@@ -111,26 +107,5 @@ export async function prepareSftData(cfg: SftConfig, tokenizer: Tokenizer, log: 
     validationRows = heldOut.map((e) => ({ messages: [...e.messages, { role: 'assistant', content: e.reference }] }));
   }
   const validation = (await tokenizeSftDataset(tokenizer, validationRows, { ...opts, file: validationFile })).examples;
-  return { examples, stats, validation, heldOut, padId: tokenizer.padTokenId ?? APERTUS_PAD_ID, fingerprint: fingerprintOf(examples) };
-}
-
-/** Left-padded micro-batch of `rows` (see `@apertus/posttrain`'s `collateSft`). */
-export function collate(rows: readonly SftExample[], padId: number): SftBatch {
-  return collateSft(rows, { padId });
-}
-
-/** The tensors of an {@link SftBatch} in `@apertus/trainer`'s {@link LmBatch} form (for `evaluateLm`). */
-export function toLmBatch(b: SftBatch): LmBatch {
-  const shape = [b.batchSize, b.length];
-  return {
-    batchSize: b.batchSize,
-    seqLength: b.length,
-    ids: Tensor.ints(b.inputs, shape),
-    targets: Tensor.ints(b.targets, [b.batchSize * b.length]),
-    positions: Tensor.ints(b.positions, shape),
-    docIds: Tensor.ints(b.docIds, shape),
-    mask: b.lossMask,
-    keptTokens: b.lossTokens,
-    goldfishDropped: 0,
-  };
+  return { examples, stats, validation, heldOut, padId: tokenizer.padTokenId ?? APERTUS_PAD_ID, fingerprint: fingerprintOf(examples), conversationsJsonl: udhr ? conversationsJsonl(chats) : null };
 }

@@ -1,26 +1,25 @@
 // The SFT objective against an independent computation: each conversation scored alone (no
 // padding, default positions) with a float64 log-softmax written here, summed over its assistant
 // tokens only, divided by the supervised tokens of the whole step. Also: gradient accumulation
-// over micro-batches equals one big batch, the data order resumes exactly, and the schedule is
+// over micro-batches equals one big batch, and the schedule is
 // Hugging Face's linear warm-up / decay.
 
 import fs from 'node:fs';
 import path from 'node:path';
-import fc from 'fast-check';
 import { backward, noGrad, Tensor } from '@apertus/tensor';
-import { tokenizeSftDataset, type SftExample } from '@apertus/posttrain';
-import { samplePermutation } from '@apertus/data';
+import { collateSft, tokenizeSftDataset, type SftBatch, type SftExample } from '@apertus/posttrain';
+import { LrScheduler } from '@apertus/ademamix';
+import { loadAdapter, loadCheckpoint } from '@apertus/model';
+import { ConfigError, InputError, epochSteps, lmBatchOfSft, linearDecaySchedule, readOptimizerState, resolveModelDir as findRun } from '@apertus/trainer';
+import { makeTinyModel, tempDir, type TinyModel } from '@apertus/trainer/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from './config';
-import { collate, prepareSftData, toLmBatch } from './data';
-import { ExampleOrder } from './loader';
-import { buildScheduler, runSft, sftLoss, totalSteps } from './sft';
-import { makeTinyModel, tempDir, type TinyModel } from './fixture.test-helper';
-import { SftInputError } from './errors';
-import { resolveModelDir } from './base-model';
-import { SftConfigError } from './errors';
-import { loadAdapter, loadCheckpoint } from '@apertus/model';
-import { readOptimizerState } from '@apertus/trainer';
+import { prepareSftData } from './data';
+import { runSft, sftLoss } from './sft';
+
+const collate = (rows: readonly SftExample[], padId: number): SftBatch => collateSft(rows, { padId });
+
+const resolveModelDir = (location: string): string => findRun(location, 'pass --model');
 
 let root: string;
 let tiny: TinyModel;
@@ -78,7 +77,7 @@ describe('SFT loss', () => {
     expect(micro[0]!.padding.some((p) => p > 0)).toBe(true);
     const normalizer = micro.reduce((s, b) => s + b.lossTokens, 0);
     expect(normalizer).toBe(N);
-    const got = noGrad(() => micro.reduce((s, b) => s + sftLoss(tiny.model, toLmBatch(b), normalizer).item(), 0));
+    const got = noGrad(() => micro.reduce((s, b) => s + sftLoss(tiny.model, lmBatchOfSft(b), normalizer).item(), 0));
     expect(got).toBeCloseTo(expected, 4);
   });
 
@@ -87,7 +86,7 @@ describe('SFT loss', () => {
     const grads = (batches: ReturnType<typeof collate>[]): Float32Array[] => {
       for (const [, p] of params) p.zeroGrad();
       const normalizer = batches.reduce((s, b) => s + b.lossTokens, 0);
-      for (const b of batches) backward(sftLoss(tiny.model, toLmBatch(b), normalizer));
+      for (const b of batches) backward(sftLoss(tiny.model, lmBatchOfSft(b), normalizer));
       return params.map(([, p]) => Float32Array.from(p.grad!.toFloat32()));
     };
     const split = grads([collate(examples.slice(0, 1), 3), collate(examples.slice(1), 3)]);
@@ -103,27 +102,10 @@ describe('SFT loss', () => {
   });
 });
 
-describe('data order', () => {
-  it('serves each example once per epoch in samplePermutation order and resumes exactly from its JSON state (property)', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 1, max: 30 }), fc.nat(1000), fc.nat(90), fc.integer({ min: 1, max: 7 }), (n, seed, k, m) => {
-        const a = new ExampleOrder(n, { seed });
-        const served = a.next(k);
-        const expected = Array.from({ length: Math.ceil(k / n) + 1 }, (_, e) => Array.from(samplePermutation(n, seed, e))).flat();
-        expect(served).toEqual(expected.slice(0, k));
-        const b = new ExampleOrder(n, { state: JSON.parse(JSON.stringify(a.state)) });
-        expect(b.next(m)).toEqual(a.next(m));
-        expect(b.state).toEqual(a.state);
-      }),
-      { numRuns: 100 },
-    );
-  });
-});
-
 describe('schedule and run length', () => {
   it('warms up linearly over ⌈ratio·T⌉ steps and decays linearly to 0 at T (Hugging Face get_linear_schedule_with_warmup)', () => {
     const { config } = resolveConfig([{ source: 'test', values: { lr: 0.01, warmupRatio: 0.1, steps: 25 } }]);
-    const s = buildScheduler(config, 25);
+    const s = new LrScheduler(linearDecaySchedule(config, 25));
     const lrs: number[] = [];
     for (let i = 0; i < 25; i++) {
       lrs.push(s.lr);
@@ -132,7 +114,7 @@ describe('schedule and run length', () => {
     // W = ceil(2.5) = 3: 0, 1/3, 2/3 of the peak, then (25 − s)/22
     expect(lrs.slice(0, 4)).toEqual([0, 0.01 * (1 / 3), 0.01 * (2 / 3), 0.01]);
     expect(lrs[24]).toBeCloseTo((0.01 * 1) / 22, 15);
-    expect(totalSteps({ ...config, steps: null, epochs: 2, microBatchSize: 4, gradAccumulation: 2 }, 17)).toBe(6);
+    expect(epochSteps({ ...config, steps: null, epochs: 2, microBatchSize: 4, gradAccumulation: 2 }, 17)).toBe(6);
   });
 });
 
@@ -161,7 +143,7 @@ describe('data preparation', () => {
     expect(data.heldOut.every((e) => e.sourceCode === 'deu_1996' && e.targetCode === 'roh_rumgr')).toBe(true);
     fs.appendFileSync(file, '\n{"messages": [{"role": "user", "content": "x"}, {"role": "robot", "content": "y"}]}\n');
     await expect(prepareSftData(config, tiny.tokenizer, () => {})).rejects.toThrow(/chat\.jsonl:4: messages\[1\]\.role/);
-    await expect(prepareSftData({ ...config, data: path.join(out, 'missing.jsonl') }, tiny.tokenizer, () => {})).rejects.toThrow(SftInputError);
+    await expect(prepareSftData({ ...config, data: path.join(out, 'missing.jsonl') }, tiny.tokenizer, () => {})).rejects.toThrow(InputError);
     fs.rmSync(out, { recursive: true, force: true });
   });
 
@@ -202,10 +184,10 @@ describe('LoRA SFT', () => {
     const ids = Tensor.ints(examples[0]!.ids.slice(0, 12), [1, 12]);
     const tuned = noGrad(() => loadCheckpoint(path.join(out, 'model')).model.forward(ids)).data;
     expect(tuned).not.toEqual(noGrad(() => tiny.model.forward(ids)).data);
-  }, 120_000);
+  }, 300_000);
 
   it('a bad lora setting is a config error naming the key', () => {
-    expect(() => resolveConfig([{ source: 'run.json', values: { lora: { r: 2, target_modules: ['gate'] } } }])).toThrow(SftConfigError);
+    expect(() => resolveConfig([{ source: 'run.json', values: { lora: { r: 2, target_modules: ['gate'] } } }])).toThrow(ConfigError);
     expect(() => resolveConfig([{ source: 'flags', values: { lora: '{"lora_dropout": 2}' } }])).toThrow(/--lora.*lora_dropout/);
     expect(resolveConfig([{ source: 'flags', values: { lora: 'none' } }]).config.lora).toBeNull();
   });

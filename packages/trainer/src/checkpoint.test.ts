@@ -6,8 +6,11 @@ import { AdEMAMix, LrScheduler, constantSchedule } from '@apertus/ademamix';
 import { ApertusModel, loadCheckpoint, presetConfig } from '@apertus/model';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  CHECKSUM_FILE,
   CheckpointManager,
   CheckpointReadError,
+  NonFiniteWeightError,
+  writeChecksums,
   CheckpointWriteError,
   LATEST_FILE,
   causalLmLoss,
@@ -188,13 +191,55 @@ describe('training checkpoints', () => {
     const dir = m.save(1, (tmp) => writeTrainingCheckpoint(tmp, { model: a.model, optimizer: a.opt, state: state(1) }));
     const st = path.join(dir, 'trainer_state.json');
     fs.writeFileSync(st, JSON.stringify({ ...state(1), step: -1 }));
+    // The manifest catches the change before anything is parsed …
     expect(() => readTrainingCheckpoint(dir)).toThrow(CheckpointReadError);
+    expect(() => readTrainingCheckpoint(dir)).toThrow(/trainer_state\.json: checksum mismatch \(sha256 [0-9a-f]{64}, expected [0-9a-f]{64}\): the file is truncated or damaged/);
+    // … and the fields are still validated when the manifest agrees.
+    writeChecksums(dir);
     expect(() => readTrainingCheckpoint(dir)).toThrow(/trainer_state\.json \(step\): expected a non-negative integer/);
     fs.writeFileSync(st, '{"format": "apertus-trainer-state", "ver');
+    writeChecksums(dir);
     expect(() => readTrainingCheckpoint(dir)).toThrow(/invalid JSON/);
     fs.writeFileSync(st, JSON.stringify(state(1)));
+    writeChecksums(dir);
     fs.rmSync(path.join(dir, 'optimizer.safetensors'));
-    expect(() => readTrainingCheckpoint(dir)).toThrow(/optimizer\.safetensors: cannot open/);
+    expect(() => readTrainingCheckpoint(dir)).toThrow(/optimizer\.safetensors: listed in checksums\.sha256 but missing/);
+    fs.rmSync(path.join(dir, CHECKSUM_FILE));
+    expect(() => readTrainingCheckpoint(dir)).toThrow(/checksums\.sha256: missing/);
     expect(() => readTrainingCheckpoint(path.join(root, 'nope'))).toThrow(/checkpoint directory not found/);
+  });
+
+  it('a truncated or bit-flipped checkpoint is a typed error naming the file; a NaN weight names the tensor', () => {
+    const a = trained(1);
+    const m = new CheckpointManager(root);
+    const dir = m.save(1, (tmp) => writeTrainingCheckpoint(tmp, { model: a.model, optimizer: a.opt, state: state(1) }));
+    // `sha256sum -c` reads the same manifest.
+    const lines = fs.readFileSync(path.join(dir, CHECKSUM_FILE), 'utf8').trim().split('\n');
+    expect(lines.map((l) => l.slice(66)).sort()).toEqual(['config.json', 'generation_config.json', 'model.safetensors', 'optimizer.json', 'optimizer.safetensors', 'trainer_state.json']);
+    const weights = path.join(dir, 'model.safetensors');
+    const bytes = fs.readFileSync(weights);
+    fs.writeFileSync(weights, bytes.subarray(0, bytes.length - 100));
+    expect(() => readTrainingCheckpoint(dir)).toThrow(CheckpointReadError);
+    expect(() => readTrainingCheckpoint(dir)).toThrow(/model\.safetensors: checksum mismatch/);
+    const flipped = Buffer.from(bytes);
+    flipped[flipped.length - 1]! ^= 0x10;
+    fs.writeFileSync(weights, flipped);
+    expect(() => readTrainingCheckpoint(dir)).toThrow(/model\.safetensors: checksum mismatch/);
+    // A checkpoint whose weights hold a NaN (a diverged run saved as is) is refused with the tensor's name.
+    const nan = Buffer.from(bytes);
+    nan.writeFloatLE(Number.NaN, nan.length - 4);
+    fs.writeFileSync(weights, nan);
+    writeChecksums(dir);
+    const err = (() => {
+      try {
+        readTrainingCheckpoint(dir);
+      } catch (e) {
+        return e;
+      }
+      return null;
+    })();
+    expect(err).toBeInstanceOf(NonFiniteWeightError);
+    expect((err as NonFiniteWeightError).step).toBe(1);
+    expect((err as Error).message).toMatch(/^step 1: parameter \S+ holds NaN$/);
   });
 });

@@ -14,8 +14,10 @@ import type { OptimizerStateDict, StateTensor } from '@apertus/ademamix';
 import { loadCheckpoint, saveCheckpoint, type ApertusModel } from '@apertus/model';
 import { SafetensorsFile, writeFile, type TensorEntry } from '@apertus/safetensors';
 import { fsyncDirectory, fsyncTree, tempSibling, writeFileAtomic } from './atomic';
+import { verifyChecksums, writeChecksums } from './checksums';
 import { CheckpointReadError, CheckpointWriteError, TrainerOptionError } from './errors';
-import { parseTrainerState, type TrainerState } from './trainer-state';
+import { assertFiniteParameters } from './finite';
+import { parseTrainerState, type Json, type TrainerState } from './trainer-state';
 
 /** Name of the pointer file that holds the directory name of the newest complete checkpoint. */
 export const LATEST_FILE = 'latest';
@@ -171,14 +173,14 @@ export class CheckpointManager {
   }
 }
 
-/** What {@link writeTrainingCheckpoint} saves. */
-export interface TrainingCheckpoint {
+/** What {@link writeTrainingCheckpoint} saves (`C`: the run's configuration type). */
+export interface TrainingCheckpoint<C = Json> {
   /** The model; its weights are saved as a Hugging Face checkpoint. */
   readonly model: ApertusModel;
   /** Optimizer (`AdEMAMix`, `AdamW`): its moments go to `optimizer.safetensors`, the rest to `optimizer.json`. */
   readonly optimizer: { stateDict(): OptimizerStateDict };
   /** Counters, loader position, metrics. */
-  readonly state: TrainerState;
+  readonly state: TrainerState<C>;
   /** Extra files for the model directory (tokenizer.json, tokenizer_config.json, …). */
   readonly files?: Readonly<Record<string, string | Uint8Array>>;
   /**
@@ -191,15 +193,16 @@ export interface TrainingCheckpoint {
 /**
  * Fill `dir` with a training checkpoint: the Hugging Face model files (loadable by
  * `@apertus/model`'s `loadCheckpoint` and by `transformers`), the optimizer moments and metadata,
- * and `trainer_state.json` (written last).
+ * `trainer_state.json`, and last the checksum manifest `checksums.sha256` over all of them.
  */
-export function writeTrainingCheckpoint(dir: string, c: TrainingCheckpoint): void {
+export function writeTrainingCheckpoint<C>(dir: string, c: TrainingCheckpoint<C>): void {
   saveCheckpoint(c.model, dir, { dtype: c.dtype ?? 'f32', ...(c.files ? { files: { ...c.files } } : {}) });
   const sd = c.optimizer.stateDict();
   const entries: [string, TensorEntry][] = Object.entries(sd.tensors).map(([name, t]) => [name, { dtype: t.dtype, shape: [...t.shape], data: t.data }]);
   writeFile(path.join(dir, CHECKPOINT_FILES.optimizerTensors), entries, { format: 'apertus-optimizer' });
   writeFileAtomic(path.join(dir, CHECKPOINT_FILES.optimizerMeta), `${JSON.stringify(sd.meta, null, 1)}\n`);
   writeFileAtomic(path.join(dir, CHECKPOINT_FILES.trainerState), `${JSON.stringify(c.state)}\n`);
+  writeChecksums(dir);
 }
 
 /** A training checkpoint read back by {@link readTrainingCheckpoint}. */
@@ -257,14 +260,24 @@ export function readTrainerState(dir: string): TrainerState {
 }
 
 /**
- * Read a checkpoint written by {@link writeTrainingCheckpoint}: float32 model (gradients on; a
- * LoRA run's frozen base with its adapter attached again), optimizer state and trainer state.
- * @throws CheckpointReadError (or the model package's errors) naming the bad file
+ * Read a checkpoint written by {@link writeTrainingCheckpoint}: every file is first checked
+ * against `checksums.sha256`, then the float32 model (gradients on; a LoRA run's frozen base with
+ * its adapter attached again), optimizer state and trainer state are read, and the weights are
+ * checked to be finite.
+ * @throws CheckpointReadError naming the missing, truncated or damaged file; NonFiniteWeightError
+ *   naming a parameter that holds a NaN or ±∞
  */
 export function readTrainingCheckpoint(dir: string): LoadedTrainingCheckpoint {
   if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) throw new CheckpointReadError(dir, 'checkpoint directory not found');
+  verifyChecksums(dir);
   const state = readTrainerState(dir);
   const optimizerState = readOptimizerState(dir);
-  const { model } = loadCheckpoint(dir, { precision: 'f32', adapter: 'attach' });
+  let model: ApertusModel;
+  try {
+    model = loadCheckpoint(dir, { precision: 'f32', adapter: 'attach' }).model;
+  } catch (cause) {
+    throw new CheckpointReadError(dir, `cannot load the model (${(cause as Error).message})`, undefined, { cause });
+  }
+  assertFiniteParameters(model.parameters(), state.step);
   return { model, optimizerState, state };
 }

@@ -26,9 +26,10 @@ export class NonFiniteLossError extends TrainerError {
    * @param step - the optimizer step (1-based) that produced the value
    * @param quantity - `loss` or `gradNorm`
    * @param value - the offending value
+   * @param tensor - for `gradNorm`, the first parameter whose gradient is non-finite
    */
-  constructor(readonly step: number, readonly quantity: 'loss' | 'gradNorm', readonly value: number) {
-    super(`step ${step}: ${quantity} is ${value}; the update was skipped and the parameters are unchanged (lower the learning rate or enable clipping)`);
+  constructor(readonly step: number, readonly quantity: 'loss' | 'gradNorm', readonly value: number, readonly tensor: string | null = null) {
+    super(`step ${step}: ${quantity} is ${value}${tensor !== null ? ` (gradient of ${tensor})` : ''}; the update was skipped and the parameters are unchanged (lower the learning rate or enable clipping)`);
   }
 }
 
@@ -94,4 +95,67 @@ export function isDiskFull(e: unknown): boolean {
     cur = (cur as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/**
+ * A run setting is invalid. `field` is the config key (`lr`); `source` says where the value came
+ * from (`--lr`, a config file, a checkpoint's `trainer_state.json`, or `default`).
+ */
+export class ConfigError extends TrainerError {
+  /**
+   * @param field - config key, e.g. `microBatchSize`
+   * @param message - what is wrong
+   * @param source - flag name or config file the value came from
+   */
+  constructor(readonly field: string, message: string, readonly source?: string) {
+    super(`${source && source !== 'default' ? `${source}: ` : ''}${field}: ${message}`);
+  }
+}
+
+/** An input of a run (model directory, data file, prompts, reward) cannot be used; `path` names it. */
+export class InputError extends TrainerError {
+  /**
+   * @param path - file, folder or model directory concerned
+   * @param message - what is wrong and what to do about it (prefixed with `path` unless it names it already)
+   */
+  constructor(readonly path: string, message: string, options?: { cause?: unknown }) {
+    super(message.includes(path) ? message : `${path}: ${message}`, options);
+  }
+}
+
+/** `--resume` cannot continue the run in the output directory (changed settings or data); nothing was written. */
+export class ResumeError extends TrainerError {
+  /**
+   * @param dir - the checkpoint being resumed
+   * @param message - what differs
+   */
+  constructor(readonly dir: string, message: string) {
+    super(`cannot resume from ${dir}: ${message}`);
+  }
+}
+
+/** Another live process owns the run directory (its lock file names the process). */
+export class RunLockedError extends TrainerError {
+  /**
+   * @param file - the lock file
+   * @param owner - pid and host of the process holding it
+   */
+  constructor(readonly file: string, readonly owner: { readonly pid: number; readonly host: string }) {
+    super(`${file}: the run directory is in use by process ${owner.pid} on ${owner.host}; wait for it to finish, or choose another --out (delete the lock file only if that process is gone)`);
+  }
+}
+
+/** A run was stopped by a signal before training started (nothing to checkpoint yet). */
+export class InterruptedError extends TrainerError {}
+
+/** A weight became NaN or infinite after an update, or a checkpoint holds one. */
+export class NonFiniteWeightError extends TrainerError {
+  /**
+   * @param step - the optimizer step after which (or the checkpoint step at which) it was found
+   * @param tensor - the parameter's name
+   * @param value - the first non-finite value
+   */
+  constructor(readonly step: number, readonly tensor: string, readonly value: number) {
+    super(`step ${step}: parameter ${tensor} holds ${value}`);
+  }
 }

@@ -2,7 +2,7 @@ import { AdEMAMix, LrScheduler, constantSchedule, wsdSchedule } from '@apertus/a
 import { ApertusModel, presetConfig } from '@apertus/model';
 import { noGrad, scale } from '@apertus/tensor';
 import { describe, expect, it } from 'vitest';
-import { causalLmLoss, collateLm, evaluateLm, NonFiniteLossError, trainStep, type LmBatch, type TrainingSample } from './index';
+import { causalLmLoss, collateLm, evaluateLm, NonFiniteLossError, NonFiniteWeightError, trainStep, type LmBatch, type TrainingSample } from './index';
 
 const CONFIG = presetConfig('tiny', { vocab_size: 64, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8 });
 
@@ -127,6 +127,32 @@ describe('trainStep', () => {
     expect(call).toThrow(/step 7: loss is NaN/);
     expect(sched.count).toBe(0);
     model.parameters().forEach(([, p], i) => expect(p.data).toEqual(before[i]));
+  });
+
+  it('a non-finite gradient names its tensor; an update that makes a weight non-finite names it with the step', () => {
+    const model = ApertusModel.init(CONFIG, 1);
+    const params = model.parameters();
+    const [name0, w0] = params.find(([n]) => n.includes('down_proj'))!;
+    const sched = new LrScheduler(constantSchedule(1));
+    const mb = [collateLm(rows(1, 4, 2))];
+    const opt = new AdEMAMix(params, { lr: 1e-3 });
+    const lossOf = (b: LmBatch, n: number) => causalLmLoss(model, b, { normalizer: n });
+    trainStep({ params, optimizer: opt, scheduler: sched, microBatches: mb, weightOf: (b) => b.keptTokens, loss: lossOf, step: 3 }); // gradients exist now
+    // One weight's gradient is NaN (as after an overflow in its backward).
+    const nanGrad = { step: () => {}, zeroGrad: () => (opt.zeroGrad(), w0.grad!.data.fill(Number.NaN)) };
+    const norm = () => trainStep({ params, optimizer: nanGrad, scheduler: sched, microBatches: mb, weightOf: (b) => b.keptTokens, loss: lossOf, step: 4 });
+    expect(norm).toThrow(NonFiniteLossError);
+    expect(norm).toThrow(`step 4: gradNorm is NaN (gradient of ${name0})`);
+    // An optimizer step that writes ∞ into a weight: the step and the tensor are reported.
+    const blowUp = { step: () => void (w0.data[1] = Number.POSITIVE_INFINITY), zeroGrad: () => opt.zeroGrad() };
+    let err: unknown = null;
+    try {
+      trainStep({ params, optimizer: blowUp, scheduler: sched, microBatches: mb, weightOf: (b) => b.keptTokens, loss: lossOf, step: 5 });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(NonFiniteWeightError);
+    expect((err as Error).message).toBe(`step 5: parameter ${name0} holds Infinity`);
   });
 
   it('training on a fixed batch lowers its loss (AdEMAMix end to end)', () => {

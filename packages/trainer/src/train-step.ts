@@ -5,6 +5,7 @@
 import { clipGradNorm, gradNorm, type LrScheduler } from '@apertus/ademamix';
 import { backward, type Tensor } from '@apertus/tensor';
 import { NonFiniteLossError, TrainerOptionError } from './errors';
+import { assertFiniteParameters, nonFiniteGradient } from './finite';
 
 /** What {@link trainStep} needs from an optimizer (`AdEMAMix` and `AdamW` fit). */
 export interface StepOptimizer {
@@ -53,8 +54,10 @@ export interface TrainStepResult {
 
 /**
  * Run one optimizer step with gradient accumulation. The step's loss is the token mean over all
- * micro-batches; a NaN/∞ loss or gradient norm throws {@link NonFiniteLossError} before the
- * optimizer or scheduler changes anything (gradients are left as computed).
+ * micro-batches; a NaN/∞ loss or gradient norm throws {@link NonFiniteLossError} (naming the first
+ * parameter with a non-finite gradient) before the optimizer or scheduler changes anything
+ * (gradients are left as computed); a weight that the update made non-finite throws
+ * {@link NonFiniteWeightError} naming it.
  */
 export function trainStep<B>(o: TrainStepOptions<B>): TrainStepResult {
   if (o.microBatches.length === 0) throw new TrainerOptionError('microBatches', 'a step needs at least one micro-batch');
@@ -73,9 +76,10 @@ export function trainStep<B>(o: TrainStepOptions<B>): TrainStepResult {
   const step = o.step ?? 0;
   if (!Number.isFinite(loss)) throw new NonFiniteLossError(step, 'loss', loss);
   const norm = o.clip ? clipGradNorm(params, o.clip) : gradNorm(params);
-  if (!Number.isFinite(norm)) throw new NonFiniteLossError(step, 'gradNorm', norm);
+  if (!Number.isFinite(norm)) throw new NonFiniteLossError(step, 'gradNorm', norm, nonFiniteGradient(params));
   const lr = o.scheduler.lr;
   o.optimizer.step(lr);
+  assertFiniteParameters(params, step);
   o.scheduler.step(o.schedulerIncrement ?? 1);
   return { loss, gradNorm: norm, lr, weight };
 }

@@ -17,8 +17,8 @@ export interface MetricRecord {
   readonly [field: string]: Json;
 }
 
-/** Contents of `trainer_state.json`. */
-export interface TrainerState {
+/** Contents of `trainer_state.json`; `C` is the run's configuration type (plain JSON as read back). */
+export interface TrainerState<C = Json> {
   /** Format marker. */
   readonly format: 'apertus-trainer-state';
   /** Format version. */
@@ -36,7 +36,7 @@ export interface TrainerState {
   /** Every metric record logged up to this step (the metrics log is rebuilt from it on resume). */
   readonly metrics: readonly MetricRecord[];
   /** The run's resolved configuration, so a resume can check it continues the same run. */
-  readonly config: Json;
+  readonly config: C;
   /** Anything else the app needs (RNG states, best validation loss, …). */
   readonly extra: { readonly [key: string]: Json };
 }

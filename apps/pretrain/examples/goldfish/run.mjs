@@ -19,12 +19,8 @@ const options = Object.fromEntries(
 );
 
 const t0 = performance.now();
-const r = await runGoldfishExperiment({
-  ...options,
-  onStep: (run, step, loss) => {
-    if (step % 40 === 0) console.error(`${run.padEnd(8)} epoch ${String(step).padStart(3)}  loss ${loss.toFixed(4)}`);
-  },
-});
+// Both runs go through the shared training loop (progress lines on stderr; run directories under runs/goldfish).
+const r = await runGoldfishExperiment({ ...options, progress: 'lines' });
 const s = r.settings;
 console.log(`${s.documents} documents, ${s.steps} epochs, Goldfish k=${s.goldfishK} h=${s.goldfishH}, recall of the last ${s.holdout} tokens (greedy)\n`);
 console.log('| document | tokens | standard: exact / LCS | goldfish: exact / LCS | held-out targets dropped by Goldfish |');

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { findModelDir, isModelDir, missingModelReason, readTokenizerFiles } from './model-dir';
+import { findModelDir, isModelDir, missingModelReason, readTokenizerFiles } from './base-model';
 
 function modelDir(dir: string, sharded = false): string {
   fs.mkdirSync(dir, { recursive: true });

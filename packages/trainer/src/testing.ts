@@ -1,6 +1,7 @@
-// Test fixture: a very small Apertus model directory (2 layers × hidden 32, random weights) with
-// a byte-level BPE tokenizer trained on four UDHR declarations, saved in Hugging Face format
-// like apertus-pretrain's output, so the tests can evaluate it in seconds.
+// @apertus/trainer/testing — fixtures for the tests of the training apps: a very small Apertus
+// model directory (2 layers × hidden 32, random weights) with a byte-level BPE tokenizer trained on
+// four UDHR declarations, saved in Hugging Face format like apertus-pretrain's output, so a test can
+// fine-tune, align or evaluate it in seconds.
 
 import fs from 'node:fs';
 import os from 'node:os';
