@@ -31,7 +31,7 @@ describe('parseLoraConfig', () => {
   test('bad fields throw AdapterError naming the field', () => {
     const bad: [Record<string, unknown>, string][] = [
       [{ r: 0 }, 'r'], [{ r: 2.5 }, 'r'], [{ lora_alpha: -1 }, 'lora_alpha'], [{ lora_dropout: 1 }, 'lora_dropout'],
-      [{ target_modules: [] }, 'target_modules'], [{ target_modules: ['lm_head'] }, 'target_modules'], [{ use_rslora: 'yes' }, 'use_rslora'],
+      [{ target_modules: [] }, 'target_modules'], [{ alpha: 16 }, 'alpha'], [{ target_modules: ['lm_head'] }, 'target_modules'], [{ use_rslora: 'yes' }, 'use_rslora'],
     ];
     for (const [raw, field] of bad) {
       try { parseLoraConfig(raw, 'run.json'); expect.fail(`accepted ${JSON.stringify(raw)}`); } catch (e) {

@@ -43,13 +43,18 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** The `LoraConfig` fields {@link parseLoraConfig} reads. */
+export const LORA_CONFIG_KEYS: readonly string[] = ['r', 'lora_alpha', 'lora_dropout', 'target_modules', 'use_rslora'];
+
 /**
- * Validate LoRA settings. Defaults as PEFT's `LoraConfig` (r 8, lora_alpha 8, dropout 0); the
+ * Validate LoRA settings (unknown keys are refused, to catch `alpha` for `lora_alpha`). Defaults as PEFT's `LoraConfig` (r 8, lora_alpha 8, dropout 0); the
  * target modules default to q_proj and v_proj as PEFT's for Llama-style models, and `"all-linear"`
  * selects every projection (the LM head excepted, as PEFT). Throws AdapterError naming the field.
  */
 export function parseLoraConfig(raw: unknown, file?: string): LoraConfig {
   if (!isRecord(raw)) throw new AdapterError('(root)', 'expected an object', file);
+  const unknown = Object.keys(raw).find((k) => !LORA_CONFIG_KEYS.includes(k));
+  if (unknown !== undefined) throw new AdapterError(unknown, `unknown LoRA setting (known: ${LORA_CONFIG_KEYS.join(', ')})`, file);
   const num = (key: string, dflt: number, ok: (n: number) => boolean, want: string): number => {
     const v = raw[key] ?? dflt;
     if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) throw new AdapterError(key, `expected ${want}, got ${JSON.stringify(v)}`, file);

@@ -12,7 +12,7 @@ import { bf16ArrayToF32, f16ArrayToF32, Tensor } from '@apertus/tensor';
 import { writeDirAtomically } from './atomic-dir';
 import type { ApertusConfig } from './config';
 import { AdapterError } from './errors';
-import { LoraAdapter, moduleOf, parseLoraConfig, type LoraConfig, type LoraPair } from './lora';
+import { LORA_CONFIG_KEYS, LoraAdapter, moduleOf, parseLoraConfig, type LoraConfig, type LoraPair } from './lora';
 import { parameterShapes } from './params';
 
 /** The adapter's configuration file. */
@@ -137,7 +137,8 @@ export function loadAdapter(dir: string, model: ApertusConfig, opts: { trainable
     // Target modules as saved (a list, "all-linear", or a regex string — then the file decides).
     const targets = raw.target_modules;
     const found = [...new Set([...factors.keys()].map((k) => k.slice(k.lastIndexOf('.') + 1)))];
-    const config = parseLoraConfig({ ...raw, target_modules: Array.isArray(targets) || targets === 'all-linear' ? targets : found }, cfgFile);
+    const fields = Object.fromEntries(LORA_CONFIG_KEYS.filter((k) => raw[k] !== undefined && raw[k] !== null).map((k) => [k, raw[k]]));
+    const config = parseLoraConfig({ ...fields, target_modules: Array.isArray(targets) || targets === 'all-linear' ? targets : found }, cfgFile);
     const modules = new Map<string, LoraPair>();
     for (const [weightName, shape] of shapes) {
       const mod = moduleOf(weightName), f = factors.get(mod);
