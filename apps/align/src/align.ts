@@ -8,7 +8,7 @@
 //     references and held-out chrF/BLEU.
 
 import { warmupStepsFromRatio } from '@apertus/ademamix';
-import type { ApertusModel } from '@apertus/model';
+import { LoraAdapter, type ApertusModel } from '@apertus/model';
 import { collateSft, tokenizeSftDataset, type SftBatch } from '@apertus/posttrain';
 import { dpoLoss, qrpoLoss, sequenceLogProbs } from '@apertus/qrpo';
 import { Tensor, narrow, scale, sum } from '@apertus/tensor';
@@ -123,13 +123,19 @@ async function setup(cfg: AlignConfig, options: AlignRunOptions, ctx: SetupConte
     log: ctx.log,
     ...(options.signal ? { signal: options.signal } : {}),
     reference: () => {
+      // A resumed LoRA policy is π_ref with its adapter switched off: the weights are held once.
+      const policy = ctx.resume?.model;
+      if (policy?.adapter) { policy.adapter.enabled = false; return { model: policy, tokenizer }; }
       reference ??= loadModel(refDir);
       return { model: reference, tokenizer };
     },
   });
+  if (ctx.resume?.model.adapter) ctx.resume.model.adapter.enabled = true;
   ctx.checkData(data.fingerprint);
   const total = epochSteps(cfg, data.pairs.length);
   const model: ApertusModel = ctx.resume?.model ?? reference ?? loadModel(refDir);
+  // LoRA: the fresh policy is π_ref plus a zero-initialised adapter (log π_ref above was computed without it).
+  if (ctx.resume === null && cfg.lora) LoraAdapter.init(model.config, cfg.lora, cfg.seed).attach(model);
   if (cfg.maxLength > model.config.max_position_embeddings) throw new ConfigError('maxLength', `${cfg.maxLength} exceeds the model's max_position_embeddings (${model.config.max_position_embeddings})`);
   const order = ctx.resume ? new EpochOrder(data.pairs.length, { state: ctx.resume.state.loader }) : new EpochOrder(data.pairs.length, { seed: cfg.seed });
   const refRows = heldOut.map((e) => ({ messages: [...e.messages, { role: 'assistant' as const, content: e.reference }] }));
@@ -148,6 +154,7 @@ async function setup(cfg: AlignConfig, options: AlignRunOptions, ctx: SetupConte
     clip: cfg.clip,
     fingerprint: data.fingerprint,
     files: { ...tokenizerFiles, 'generation_config.json': chatGenerationConfig(model.config.bos_token_id, data.padId) },
+    baseModel: refDir,
     data: {
       next: () => {
         stats = { logRatioChosen: 0, logRatioRejected: 0, correct: 0, pairs: 0 };

@@ -6,6 +6,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
+import { loadAdapter, loadCheckpoint } from '@apertus/model';
 import { CheckpointManager, readMetrics, readTrainingCheckpoint } from '@apertus/trainer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtCli, makeTinyModel, runAndSignal, runCli, tempDir } from '@apertus/trainer/testing';
@@ -110,6 +111,27 @@ describe('apertus-align CLI', () => {
     expect(r.stdout).toMatch(/training: DPO \(β 5\/\|y\|\)/);
     // DPO starts at −log σ(0) = log 2
     expect(records(d, 'train')[0]!.loss).toBeCloseTo(Math.LN2, 3);
+  });
+
+  it('LoRA DPO: the reference is the base without the adapter (loss log 2 at the start), the base stays as it was, the adapter is saved in PEFT layout', () => {
+    const a = path.join(dir, 'a');
+    const d = path.join(dir, 'lora-dpo');
+    fs.mkdirSync(path.join(d, 'data'), { recursive: true });
+    for (const f of ['samples.jsonl', 'rewards.jsonl', 'pairs.jsonl', 'prepared.json']) fs.copyFileSync(path.join(a, 'data', f), path.join(d, 'data', f));
+    const r = run(['--out', d, '--loss', 'dpo', '--steps', '3', '--lr', '5e-2', '--no-eval-translation', '--lora', '{"r":2,"lora_alpha":4,"target_modules":"all-linear"}']);
+    expect(r.status, r.stderr).toBe(0);
+    const train = records(d, 'train');
+    expect(train[0]!.loss).toBeCloseTo(Math.LN2, 3);
+    expect(train[2]!.loss).not.toBeCloseTo(Math.LN2, 3);
+    const sft = JSON.parse(fs.readFileSync(configFile, 'utf8')).model as string;
+    expect(file(d, 'model', 'model.safetensors').equals(fs.readFileSync(path.join(sft, 'model.safetensors')))).toBe(true);
+    const { adapter, baseModel } = loadAdapter(path.join(d, 'adapter'), loadCheckpoint(sft).model.config);
+    expect(baseModel).toBe(sft);
+    expect(adapter.modules.size).toBe(2 * 6);
+    const opt = readTrainingCheckpoint(new CheckpointManager(path.join(d, 'checkpoints')).latest()!.dir).optimizerState;
+    expect(Object.keys(opt.tensors).length).toBeGreaterThan(0);
+    expect(Object.keys(opt.tensors).every((k) => k.includes('.lora_'))).toBe(true);
+    expect(run(['--out', path.join(dir, 'bad-lora'), '--lora', '{"r":0}']).stderr).toMatch(/--lora.*r: expected an integer ≥ 1/);
   });
 
   it('refuses changed settings on resume, an existing run, bad flags and bad prompt files', () => {

@@ -2,8 +2,8 @@
 // batches, epoch schedule) and the SFT data and evaluation settings, layered defaults < (checkpoint's
 // config when resuming) < config file < command-line flags.
 
-import { BATCH_FIELDS, CHAT_TASK_FIELDS, EPOCH_SCHEDULE_FIELDS, OPTIMIZER_FIELDS, RUN_FIELDS, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
-import type { BatchConfig, ChatTaskConfig, ConfigLayer, ConfigSchema, EpochScheduleConfig, OptimizerConfig, Resolved, RunConfig } from '@apertus/trainer';
+import { BATCH_FIELDS, CHAT_TASK_FIELDS, EPOCH_SCHEDULE_FIELDS, LORA_FIELDS, OPTIMIZER_FIELDS, RUN_FIELDS, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
+import type { BatchConfig, ChatTaskConfig, ConfigLayer, ConfigSchema, EpochScheduleConfig, LoraRunConfig, OptimizerConfig, Resolved, RunConfig } from '@apertus/trainer';
 
 /**
  * UDHR declarations of the bundled translation task: German, Swiss German, Italian and Romansh — the
@@ -14,10 +14,10 @@ import type { BatchConfig, ChatTaskConfig, ConfigLayer, ConfigSchema, EpochSched
 export const DEFAULT_SFT_LANGUAGES: readonly string[] = Object.freeze(['deu_1996', 'gsw1', 'ita', 'roh_rumgr']);
 
 /** Every setting of an SFT run (config-file keys; flags are the kebab-case forms). */
-export interface SftConfig extends RunConfig, OptimizerConfig, BatchConfig, EpochScheduleConfig, ChatTaskConfig {
+export interface SftConfig extends RunConfig, OptimizerConfig, BatchConfig, EpochScheduleConfig, ChatTaskConfig, LoraRunConfig {
   /** The base model: a Hugging Face model directory, a checkpoints folder with `latest`, or a run directory (`model/` or `checkpoints/`). */
   model: string;
-  /** `udhr` (the bundled translation task) or a `.jsonl` file of conversations (`{"messages": [...]}`). */
+  /** `udhr` (the bundled translation task) or a `.jsonl` file of `messages`, `prompt`/`completion` or `text` rows. */
   data: string;
   /** Validation conversations (`.jsonl`) for the validation loss; null = the held-out UDHR direction with its references. */
   validation: string | null;
@@ -57,6 +57,7 @@ export const DEFAULT_CONFIG: SftConfig = Object.freeze({
   saveDtype: 'f32',
   threads: null,
   progress: 'auto',
+  lora: null,
 } satisfies SftConfig);
 
 
@@ -67,8 +68,9 @@ export const SCHEMA: ConfigSchema<SftConfig> = {
   ...BATCH_FIELDS,
   ...EPOCH_SCHEDULE_FIELDS,
   ...CHAT_TASK_FIELDS,
+  ...LORA_FIELDS,
   model: field.str('base model: HF model dir, checkpoints dir, or run dir', '<dir>'),
-  data: field.str('"udhr" (bundled translation task) or a .jsonl file of {"messages": [...]} conversations', '<source>'),
+  data: field.str('"udhr" (bundled translation task) or a .jsonl file of {"messages"}, {"prompt", "completion"} or {"text"} rows', '<source>'),
   validation: field.strOrNull('.jsonl conversations for the validation loss (default: the held-out German → Romansh articles)', '<file>'),
   maxExamples: field.int('translation conversations drawn', 1, 10_000_000),
 };

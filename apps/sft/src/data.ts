@@ -10,6 +10,7 @@ import {
   readSftJsonl,
   tokenizeSftDataset,
   type SftConversation,
+  type SftRecord,
   type SftDatasetStats,
   type SftExample,
   type TranslationExample,
@@ -50,9 +51,9 @@ function fingerprintOf(examples: readonly SftExample[]): string {
   return h.digest('hex');
 }
 
-async function readJsonlConversations(file: string): Promise<(SftConversation & { line: number })[]> {
-  if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw new InputError(file, 'conversation file not found (expected a .jsonl file with {"messages": [...]} lines, or "udhr")');
-  const rows: (SftConversation & { line: number })[] = [];
+async function readJsonlConversations(file: string): Promise<(SftRecord & { line: number })[]> {
+  if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw new InputError(file, 'data file not found (expected a .jsonl file of {"messages": [...]}, {"prompt", "completion"} or {"text"} rows, or "udhr")');
+  const rows: (SftRecord & { line: number })[] = [];
   for await (const row of readSftJsonl(file)) rows.push(row);
   if (rows.length === 0) throw new InputError(file, 'no conversation in the file');
   return rows;
@@ -75,10 +76,12 @@ export async function prepareSftData(cfg: SftConfig, tokenizer: Tokenizer, log: 
   });
   const heldOut = task.eval;
 
-  let conversations: (SftConversation & { line?: number })[];
+  let conversations: (SftRecord & { line?: number })[];
+  let chats: SftConversation[] = [];
   let file: string;
   if (udhr) {
-    conversations = task.train.map((e) => ({ messages: e.messages }));
+    chats = task.train.map((e) => ({ messages: e.messages }));
+    conversations = chats;
     file = 'udhr';
     log(`data: UDHR translation task, ${conversations.length} conversations over ${task.languages.length} languages (${task.languages.join(', ')}); held out: German → Romansh, ${heldOut.length} articles`);
   } else {
@@ -94,7 +97,7 @@ export async function prepareSftData(cfg: SftConfig, tokenizer: Tokenizer, log: 
       (stats.droppedNoSupervision > 0 ? `; warning: ${stats.droppedNoSupervision} dropped (no assistant token left after truncation)` : ''),
   );
 
-  let validationRows: SftConversation[];
+  let validationRows: SftRecord[];
   let validationFile: string;
   if (cfg.validation !== null) {
     validationFile = cfg.validation;
@@ -104,5 +107,5 @@ export async function prepareSftData(cfg: SftConfig, tokenizer: Tokenizer, log: 
     validationRows = heldOut.map((e) => ({ messages: [...e.messages, { role: 'assistant', content: e.reference }] }));
   }
   const validation = (await tokenizeSftDataset(tokenizer, validationRows, { ...opts, file: validationFile })).examples;
-  return { examples, stats, validation, heldOut, padId: tokenizer.padTokenId ?? APERTUS_PAD_ID, fingerprint: fingerprintOf(examples), conversationsJsonl: udhr ? conversationsJsonl(conversations) : null };
+  return { examples, stats, validation, heldOut, padId: tokenizer.padTokenId ?? APERTUS_PAD_ID, fingerprint: fingerprintOf(examples), conversationsJsonl: udhr ? conversationsJsonl(chats) : null };
 }

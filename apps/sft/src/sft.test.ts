@@ -9,12 +9,13 @@ import path from 'node:path';
 import { backward, noGrad, Tensor } from '@apertus/tensor';
 import { collateSft, tokenizeSftDataset, type SftBatch, type SftExample } from '@apertus/posttrain';
 import { LrScheduler } from '@apertus/ademamix';
-import { InputError, epochSteps, lmBatchOfSft, linearDecaySchedule, resolveModelDir as findRun } from '@apertus/trainer';
+import { loadAdapter, loadCheckpoint } from '@apertus/model';
+import { ConfigError, InputError, epochSteps, lmBatchOfSft, linearDecaySchedule, readOptimizerState, resolveModelDir as findRun } from '@apertus/trainer';
 import { makeTinyModel, tempDir, type TinyModel } from '@apertus/trainer/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from './config';
 import { prepareSftData } from './data';
-import { sftLoss } from './sft';
+import { runSft, sftLoss } from './sft';
 
 const collate = (rows: readonly SftExample[], padId: number): SftBatch => collateSft(rows, { padId });
 
@@ -158,5 +159,36 @@ describe('data preparation', () => {
     expect(resolveModelDir(run)).toBe(path.join(run, 'model'));
     expect(() => resolveModelDir(path.join(run, 'nothing'))).toThrow(/model not found/);
     fs.rmSync(run, { recursive: true, force: true });
+  });
+});
+
+describe('LoRA SFT', () => {
+  it('trains only a PEFT adapter: the base in model/ is bit-identical, the optimizer holds adapter moments only, the adapter changes the model', async () => {
+    const out = path.join(root, 'lora');
+    const { config } = resolveConfig([{ source: 'test', values: {
+      out, model: tiny.dir, languages: ['deu_1996', 'roh_rumgr', 'ita', 'eng'], maxExamples: 16, maxChars: 120, maxLength: 256,
+      microBatchSize: 4, steps: 3, lr: 2e-2, evalTranslation: false, threads: 1, progress: 'off',
+      lora: { r: 4, lora_alpha: 8, target_modules: 'all-linear' },
+    } }]);
+    const lines: string[] = [];
+    const r = await runSft(config, { log: (m) => lines.push(m) });
+    expect(r.step).toBe(3);
+    expect(lines.join('\n')).toMatch(/LoRA r 4, α 8 on q_proj,k_proj,v_proj,o_proj,up_proj,down_proj: \d+ trainable parameters \(\d+\.\d+% of/);
+    expect(fs.readFileSync(path.join(out, 'model', 'model.safetensors')).equals(fs.readFileSync(path.join(tiny.dir, 'model.safetensors')))).toBe(true);
+    const { adapter, baseModel } = loadAdapter(path.join(out, 'adapter'), tiny.model.config);
+    expect(baseModel).toBe(tiny.dir);
+    expect([...adapter.modules.values()].some(({ B }) => B.data.some((v) => v !== 0))).toBe(true);
+    const opt = readOptimizerState(r.checkpoint!);
+    expect(Object.keys(opt.tensors).length).toBeGreaterThan(0);
+    expect(Object.keys(opt.tensors).every((k) => k.includes('.lora_'))).toBe(true);
+    const ids = Tensor.ints(examples[0]!.ids.slice(0, 12), [1, 12]);
+    const tuned = noGrad(() => loadCheckpoint(path.join(out, 'model')).model.forward(ids)).data;
+    expect(tuned).not.toEqual(noGrad(() => tiny.model.forward(ids)).data);
+  }, 300_000);
+
+  it('a bad lora setting is a config error naming the key', () => {
+    expect(() => resolveConfig([{ source: 'run.json', values: { lora: { r: 2, target_modules: ['gate'] } } }])).toThrow(ConfigError);
+    expect(() => resolveConfig([{ source: 'flags', values: { lora: '{"lora_dropout": 2}' } }])).toThrow(/--lora.*lora_dropout/);
+    expect(resolveConfig([{ source: 'flags', values: { lora: 'none' } }]).config.lora).toBeNull();
   });
 });

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { warmupStepsFromRatio } from '@apertus/ademamix';
-import type { ApertusModel } from '@apertus/model';
+import { LoraAdapter, parameterCount, type ApertusModel } from '@apertus/model';
 import { collateSft } from '@apertus/posttrain';
 import type { Tensor } from '@apertus/tensor';
 import { ConfigError, EpochOrder, buildOptimizer, chatGenerationConfig, chrfTrend, epochSteps, globalBatchSize, linearDecaySchedule, lmBatchOfSft, loadModel, loadModelTokenizer, resolveModelDir, runTraining, sftBatches, translationRecord, writeFileAtomic } from '@apertus/trainer';
@@ -44,6 +44,8 @@ export function sftLoss(model: ApertusModel, batch: LmBatch, normalizer: number)
 async function setup(cfg: SftConfig, ctx: SetupContext<SftConfig>): Promise<TrainingSetup<LmBatch>> {
   const sourceDir = ctx.resume?.dir ?? resolveModelDir(cfg.model, 'run apertus-pretrain first, or pass --model <dir>');
   const model = ctx.resume?.model ?? loadModel(sourceDir);
+  // LoRA: a frozen base and a fresh adapter (a resumed model has its adapter attached already).
+  if (ctx.resume === null && cfg.lora) LoraAdapter.init(model.config, cfg.lora, cfg.seed).attach(model);
   if (ctx.resume === null) ctx.log(`base model: ${sourceDir}`);
   const { tokenizer, files: tokenizerFiles } = loadModelTokenizer(sourceDir);
   const c = model.config;
@@ -58,7 +60,8 @@ async function setup(cfg: SftConfig, ctx: SetupContext<SftConfig>): Promise<Trai
   const total = epochSteps(cfg, data.examples.length);
   const order = ctx.resume ? new EpochOrder(data.examples.length, { state: ctx.resume.state.loader }) : new EpochOrder(data.examples.length, { seed: cfg.seed });
   const gbs = globalBatchSize(cfg);
-  const nParams = model.parameters().reduce((s, [, p]) => s + p.size, 0);
+  const nParams = model.parameters().reduce((s, [, p]) => s + p.size, 0), nBase = parameterCount(c), a = model.adapter?.config;
+  const trained = a ? `LoRA r ${a.r}, α ${a.lora_alpha} on ${a.target_modules.toString()}: ${nParams} trainable parameters (${((100 * nParams) / nBase).toFixed(2)}% of ${(nBase / 1e6).toFixed(2)}M)` : `${(nParams / 1e6).toFixed(2)}M parameters`;
   const schedule = linearDecaySchedule(cfg, total);
   return {
     model,
@@ -70,6 +73,7 @@ async function setup(cfg: SftConfig, ctx: SetupContext<SftConfig>): Promise<Trai
     clip: cfg.clip,
     fingerprint: data.fingerprint,
     files: { ...tokenizerFiles, 'generation_config.json': chatGenerationConfig(c.bos_token_id, data.padId) },
+    ...(model.adapter ? { baseModel: ctx.resume ? resolveModelDir(cfg.model, 'the base model of this LoRA run') : sourceDir } : {}),
     data: {
       next: () => {
         const rows = Array.from({ length: cfg.gradAccumulation }, () => order.next(cfg.microBatchSize).map((i) => data.examples[i]!));
@@ -85,7 +89,7 @@ async function setup(cfg: SftConfig, ctx: SetupContext<SftConfig>): Promise<Trai
     validation: sftBatches(data.validation, cfg.microBatchSize, data.padId),
     evaluate: (step, last) =>
       (step === 0 || last) && cfg.evalTranslation && data.heldOut.length > 0 ? [translationRecord(model, tokenizer, data.heldOut, { maxTokens: cfg.evalMaxTokens, date: cfg.date }, step, ctx.log)] : [],
-    summary: `model: ${c.num_hidden_layers} layers, hidden ${c.hidden_size}, vocab ${c.vocab_size}: ${(nParams / 1e6).toFixed(2)}M parameters; ${total} steps × ${gbs} conversations, ${cfg.optimizer}, lr ${cfg.lr} (warm-up ${warmupStepsFromRatio(cfg.warmupRatio, total)} steps, linear decay)`,
+    summary: `model: ${c.num_hidden_layers} layers, hidden ${c.hidden_size}, vocab ${c.vocab_size}: ${trained}; ${total} steps × ${gbs} conversations, ${cfg.optimizer}, lr ${cfg.lr} (warm-up ${warmupStepsFromRatio(cfg.warmupRatio, total)} steps, linear decay)`,
     plotNote: `${c.num_hidden_layers} layers, hidden ${c.hidden_size}, vocab ${c.vocab_size}; data ${cfg.data} (${data.examples.length} conversations); ${cfg.optimizer}, lr ${cfg.lr}, linear decay`,
     plotDetails: chrfTrend,
   };

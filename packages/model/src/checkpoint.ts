@@ -2,9 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { INDEX_FILE_NAME, openCheckpoint, SafetensorsFile, writeCheckpoint, type Tensor as StTensor, type TensorEntry } from '@apertus/safetensors';
 import { f32ArrayToBf16, Tensor, bf16ArrayToF32, f16ArrayToF32 } from '@apertus/tensor';
+import { writeDirAtomically } from './atomic-dir';
 import { parseConfig, toHfConfig, type ApertusConfig } from './config';
 import { CheckpointError, ConfigError } from './errors';
+import { mergeAdapter } from './lora';
 import { ApertusModel } from './model';
+import { ADAPTER_CONFIG_FILE, loadAdapter, writeAdapterFiles } from './peft';
 import { isBuffer, parameterShapes } from './params';
 
 /** How weights are held in memory after loading. */
@@ -55,9 +58,12 @@ function toTensor(st: StTensor, name: string, precision: WeightPrecision, file: 
  * Load a Hugging Face Apertus checkpoint directory: `config.json`, `model.safetensors` or the
  * sharded `model.safetensors.index.json`, and `generation_config.json` if present. Tensors are read
  * one at a time from the files (never the whole file at once); every expected tensor must be
- * present with the config's shape, and no unexpected tensor may be present.
+ * present with the config's shape, and no unexpected tensor may be present. A PEFT LoRA adapter
+ * saved beside the weights (`adapter_config.json`, as `saveCheckpoint` writes for a model with an
+ * attached adapter) is merged into them, or, with `adapter: 'attach'` (resuming LoRA training),
+ * attached with trainable factors.
  */
-export function loadCheckpoint(dir: string, opts: { precision?: WeightPrecision } = {}): LoadedCheckpoint {
+export function loadCheckpoint(dir: string, opts: { precision?: WeightPrecision; adapter?: 'merge' | 'attach' } = {}): LoadedCheckpoint {
   const config = parseConfig(readJson(path.join(dir, 'config.json')), path.join(dir, 'config.json'));
   const genFile = path.join(dir, 'generation_config.json');
   const generationConfig = fs.existsSync(genFile) ? (readJson(genFile) as GenerationConfig) : null;
@@ -79,7 +85,13 @@ export function loadCheckpoint(dir: string, opts: { precision?: WeightPrecision 
       if (t.dtype === 'f32' && !isBuffer(name)) t.requireGrad(opts.precision === 'f32');
       params.set(name, t);
     }
-    return { model: new ApertusModel(config, params), generationConfig, dir };
+    const model = new ApertusModel(config, params);
+    if (!fs.existsSync(path.join(dir, ADAPTER_CONFIG_FILE))) return { model, generationConfig, dir };
+    const attach = opts.adapter === 'attach';
+    const { adapter } = loadAdapter(dir, config, { trainable: attach });
+    if (!attach) return { model: mergeAdapter(model, adapter), generationConfig, dir };
+    adapter.attach(model);
+    return { model, generationConfig, dir };
   } finally {
     reader.close();
   }
@@ -95,20 +107,21 @@ export interface SaveOptions {
   generationConfig?: GenerationConfig;
   /** Extra files to write next to the weights (tokenizer.json, tokenizer_config.json, …): name → contents. */
   files?: Record<string, string | Uint8Array>;
+  /** `base_model_name_or_path` of the adapter files written when the model has an attached adapter. */
+  baseModel?: string | null;
 }
 
 /**
  * Save a model as a Hugging Face checkpoint directory loadable by `AutoModelForCausalLM`:
  * config.json, generation_config.json, model.safetensors (or shards + index) with
- * `__metadata__.format = "pt"`, plus any extra files. The directory is written under a temporary
- * name and renamed into place, so a crash never leaves a half-written checkpoint at `dir`.
+ * `__metadata__.format = "pt"`, plus any extra files; with an attached LoRA adapter, also the
+ * adapter in PEFT layout (adapter_config.json, adapter_model.safetensors). The directory is written
+ * under a temporary name and renamed into place, so a crash never leaves a half-written checkpoint.
  */
 export function saveCheckpoint(model: ApertusModel, dir: string, opts: SaveOptions = {}): void {
   const dtype = opts.dtype ?? 'bf16';
   const c: ApertusConfig = model.config;
-  const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
-  fs.mkdirSync(tmp, { recursive: true });
-  try {
+  writeDirAtomically(dir, (tmp) => {
     const hf = { ...toHfConfig(c), torch_dtype: dtype === 'bf16' ? 'bfloat16' : 'float32' };
     fs.writeFileSync(path.join(tmp, 'config.json'), JSON.stringify(hf, null, 2) + '\n');
     const gen = opts.generationConfig ?? { bos_token_id: c.bos_token_id, eos_token_id: c.eos_token_id, pad_token_id: c.pad_token_id };
@@ -126,13 +139,7 @@ export function saveCheckpoint(model: ApertusModel, dir: string, opts: SaveOptio
       }]);
     }
     writeCheckpoint(tmp, entries, { maxShardSize: opts.maxShardSize ?? '5GB', metadata: { format: 'pt' } });
+    if (model.adapter) writeAdapterFiles(model.adapter, tmp, opts.baseModel ?? null);
     for (const [name, contents] of Object.entries(opts.files ?? {})) fs.writeFileSync(path.join(tmp, name), contents);
-    const old = `${dir}.old-${process.pid}-${Date.now()}`;
-    if (fs.existsSync(dir)) fs.renameSync(dir, old);
-    fs.renameSync(tmp, dir);
-    fs.rmSync(old, { recursive: true, force: true });
-  } catch (e) {
-    fs.rmSync(tmp, { recursive: true, force: true });
-    throw e;
-  }
+  });
 }

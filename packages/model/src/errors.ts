@@ -26,3 +26,10 @@ export class GenerationError extends ModelError {
     super(`${field}: ${message}`);
   }
 }
+
+/** A LoRA configuration or adapter directory that cannot be used (bad field, missing or misshapen tensor). */
+export class AdapterError extends ModelError {
+  constructor(readonly field: string, message: string, readonly file?: string) {
+    super(`${file ? file + ': ' : ''}${field}: ${message}`);
+  }
+}

@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 export { type ApertusConfig, type RopeScaling, type PresetName, PRESETS, presetConfig, parseConfig, validateConfig, toHfConfig, parameterCount, swigluMatched } from './config';
-export { ModelError, ConfigError, CheckpointError, GenerationError } from './errors';
+export { ModelError, ConfigError, CheckpointError, GenerationError, AdapterError } from './errors';
 export { ropeInvFreq } from './rope';
 export { parameterShapes, initParameters, isBuffer } from './params';
 export { ApertusModel, type LayerWeights, type ForwardOptions, type LossOptions } from './model';
@@ -14,3 +14,5 @@ export { loadCheckpoint, saveCheckpoint, type LoadedCheckpoint, type SaveOptions
 export { step, type StepInput } from './infer';
 export { Sampler, validateSampling, type SamplingParams } from './sampling';
 export { generate, generateBatch, generateStream, type GenerateOptions, type Generation, type FinishReason } from './generate';
+export { LoraAdapter, LORA_TARGET_MODULES, parseLoraConfig, mergeAdapter, type LoraConfig, type LoraPair } from './lora';
+export { saveAdapter, loadAdapter, adapterConfigJson, ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, type LoadedAdapter } from './peft';

@@ -3,6 +3,7 @@ import type { XieluParams } from '@apertus/xielu';
 import type { ApertusConfig } from './config';
 import { CheckpointError } from './errors';
 import { decoderLayer, plainProjection, type Attend, type Projection } from './layer';
+import type { LoraAdapter } from './lora';
 import { initParameters, isBuffer, parameterShapes } from './params';
 import { ropeInvFreq } from './rope';
 
@@ -53,6 +54,8 @@ export class ApertusModel {
   readonly invFreq: Float32Array;
   /** How every projection x·Wᵀ of every layer is computed (`linear`; adapters such as LoRA wrap it). */
   projection: Projection = plainProjection;
+  /** The LoRA adapter attached by `LoraAdapter.attach` (then the base is frozen), or null. */
+  adapter: LoraAdapter | null = null;
 
   /** Wrap a complete set of named tensors; throws CheckpointError naming the first missing or misshapen one. */
   constructor(config: ApertusConfig, params: Map<string, Tensor>) {
@@ -88,8 +91,9 @@ export class ApertusModel {
     return new ApertusModel(config, initParameters(config, seed));
   }
 
-  /** Trainable parameters in checkpoint order (buffers β, ε excluded). */
+  /** Trainable parameters: the attached adapter's factors, else every tensor in checkpoint order but the buffers β, ε. */
   parameters(): [string, Tensor][] {
+    if (this.adapter) return this.adapter.parameters();
     return [...this.params].filter(([n]) => !isBuffer(n));
   }
 

@@ -16,9 +16,9 @@ export type { NllSum } from './metrics/perplexity';
 export { buildUdhrTranslationTask, translationPrompt, UDHR_HELD_OUT, UDHR_LANGUAGE_NAMES } from './udhr-translation';
 export type { TranslationExample, UdhrTranslationOptions, UdhrTranslationTask } from './udhr-translation';
 
-export { parseSftRecord, readSftJsonl, tokenizeSftConversation, tokenizeSftDataset } from './sft-data';
-export type { SftConversation, SftDatasetStats, SftExample, SftSource, SftTokenizeOptions } from './sft-data';
-export { collateSft, countLossTokens } from './sft-batch';
+export { parseSftRecord, parseSftRow, readSftJsonl, tokenizeSftConversation, tokenizeSftDataset, tokenizeSftRecord } from './sft-data';
+export type { SftConversation, SftDatasetStats, SftExample, SftPromptCompletion, SftRecord, SftSource, SftText, SftTokenizeOptions } from './sft-data';
+export { collateSft, countLossTokens, packSft } from './sft-batch';
 export type { CollateOptions, SftBatch, SftRow } from './sft-batch';
 
 export { buildPreferencePairs, quantileRewards, selectPreferencePairs } from './preference';

@@ -6,7 +6,7 @@ import { crossEntropy, noGrad, Tensor } from '@apertus/tensor';
 import { describe, expect, it } from 'vitest';
 import { PosttrainError } from './errors';
 import { logSoftmax64, tinyModel } from './fixtures.test-helper';
-import { collateSft, countLossTokens } from './sft-batch';
+import { collateSft, countLossTokens, packSft } from './sft-batch';
 
 const rowArb = fc.integer({ min: 2, max: 24 }).chain((n) =>
   fc.record({
@@ -111,6 +111,67 @@ describe('collateSft with a tiny Apertus model', () => {
       });
       const loss = crossEntropy(logits, Tensor.ints(b.targets, [b.batchSize, T]), { mask: b.lossMask });
       expect(b.lossTokens).toBe(9);
+      expect(loss.item()).toBeCloseTo(sum / b.lossTokens, 5);
+    });
+  });
+});
+
+describe('packSft', () => {
+  it('best-fit decreasing: every row exactly once, no packed row over maxLength, deterministic (property)', () => {
+    fc.assert(fc.property(fc.array(rowArb, { minLength: 1, maxLength: 12 }), fc.integer({ min: 24, max: 60 }), (rows, L) => {
+      const packed = packSft(rows, { maxLength: L });
+      expect(packSft(rows, { maxLength: L })).toEqual(packed);
+      const seen: string[] = [];
+      for (const p of packed) {
+        expect(p.ids.length).toBeLessThanOrEqual(L);
+        let o = 0;
+        for (const n of p.docLengths!) { seen.push(JSON.stringify([Array.from(p.ids).slice(o, o + n), Array.from(p.assistantMask).slice(o, o + n)])); o += n; }
+        expect(o).toBe(p.ids.length);
+      }
+      expect(seen.sort()).toEqual(rows.map((r) => JSON.stringify([r.ids, r.assistantMask])).sort());
+      // Best fit: no two packed rows could be merged.
+      const used = packed.map((p) => p.ids.length).sort((a, b) => a - b);
+      if (used.length >= 2) expect(used[0]! + used[1]!).toBeGreaterThan(L);
+    }));
+    expect(() => packSft([{ ids: [1, 2, 3], assistantMask: [0, 1, 1] }], { maxLength: 2 })).toThrow(expect.objectContaining({ field: 'rows[0].ids' }));
+  });
+
+  it('collated, positions restart and document ids change at each document; a document\'s last token predicts nothing', () => {
+    const b = collateSft([{ ids: [1, 10, 11, 1, 20, 21, 22], assistantMask: [0, 1, 1, 0, 0, 1, 1], docLengths: [3, 4] }], { padId: 3 });
+    expect(Array.from(b.inputs)).toEqual([1, 10, 11, 1, 20, 21]);
+    expect(Array.from(b.targets)).toEqual([10, 11, 1, 20, 21, 22]);
+    expect(Array.from(b.positions)).toEqual([0, 1, 2, 0, 1, 2]);
+    expect(Array.from(b.docIds)).toEqual([1, 1, 1, 2, 2, 2]);
+    expect(Array.from(b.lossMask)).toEqual([1, 1, 0, 0, 1, 1]);
+    expect(() => collateSft([{ ids: [1, 2, 3], assistantMask: [0, 1, 1], docLengths: [1, 1] }], { padId: 3 })).toThrow(expect.objectContaining({ field: 'rows[0].docLengths' }));
+  });
+
+  it('with a tiny Apertus model, each packed document has the logits and loss it has alone', () => {
+    const model = tinyModel(64, 3, 64);
+    const rows = [
+      { ids: [1, 10, 11, 12, 13, 14], assistantMask: [0, 0, 1, 1, 1, 1] },
+      { ids: [1, 20, 21, 22], assistantMask: [0, 0, 1, 1] },
+      { ids: [1, 30, 31, 32, 33], assistantMask: [0, 1, 1, 0, 1] },
+    ];
+    const packed = packSft(rows, { maxLength: 16 });
+    expect(packed).toHaveLength(1);
+    const b = collateSft(packed, { padId: 3 });
+    const V = model.config.vocab_size, T = b.length;
+    noGrad(() => {
+      const logits = model.forward(Tensor.ints(b.inputs, [1, T]), { positions: Tensor.ints(b.positions, [1, T]), docIds: Tensor.ints(b.docIds, [1, T]) });
+      const L = logits.data as Float32Array;
+      let o = 0, sum = 0;
+      for (const n of packed[0]!.docLengths!) {
+        const r = rows.find((x) => x.ids.length === n)!;
+        const alone = model.forward(Tensor.ints(r.ids.slice(0, n - 1), [1, n - 1])).data as Float32Array;
+        for (let t = 0; t < n - 1; t++) {
+          for (let v = 0; v < V; v++) expect(L[(o + t) * V + v]).toBeCloseTo(alone[t * V + v]!, 5);
+          if (r.assistantMask[t + 1]) sum -= logSoftmax64(alone.subarray(t * V, (t + 1) * V))[r.ids[t + 1]!]!;
+        }
+        o += n;
+      }
+      const loss = crossEntropy(logits, Tensor.ints(b.targets, [1, T]), { mask: b.lossMask });
+      expect(b.lossTokens).toBe(4 + 2 + 3);
       expect(loss.item()).toBeCloseTo(sum / b.lossTokens, 5);
     });
   });

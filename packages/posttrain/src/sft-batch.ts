@@ -1,5 +1,5 @@
-// Collation of SFT rows into micro-batches (training-recipe.md §5): one conversation per row (no
-// packing), LEFT padding, next-token targets.
+// Collation of SFT rows into micro-batches (training-recipe.md §5): one conversation per row, or
+// several packed into one row (`packSft`), LEFT padding, next-token targets.
 //
 // For a row of ids x_0 … x_{n−1} with assistant mask a_0 … a_{n−1}, the model reads
 // x_0 … x_{n−2} and predicts targets x_1 … x_{n−1}; the loss mask of target t is a_{t+1}, so the
@@ -8,6 +8,10 @@
 // each row's first real token (pads 0) and `docIds` put pads in document 0 and the row in
 // document 1, so with @apertus/model's `forward(ids, { positions, docIds })` no token attends to
 // padding and every row computes exactly what it would alone.
+//
+// A packed row holds several documents back to back (`docLengths`): positions restart at 0 and
+// `docIds` count 1, 2, … per document, so attention never crosses documents (the packing document
+// mask of the pretraining loader), and the last token of a document predicts nothing (mask 0).
 //
 // The SFT loss is token-level over the whole global batch, Σ(mask·CE)/Σ mask
 // (`average_tokens_across_devices`): pass the summed `lossTokens` of all micro-batches of one
@@ -21,6 +25,8 @@ export interface SftRow {
   readonly ids: ArrayLike<number>;
   /** 1 on supervised tokens, aligned with `ids`. */
   readonly assistantMask: ArrayLike<number>;
+  /** Lengths of the documents packed into this row, in order (sum = ids.length); absent = one document. */
+  readonly docLengths?: readonly number[];
 }
 
 /** Options of {@link collateSft}: the padding id, given directly or taken from the tokenizer. */
@@ -45,9 +51,9 @@ export interface SftBatch {
   readonly targets: Int32Array;
   /** Loss mask [B, T] aligned with the targets: 1 on supervised targets, 0 on prompt and padding. */
   readonly lossMask: Float32Array;
-  /** Position ids [B, T]: 0, 1, … from each row's first real token; 0 on padding. */
+  /** Position ids [B, T]: 0, 1, … from each document's first token; 0 on padding. */
   readonly positions: Int32Array;
-  /** Document ids [B, T]: 0 on padding, 1 on the row (keeps attention off the padding). */
+  /** Document ids [B, T]: 0 on padding, 1, 2, … on the row's documents (keeps attention off the padding and other documents). */
   readonly docIds: Int32Array;
   /** Number of left pads of each row. */
   readonly padding: readonly number[];
@@ -73,6 +79,9 @@ export function collateSft(rows: readonly SftRow[], options: CollateOptions): Sf
     if (r.assistantMask.length !== r.ids.length) {
       throw new PosttrainError('LengthMismatch', `assistantMask has ${r.assistantMask.length} entries for ${r.ids.length} ids`, { field: `rows[${b}].assistantMask` });
     }
+    if (r.docLengths !== undefined && (r.docLengths.some((n) => !Number.isInteger(n) || n < 1) || r.docLengths.reduce((a, n) => a + n, 0) !== r.ids.length)) {
+      throw new PosttrainError('LengthMismatch', `docLengths [${r.docLengths.join(', ')}] do not split the row's ${r.ids.length} ids`, { field: `rows[${b}].docLengths` });
+    }
     longest = Math.max(longest, r.ids.length - 1);
   });
   const T = Math.ceil(longest / multiple) * multiple;
@@ -88,15 +97,18 @@ export function collateSft(rows: readonly SftRow[], options: CollateOptions): Sf
     const n = r.ids.length - 1;
     const pad = T - n;
     padding.push(pad);
+    const lengths = r.docLengths ?? [r.ids.length];
+    let doc = 0, start = 0;
     for (let t = 0; t < n; t++) {
+      if (t === start + lengths[doc]!) { start = t; doc++; }
       const i = b * T + pad + t;
       inputs[i] = r.ids[t]!;
       targets[i] = r.ids[t + 1]!;
-      const m = r.assistantMask[t + 1]! ? 1 : 0;
+      const m = r.assistantMask[t + 1]! && t + 1 < start + lengths[doc]! ? 1 : 0;
       lossMask[i] = m;
       lossTokens += m;
-      positions[i] = t;
-      docIds[i] = 1;
+      positions[i] = t - start;
+      docIds[i] = doc + 1;
     }
   });
   return { batchSize: B, length: T, inputs, targets, lossMask, positions, docIds, padding, lossTokens };
@@ -107,4 +119,31 @@ export function countLossTokens(batches: Iterable<Pick<SftBatch, 'lossTokens'>>)
   let n = 0;
   for (const b of batches) n += b.lossTokens;
   return n;
+}
+
+/**
+ * Pack rows into rows of at most `maxLength` tokens, best-fit decreasing (as TRL's `bfd` packing):
+ * longest first, each into the fullest row it still fits in. Each packed row lists its documents'
+ * lengths for {@link collateSft}. Deterministic; rows already longer than `maxLength` are refused.
+ */
+export function packSft(rows: readonly SftRow[], options: { readonly maxLength: number }): SftRow[] {
+  const L = options.maxLength;
+  checkOption(Number.isInteger(L) && L >= 2, 'maxLength', `expected an integer ≥ 2, got ${L}`);
+  const order = rows.map((r, i) => {
+    if (r.ids.length > L) throw new PosttrainError('LengthMismatch', `row has ${r.ids.length} tokens, more than maxLength ${L}`, { field: `rows[${i}].ids` });
+    return i;
+  }).sort((a, b) => rows[b]!.ids.length - rows[a]!.ids.length || a - b);
+  const bins: { members: number[]; used: number }[] = [];
+  for (const i of order) {
+    const n = rows[i]!.ids.length;
+    let best = -1;
+    for (let k = 0; k < bins.length; k++) if (bins[k]!.used + n <= L && (best < 0 || bins[k]!.used > bins[best]!.used)) best = k;
+    if (best < 0) bins.push({ members: [i], used: n });
+    else { bins[best]!.members.push(i); bins[best]!.used += n; }
+  }
+  return bins.map(({ members }) => ({
+    ids: members.flatMap((i) => Array.from(rows[i]!.ids)),
+    assistantMask: members.flatMap((i) => Array.from(rows[i]!.assistantMask)),
+    docLengths: members.flatMap((i) => rows[i]!.docLengths ?? [rows[i]!.ids.length]),
+  }));
 }

@@ -9,7 +9,7 @@ import type { Tokenizer } from '@apertus/tokenizer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PosttrainError } from './errors';
 import { tinyTokenizer } from './fixtures.test-helper';
-import { parseSftRecord, readSftJsonl, tokenizeSftConversation, tokenizeSftDataset } from './sft-data';
+import { parseSftRecord, parseSftRow, readSftJsonl, tokenizeSftConversation, tokenizeSftDataset, tokenizeSftRecord } from './sft-data';
 import { buildUdhrTranslationTask } from './udhr-translation';
 
 const DATE = '2025-09-21';
@@ -206,5 +206,76 @@ describe('parseSftRecord', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('the other TRL formats: prompt/completion and text', () => {
+  it('a plain prompt/completion row is <s> prompt completion </s>, supervised on the completion and </s>', () => {
+    const row = parseSftRow({ prompt: 'Translate from German to Romansh: Hallo', completion: ' Allegra' });
+    const ex = tokenizeSftRecord(tok, row);
+    const p = enc('Translate from German to Romansh: Hallo'), c = enc(' Allegra');
+    expect(ex.ids).toEqual([1, ...p, ...c, 2]);
+    expect(ex.assistantMask).toEqual([0, ...p.map(() => 0), ...c.map(() => 1), 1]);
+  });
+
+  it('a text row is <s> text </s>, every token supervised', () => {
+    const ex = tokenizeSftRecord(tok, parseSftRow({ text: 'Hello! How can I help you?' }));
+    expect(ex.ids).toEqual([1, ...enc('Hello! How can I help you?'), 2]);
+    expect(ex.assistantMask).toEqual([0, ...ex.ids.slice(1).map(() => 1)]);
+  });
+
+  it('a conversational prompt/completion row is the conversation with only the completion supervised', () => {
+    const prompt = [{ role: 'user', content: 'Hi!' }, { role: 'assistant', content: 'Hello.' }, { role: 'user', content: 'Again?' }];
+    const completion = [{ role: 'assistant', content: 'Hello! How can I help you?' }];
+    const ex = tokenizeSftRecord(tok, parseSftRow({ prompt, completion }), { date: DATE });
+    const whole = tokenizeSftConversation(tok, parseSftRecord({ messages: [...prompt, ...completion] }), { date: DATE });
+    expect(ex.ids).toEqual(whole.ids);
+    expect(supervisedSpans(whole.ids, whole.assistantMask)).toEqual(['Hello.<|assistant_end|>', 'Hello! How can I help you?<|assistant_end|>']);
+    expect(supervisedSpans(ex.ids, ex.assistantMask)).toEqual(['Hello! How can I help you?<|assistant_end|>']);
+  });
+
+  it('all formats in one JSONL file; errors name file, line and the field as the row spells it', async () => {
+    const file = path.join(tmp, 'mixed.jsonl');
+    writeFileSync(file, [
+      { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }] },
+      { prompt: 'p', completion: 'c' },
+      { text: 't' },
+      { prompt: [{ role: 'user', content: 'a' }], completion: [{ role: 'assistant', content: 'b' }] },
+    ].map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const { stats } = await tokenizeSftDataset(tok, readSftJsonl(file), { date: DATE });
+    expect(stats).toMatchObject({ rows: 4, kept: 4 });
+    const bad: [unknown, string, RegExp][] = [
+      [{ text: 't', prompt: 'p', completion: 'c' }, '(row)', /one format, got "prompt" and "text"/],
+      [{ input: 'x' }, '(row)', /expected "messages", "prompt" and "completion", or "text"/],
+      [{ prompt: 'p' }, 'completion', /needs a "completion"/],
+      [{ prompt: 'p', completion: 3 }, 'completion', /expected a string/],
+      [{ text: '' }, 'text', /nothing to learn/],
+      [{ prompt: [{ role: 'user', content: 'a' }], completion: [{ role: 'assistant', content: 7 }] }, 'completion[0].content', /expected a string, null or/],
+      [{ prompt: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }], completion: [{ role: 'user', content: 'c' }] }, 'completion', /no assistant message/],
+    ];
+    for (const [row, field, message] of bad) {
+      const f = path.join(tmp, 'bad-format.jsonl');
+      writeFileSync(f, `{"text": "ok"}\n${JSON.stringify(row)}\n`);
+      const err = await tokenizeSftDataset(tok, readSftJsonl(f)).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: 'InvalidConversation', file: f, line: 2, field });
+      expect((err as Error).message).toMatch(message);
+      expect((err as Error).message.startsWith(`${f}:2: ${field}: `)).toBe(true);
+    }
+  });
+
+  it('fuzz: any JSON row either tokenizes (ids and mask aligned) or fails with a PosttrainError', () => {
+    const row = fc.oneof(
+      fc.record({ prompt: fc.oneof(fc.string(), fc.jsonValue()), completion: fc.oneof(fc.string(), fc.jsonValue()) }, { requiredKeys: [] }),
+      fc.record({ text: fc.oneof(fc.string(), fc.jsonValue()) }),
+      fc.jsonValue(),
+    );
+    fc.assert(fc.property(row, (r) => {
+      try {
+        const ex = tokenizeSftRecord(tok, parseSftRow(r), { date: DATE });
+        expect(ex.ids.length).toBe(ex.assistantMask.length);
+      } catch (e) {
+        expect(e).toBeInstanceOf(PosttrainError);
+      }
+    }), { numRuns: 300 });
   });
 });

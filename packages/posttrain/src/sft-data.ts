@@ -1,7 +1,10 @@
-// Chat data for supervised fine-tuning (training-recipe.md §5).
+// Data for supervised fine-tuning (training-recipe.md §5).
 //
-// Input: JSONL, one conversation per line:
-//   {"messages": [...], "tools"?: [...], "enable_thinking"?: boolean}
+// Input: JSONL, one row per line, in one of TRL's dataset formats:
+//   {"messages": [...], "tools"?: [...], "enable_thinking"?: boolean}   conversational
+//   {"prompt": [...messages], "completion": [...messages]}             conversational prompt-completion
+//   {"prompt": "...", "completion": "..."}                             prompt-completion (plain text)
+//   {"text": "..."}                                                    language modelling (plain text)
 // with OpenAI-style messages as the Apertus chat template accepts them (tokenizer's ChatMessage):
 // system (first only), user, assistant (string content, `tool_calls`, or structured
 // `{blocks: [thoughts | tool_calls | tool_outputs | response]}`), and tool messages inside an
@@ -14,11 +17,16 @@
 // waits for tool outputs) and tokenized to ids plus the assistant mask: the loss covers the content
 // of every assistant turn (text, thoughts, tool calls and their control tokens) and its
 // `<|assistant_end|>`; system, developer, user, `<|assistant_start|>` and tool outputs are prompt
-// (`prompt_loss_weight = 0`). Rows longer than `maxLength` are truncated on the right and counted.
+// (`prompt_loss_weight = 0`); in a conversational prompt-completion row only the completion's
+// assistant turns are supervised. Plain-text rows are documents `<s> … </s>` (the pretraining
+// layout, no chat template): prompt-completion supervises the completion and its `</s>`, text every
+// token. Rows longer than `maxLength` are truncated on the right and counted.
 
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import {
+  APERTUS_BOS_ID,
+  APERTUS_EOS_ID,
   applyApertusChatTemplate,
   TokenizerError,
   type AssistantBlock,
@@ -36,7 +44,26 @@ export interface SftConversation {
   readonly tools?: ChatTool[];
   /** `Deliberation: enabled`. Default: true iff the conversation has thoughts. */
   readonly enableThinking?: boolean;
+  /** Leading messages that are prompt only (a conversational prompt-completion row): their assistant turns are not supervised. */
+  readonly promptMessages?: number;
 }
+
+/** A plain-text prompt-completion row: `<s>` prompt completion `</s>`, the loss on the completion and `</s>`. */
+export interface SftPromptCompletion {
+  /** Context, not supervised. */
+  readonly prompt: string;
+  /** The text to learn. */
+  readonly completion: string;
+}
+
+/** A plain-text row (language modelling): `<s>` text `</s>`, every token supervised. */
+export interface SftText {
+  /** The document. */
+  readonly text: string;
+}
+
+/** One SFT row in any supported format. */
+export type SftRecord = SftConversation | SftPromptCompletion | SftText;
 
 /** Where a row comes from, for error messages. */
 export interface SftSource {
@@ -271,11 +298,56 @@ export function parseSftRecord(value: unknown, where: SftSource = {}): SftConver
 }
 
 /**
- * Read a JSONL file of conversations line by line (blank lines are skipped). Yields each validated
- * row with its line number; throws {@link PosttrainError} `InvalidJson` / `InvalidConversation`
- * naming the file and line, or `Io` when the file cannot be read.
+ * Validate one parsed JSONL row in any supported format (see the file header): `messages`, a
+ * `prompt`/`completion` pair (both strings, or both message lists) or `text`. Throws
+ * {@link PosttrainError} `InvalidConversation` naming `where.file`, `where.line` and the field.
  */
-export async function* readSftJsonl(file: string): AsyncGenerator<SftConversation & { readonly line: number }> {
+export function parseSftRow(value: unknown, where: SftSource = {}): SftRecord {
+  const v = new RowValidator(where);
+  const row = v.object(value, '(row)');
+  const formats = (['messages', 'prompt', 'text'] as const).filter((k) => row[k] !== undefined);
+  if (formats.length !== 1) {
+    throw v.fail('(row)', formats.length === 0
+      ? 'expected "messages", "prompt" and "completion", or "text"'
+      : `expected one format, got ${formats.map((f) => `"${f}"`).join(' and ')}`);
+  }
+  if (formats[0] === 'messages') return parseSftRecord(row, where);
+  if (formats[0] === 'text') {
+    const text = v.string(row.text, 'text');
+    if (text === '') throw v.fail('text', 'empty text: nothing to learn');
+    return { text };
+  }
+  if (row.completion === undefined) throw v.fail('completion', 'a "prompt" row needs a "completion"');
+  if (typeof row.prompt === 'string') {
+    const completion = v.string(row.completion, 'completion');
+    if (completion === '') throw v.fail('completion', 'empty completion: nothing to learn');
+    return { prompt: row.prompt, completion };
+  }
+  const prompt = v.array(row.prompt, 'prompt');
+  const completion = v.array(row.completion, 'completion');
+  const { prompt: _p, completion: _c, ...rest } = row;
+  try {
+    const conv = parseSftRecord({ ...rest, messages: [...prompt, ...completion] }, where);
+    if (!completion.some((m) => isObject(m) && m.role === 'assistant')) throw v.fail('completion', 'no assistant message: nothing to learn');
+    return { ...conv, promptMessages: prompt.length };
+  } catch (e) {
+    // Name the field as the row spells it: messages[i] → prompt[i] or completion[i − prompt.length].
+    if (!(e instanceof PosttrainError) || e.field === undefined) throw e;
+    const m = /^messages\[(\d+)\](.*)$/.exec(e.field);
+    if (!m) throw e;
+    const i = Number(m[1]);
+    const field = i < prompt.length ? `prompt[${i}]${m[2]}` : `completion[${i - prompt.length}]${m[2]}`;
+    throw new PosttrainError(e.code, e.message.slice(e.message.indexOf(`${e.field}: `) + e.field.length + 2), { ...where, field, cause: e });
+  }
+}
+
+/**
+ * Read a JSONL file of SFT rows (any supported format, see {@link parseSftRow}) line by line
+ * (blank lines are skipped). Yields each validated row with its line number; throws
+ * {@link PosttrainError} `InvalidJson` / `InvalidConversation` naming the file and line, or `Io`
+ * when the file cannot be read.
+ */
+export async function* readSftJsonl(file: string): AsyncGenerator<SftRecord & { readonly line: number }> {
   const stream = createReadStream(file, { encoding: 'utf8' });
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
   let line = 0;
@@ -289,7 +361,7 @@ export async function* readSftJsonl(file: string): AsyncGenerator<SftConversatio
       } catch (cause) {
         throw new PosttrainError('InvalidJson', `invalid JSON (${(cause as Error).message})`, { file, line, cause });
       }
-      yield { ...parseSftRecord(value, { file, line }), line };
+      yield { ...parseSftRow(value, { file, line }), line };
     }
   } catch (cause) {
     if (cause instanceof PosttrainError) throw cause;
@@ -300,17 +372,9 @@ export async function* readSftJsonl(file: string): AsyncGenerator<SftConversatio
   }
 }
 
-/**
- * Render and tokenize one conversation for SFT: ids (one BOS, the template's), the assistant mask,
- * and right truncation to `maxLength`. Template failures become {@link PosttrainError}
- * `InvalidConversation` naming `where`.
- */
-export function tokenizeSftConversation(tokenizer: Tokenizer, conversation: SftConversation, options: SftTokenizeOptions = {}, where: SftSource = {}): SftExample {
-  const maxLength = options.maxLength ?? 4096;
-  checkOption(Number.isInteger(maxLength) && maxLength >= 2, 'maxLength', `expected an integer ≥ 2, got ${maxLength}`);
-  let chat;
+function renderChat(tokenizer: Tokenizer, conversation: SftConversation, messages: ChatMessage[], options: SftTokenizeOptions, where: SftSource): { ids: number[]; assistantMask: number[] } {
   try {
-    chat = applyApertusChatTemplate(tokenizer, conversation.messages, {
+    return applyApertusChatTemplate(tokenizer, messages, {
       variant: 'B',
       ...(conversation.tools !== undefined ? { tools: conversation.tools } : {}),
       enableThinking: conversation.enableThinking ?? false,
@@ -322,21 +386,53 @@ export function tokenizeSftConversation(tokenizer: Tokenizer, conversation: SftC
     }
     throw cause;
   }
-  const truncated = chat.ids.length > maxLength;
-  return {
-    ids: truncated ? chat.ids.slice(0, maxLength) : chat.ids,
-    assistantMask: truncated ? chat.assistantMask.slice(0, maxLength) : chat.assistantMask,
-    truncated,
-  };
+}
+
+function truncate(ids: number[], assistantMask: number[], maxLength: number): SftExample {
+  checkOption(Number.isInteger(maxLength) && maxLength >= 2, 'maxLength', `expected an integer ≥ 2, got ${maxLength}`);
+  const truncated = ids.length > maxLength;
+  return { ids: truncated ? ids.slice(0, maxLength) : ids, assistantMask: truncated ? assistantMask.slice(0, maxLength) : assistantMask, truncated };
 }
 
 /**
- * Tokenize a stream of conversations (e.g. {@link readSftJsonl}) into SFT examples with counters.
- * Rows whose supervised tokens were all cut by truncation are dropped and counted.
+ * Render and tokenize one conversation for SFT: ids (one BOS, the template's), the assistant mask
+ * (none on the first `promptMessages` messages), and right truncation to `maxLength`. Template
+ * failures become {@link PosttrainError} `InvalidConversation` naming `where`.
+ */
+export function tokenizeSftConversation(tokenizer: Tokenizer, conversation: SftConversation, options: SftTokenizeOptions = {}, where: SftSource = {}): SftExample {
+  const chat = renderChat(tokenizer, conversation, conversation.messages, options, where);
+  const mask = [...chat.assistantMask];
+  if (conversation.promptMessages !== undefined && conversation.promptMessages > 0) {
+    // The prompt alone renders to a prefix of the whole conversation (it ends before the next turn starts).
+    const prompt = renderChat(tokenizer, conversation, conversation.messages.slice(0, conversation.promptMessages), options, where).ids;
+    if (prompt.some((id, i) => chat.ids[i] !== id)) throw new PosttrainError('InvalidConversation', 'the prompt does not render to a prefix of the whole conversation', { ...where, field: 'prompt' });
+    mask.fill(0, 0, prompt.length);
+  }
+  return truncate(chat.ids, mask, options.maxLength ?? 4096);
+}
+
+/**
+ * Tokenize one row of any format (see {@link parseSftRow}). Plain-text rows become `<s>` prompt
+ * completion `</s>` (prompt and completion tokenized apart, so the mask boundary is exact) or
+ * `<s>` text `</s>`, supervised on the completion (or the text) and `</s>`.
+ */
+export function tokenizeSftRecord(tokenizer: Tokenizer, record: SftRecord, options: SftTokenizeOptions = {}, where: SftSource = {}): SftExample {
+  if ('messages' in record) return tokenizeSftConversation(tokenizer, record, options, where);
+  const bos = tokenizer.bosTokenId ?? APERTUS_BOS_ID, eod = tokenizer.tokenToId('</s>') ?? APERTUS_EOS_ID;
+  const enc = (t: string) => tokenizer.encodeIds(t, { addSpecialTokens: false });
+  const prompt = 'text' in record ? [] : enc(record.prompt);
+  const target = [...enc('text' in record ? record.text : record.completion), eod];
+  const ids = [bos, ...prompt, ...target];
+  return truncate(ids, [0, ...prompt.map(() => 0), ...target.map(() => 1)], options.maxLength ?? 4096);
+}
+
+/**
+ * Tokenize a stream of rows of any format (e.g. {@link readSftJsonl}) into SFT examples with
+ * counters. Rows whose supervised tokens were all cut by truncation are dropped and counted.
  */
 export async function tokenizeSftDataset(
   tokenizer: Tokenizer,
-  conversations: Iterable<SftConversation & { readonly line?: number }> | AsyncIterable<SftConversation & { readonly line?: number }>,
+  conversations: Iterable<SftRecord & { readonly line?: number }> | AsyncIterable<SftRecord & { readonly line?: number }>,
   options: SftTokenizeOptions & { readonly file?: string } = {},
 ): Promise<{ examples: SftExample[]; stats: SftDatasetStats }> {
   const stats: SftDatasetStats = { rows: 0, kept: 0, truncated: 0, droppedNoSupervision: 0, tokens: 0, supervisedTokens: 0 };
@@ -344,7 +440,7 @@ export async function tokenizeSftDataset(
   for await (const conv of conversations) {
     stats.rows++;
     const where: SftSource = { ...(options.file !== undefined ? { file: options.file } : {}), line: conv.line ?? stats.rows };
-    const ex = tokenizeSftConversation(tokenizer, conv, options, where);
+    const ex = tokenizeSftRecord(tokenizer, conv, options, where);
     let supervised = 0;
     for (const m of ex.assistantMask) supervised += m;
     if (supervised === 0) {

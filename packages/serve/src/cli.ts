@@ -71,6 +71,7 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
     .option('--precision <p>', "weights in memory: 'auto' (bf16 matrices as stored) or 'f32'", 'auto')
     .option('--cors-origin <origin>', 'allow browser calls from this origin (repeatable; * for any). Default: same origin only', collect, [])
     .option('--allowed-host <name>', 'accept this Host name while bound to loopback (repeatable; DNS-rebinding protection)', collect, [])
+    .option('--adapter <dir>', 'PEFT LoRA adapter (adapter_config.json, adapter_model.safetensors) merged into the weights at load')
     .option('--no-web', 'do not serve the chat page at /')
     .option('--quiet', 'do not log requests')
     .exitOverride()
@@ -87,7 +88,7 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
   }
   const o = program.opts<{
     model: string; port: number; host: string; apiKey?: string; name?: string; maxQueue: number; maxBatch: number; maxBody: number;
-    maxTokens?: number; ctx?: number; prefillChunk: number; precision: string; web: boolean; quiet?: boolean;
+    maxTokens?: number; ctx?: number; prefillChunk: number; precision: string; adapter?: string; web: boolean; quiet?: boolean;
     corsOrigin: string[]; allowedHost: string[];
   }>();
   const corsOrigins = o.corsOrigin.map(checkOrigin);
@@ -96,7 +97,7 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
   let listening!: () => void;
   const listened = new Promise<void>((r) => (listening = r));
   const onWarning = (m: string) => err(`[apertus-serve] warning: ${m}\n`);
-  const model = listened.then(() => loadServedModel(o.model, { precision: o.precision as 'auto' | 'f32', onWarning, ...(o.name !== undefined ? { name: o.name } : {}) }));
+  const model = listened.then(() => loadServedModel(o.model, { precision: o.precision as 'auto' | 'f32', onWarning, ...(o.name !== undefined ? { name: o.name } : {}), ...(o.adapter !== undefined ? { adapter: o.adapter } : {}) }));
   const log = o.quiet ? undefined : (line: string) => err(`[apertus-serve] ${line}\n`);
   const server = createServer({
     model, apiKey, maxQueue: o.maxQueue, maxBatch: o.maxBatch, maxBodyBytes: o.maxBody, prefillChunk: o.prefillChunk, webPage: o.web,

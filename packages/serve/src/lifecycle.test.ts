@@ -2,7 +2,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { CheckpointError, ConfigError, KVCache, loadCheckpoint, step } from '@apertus/model';
+import { AdapterError, CheckpointError, ConfigError, KVCache, LoraAdapter, loadCheckpoint, mergeAdapter, parseLoraConfig, saveAdapter, step } from '@apertus/model';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
 import { runServeCli } from './cli';
@@ -106,6 +106,24 @@ describe('loading', () => {
     expect(r.status).toBe(503);
     expect((await json(r)).error).toMatchObject({ code: 'model_load_failed', message: expect.stringContaining('tokenizer.json: added_tokens:') });
     await server.close();
+
+  test('--adapter: a PEFT LoRA adapter is merged at load; one saved beside the weights too; a bad one is an AdapterError', async () => {
+    const base = loadCheckpoint(dir, { precision: 'f32' }).model;
+    const adapter = LoraAdapter.init(base.config, parseLoraConfig({ r: 2, lora_alpha: 4, target_modules: 'all-linear' }), 5);
+    for (const { B } of adapter.modules.values()) B.data.fill(0.05);
+    const adapterDir = path.join(tmp.dir, 'adapter');
+    saveAdapter(adapter, adapterDir, dir);
+    const want = mergeAdapter(base, adapter);
+    const ids = testTokenizer().encodeIds('Hello world');
+    const logits = (m: ServedModel['model']) => step(m, [{ cache: new KVCache(m.config, 16), tokens: ids }]);
+    const merged = await loadServedModel(dir, { precision: 'f32', adapter: adapterDir });
+    expect(logits(merged.model)).toEqual(logits(want));
+    expect(logits(merged.model)).not.toEqual(logits(base));
+    const beside = path.join(tmp.dir, 'with-adapter');
+    fs.cpSync(dir, beside, { recursive: true });
+    fs.cpSync(adapterDir, beside, { recursive: true });
+    expect(logits((await loadServedModel(beside, { precision: 'f32' })).model)).toEqual(logits(want));
+    await expect(loadServedModel(dir, { adapter: path.join(tmp.dir, 'nowhere') })).rejects.toBeInstanceOf(AdapterError);
   });
 
   test('/health is 503 while the model loads, then 200; a failed load stays 503 with the reason', async () => {

@@ -8,8 +8,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {
+  ADAPTER_CONFIG_FILE,
   ApertusModel,
   CheckpointError,
+  loadAdapter,
+  mergeAdapter,
   ConfigError,
   parameterShapes,
   parseConfig,
@@ -44,6 +47,8 @@ export interface LoadServedModelOptions {
   name?: string;
   /** 'auto' keeps bf16 matrices as stored (half the memory); 'f32' converts everything. Default 'auto'. */
   precision?: 'auto' | 'f32';
+  /** A PEFT LoRA adapter directory merged into the weights at load (`--adapter`). */
+  adapter?: string;
   /** Told about loadable oddities (a chat template that is not the Apertus one). */
   onWarning?: (message: string) => void;
 }
@@ -156,7 +161,8 @@ function toTensor(st: StTensor, name: string, precision: 'auto' | 'f32', file: s
  * Load a Hugging Face Apertus checkpoint directory for serving: `config.json`, the safetensors
  * weights (single file or sharded), `generation_config.json` if present, and `tokenizer.json`
  * (+ `tokenizer_config.json`). Works for the released Apertus-8B-Instruct directory and for
- * checkpoints written by `saveCheckpoint`. Throws ModelLoadError (no tokenizer), or the typed
+ * checkpoints written by `saveCheckpoint`; LoRA adapters (beside the weights, or `adapter`) are
+ * merged into the weights. Throws ModelLoadError (no tokenizer), or the typed
  * errors of @apertus/model, @apertus/safetensors and @apertus/tokenizer naming the file at fault.
  */
 export async function loadServedModel(dir: string, options: LoadServedModelOptions = {}): Promise<ServedModel> {
@@ -188,8 +194,12 @@ export async function loadServedModel(dir: string, options: LoadServedModelOptio
       t.name = name;
       params.set(name, t);
     }
+    // LoRA adapters, merged into the weights: one saved beside them (a LoRA run's model/), then `adapter`.
+    let model = new ApertusModel(config, params);
+    const adapters = [...(fs.existsSync(path.join(dir, ADAPTER_CONFIG_FILE)) ? [dir] : []), ...(options.adapter !== undefined ? [options.adapter] : [])];
+    for (const a of adapters) model = mergeAdapter(model, loadAdapter(a, config).adapter);
     return {
-      model: new ApertusModel(config, params),
+      model,
       tokenizer,
       chat,
       generationConfig,

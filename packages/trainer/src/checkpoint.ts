@@ -261,8 +261,9 @@ export function readTrainerState(dir: string): TrainerState {
 
 /**
  * Read a checkpoint written by {@link writeTrainingCheckpoint}: every file is first checked
- * against `checksums.sha256`, then the float32 model (gradients on), optimizer state and trainer
- * state are read, and the weights are checked to be finite.
+ * against `checksums.sha256`, then the float32 model (gradients on; a LoRA run's frozen base with
+ * its adapter attached again), optimizer state and trainer state are read, and the weights are
+ * checked to be finite.
  * @throws CheckpointReadError naming the missing, truncated or damaged file; NonFiniteWeightError
  *   naming a parameter that holds a NaN or ±∞
  */
@@ -273,7 +274,7 @@ export function readTrainingCheckpoint(dir: string): LoadedTrainingCheckpoint {
   const optimizerState = readOptimizerState(dir);
   let model: ApertusModel;
   try {
-    model = loadCheckpoint(dir, { precision: 'f32' }).model;
+    model = loadCheckpoint(dir, { precision: 'f32', adapter: 'attach' }).model;
   } catch (cause) {
     throw new CheckpointReadError(dir, `cannot load the model (${(cause as Error).message})`, undefined, { cause });
   }

@@ -53,6 +53,7 @@ export {
   CHAT_TASK_FIELDS,
   RUN_FIELDS,
   trainingKeys,
+  LORA_FIELDS,
   globalBatchSize,
   epochSteps,
   linearDecaySchedule,
@@ -62,6 +63,7 @@ export {
   type EpochScheduleConfig,
   type ChatTaskConfig,
   type RunConfig,
+  type LoraRunConfig,
 } from './run-config';
 export {
   TOKENIZER_FILES,

@@ -1,9 +1,10 @@
 // The settings every training app shares, as schema fragments validated in one place: the
 // optimizer (AdEMAMix or AdamW, clipping), the batch and data order, the epoch schedule of the
 // post-training apps (linear warm-up, linear decay), and the run directory with its evaluation and
-// checkpoint cadence. Apps spread these fragments into their schema and add their own fields.
+// checkpoint cadence, and LoRA. Apps spread these fragments into their schema and add their own fields.
 
 import { AdamW, AdEMAMix, linearWarmupDecaySchedule, warmupStepsFromRatio, type LrSchedule } from '@apertus/ademamix';
+import { parseLoraConfig, type LoraConfig } from '@apertus/model';
 import type { Tensor } from '@apertus/tensor';
 import { field, type ConfigSchema } from './config';
 import type { ProgressMode } from './progress';
@@ -79,6 +80,30 @@ export interface RunConfig {
   /** Progress display. */
   progress: ProgressMode;
 }
+
+/** LoRA instead of full fine-tuning (SFT, alignment). */
+export interface LoraRunConfig {
+  /**
+   * PEFT `LoraConfig` fields (`r`, `lora_alpha`, `lora_dropout`, `target_modules`, `use_rslora`):
+   * the base stays frozen and the run trains and saves an adapter. null = full fine-tuning.
+   */
+  lora: LoraConfig | null;
+}
+
+/** Fields of {@link LoraRunConfig}: a JSON object (a JSON string on the command line) or "none". */
+export const LORA_FIELDS: ConfigSchema<LoraRunConfig> = {
+  lora: {
+    help: 'LoRA instead of full fine-tuning: PEFT LoraConfig fields, e.g. \'{"r":8,"lora_alpha":16,"target_modules":"all-linear"}\', or "none"',
+    arg: '<json>',
+    parse: (f, v) => f.nullable(v, (x) => {
+      try {
+        return parseLoraConfig(typeof x === 'string' ? JSON.parse(x) : x);
+      } catch (e) {
+        return f.fail((e as Error).message);
+      }
+    }),
+  },
+};
 
 /** Fields of {@link OptimizerConfig}. */
 export const OPTIMIZER_FIELDS: ConfigSchema<OptimizerConfig> = {

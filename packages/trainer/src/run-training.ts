@@ -2,7 +2,8 @@
 //   lock the run directory → resume (verified checkpoint, same settings, same data) or start
 //   fresh / over → the app's setup (model, data, optimizer, schedule, batches, loss) → evaluate
 //   at step 0 → steps with gradient accumulation → metrics, progress, evaluation, checkpoints at
-//   their intervals → on a stop signal a checkpoint after the current step → the final model.
+//   their intervals → on a stop signal a checkpoint after the current step → the final model
+//   (and, for a LoRA run, its adapter alone in PEFT layout).
 // A run resumed from its latest checkpoint reproduces the uninterrupted run bit for bit: the
 // checkpoint holds float32 weights, the optimizer moments, the scheduler count and the data
 // position, and nothing else in the loop is random.
@@ -10,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { LrScheduler, type LrSchedule, type OptimizerStateDict } from '@apertus/ademamix';
-import { saveCheckpoint, type ApertusModel } from '@apertus/model';
+import { saveAdapter, saveCheckpoint, type ApertusModel } from '@apertus/model';
 import { setGemmThreads, type Tensor } from '@apertus/tensor';
 import type { LmBatch } from './batch';
 import { CheckpointManager, readTrainerState, readTrainingCheckpoint, writeTrainingCheckpoint } from './checkpoint';
@@ -32,6 +33,7 @@ export interface RunPaths {
   readonly plot: string;
   readonly config: string;
   readonly model: string;
+  readonly adapter: string;
 }
 
 /** The layout of run directory `out`. */
@@ -42,6 +44,7 @@ export function runPaths(out: string): RunPaths {
     plot: path.join(out, 'loss.html'),
     config: path.join(out, 'config.json'),
     model: path.join(out, 'model'),
+    adapter: path.join(out, 'adapter'),
   };
 }
 
@@ -117,6 +120,8 @@ export interface TrainingSetup<B> {
   readonly fingerprint: string;
   /** Files copied into every checkpoint and the final model (tokenizer, generation config). */
   readonly files: Readonly<Record<string, string>>;
+  /** The base model's directory, recorded as `base_model_name_or_path` of a LoRA run's adapter. */
+  readonly baseModel?: string;
   /** The data order: the next step's batches, and its position (JSON) for the checkpoint. */
   readonly data: { next(): StepBatches<B>; readonly state: Json };
   /** Loss weight of a micro-batch (its supervised tokens, or its pairs). */
@@ -222,6 +227,7 @@ export async function runTraining<C extends RunConfig, B>(o: RunTrainingOptions<
       if (!o.overwrite) throw new ConfigError('out', `${cfg.out} already holds checkpoints (latest ${path.basename(latest.dir)}); pass --resume to continue that run, --overwrite to start over, or choose another --out`);
       fs.rmSync(paths.checkpoints, { recursive: true, force: true });
       fs.rmSync(paths.model, { recursive: true, force: true });
+      fs.rmSync(paths.adapter, { recursive: true, force: true });
       latest = null;
     }
     const resume = latest === null ? null : resumePoint(o, latest.dir);
@@ -318,9 +324,14 @@ export async function runTraining<C extends RunConfig, B>(o: RunTrainingOptions<
     let modelDir: string | null = null;
     if (!interrupted) {
       const dtype = o.saveDtype ?? 'bf16';
-      saveCheckpoint(s.model, paths.model, { dtype, files: { ...s.files } });
+      const adapter = s.model.adapter, baseModel = s.baseModel ?? null;
+      saveCheckpoint(s.model, paths.model, { dtype, files: { ...s.files }, baseModel });
       modelDir = paths.model;
-      log(`final model (${dtype}, Hugging Face format): ${modelDir}`);
+      log(`final model (${dtype}, Hugging Face format${adapter ? ', the frozen base with its LoRA adapter' : ''}): ${modelDir}`);
+      if (adapter) {
+        saveAdapter(adapter, paths.adapter, baseModel);
+        log(`LoRA adapter (PEFT layout): ${paths.adapter}`);
+      }
     } else {
       log(`stopped at step ${step}; continue with --resume`);
     }

@@ -1,0 +1,164 @@
+// LoRA adapters on disk in Hugging Face PEFT's layout, loadable by `PeftModel.from_pretrained`:
+//   adapter_config.json        peft_type "LORA", task_type "CAUSAL_LM", r, lora_alpha, lora_dropout,
+//                              target_modules, bias "none", base_model_name_or_path, …
+//   adapter_model.safetensors  base_model.model.<module>.lora_A.weight [r, in]
+//                              base_model.model.<module>.lora_B.weight [out, r]
+// (PEFT's in-memory names carry the adapter name, `lora_A.default.weight`; it is removed on save.)
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { SafetensorsFile, writeFile, type TensorEntry } from '@apertus/safetensors';
+import { bf16ArrayToF32, f16ArrayToF32, Tensor } from '@apertus/tensor';
+import { writeDirAtomically } from './atomic-dir';
+import type { ApertusConfig } from './config';
+import { AdapterError } from './errors';
+import { LORA_CONFIG_KEYS, LoraAdapter, moduleOf, parseLoraConfig, type LoraConfig, type LoraPair } from './lora';
+import { parameterShapes } from './params';
+
+/** The adapter's configuration file. */
+export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
+/** The adapter's weights file. */
+export const ADAPTER_WEIGHTS_FILE = 'adapter_model.safetensors';
+
+const TENSOR_NAME = /^base_model\.model\.(model\.layers\.\d+\.(?:self_attn|mlp)\.[a-z_]+)\.lora_([AB])\.weight$/;
+
+/** adapter_config.json as PEFT writes it for a LoRA adapter of a causal LM (every field PEFT's `LoraConfig` serialises that applies here). */
+export function adapterConfigJson(config: LoraConfig, baseModel: string | null): Record<string, unknown> {
+  return {
+    alpha_pattern: {},
+    auto_mapping: null,
+    base_model_name_or_path: baseModel,
+    bias: 'none',
+    fan_in_fan_out: false,
+    inference_mode: true,
+    init_lora_weights: true,
+    layer_replication: null,
+    layers_pattern: null,
+    layers_to_transform: null,
+    lora_alpha: config.lora_alpha,
+    lora_dropout: config.lora_dropout,
+    modules_to_save: null,
+    peft_type: 'LORA',
+    r: config.r,
+    rank_pattern: {},
+    revision: null,
+    target_modules: [...config.target_modules],
+    task_type: 'CAUSAL_LM',
+    use_dora: false,
+    use_rslora: config.use_rslora,
+  };
+}
+
+/**
+ * Write `adapter` to `dir` (created; replaced as a whole if it exists, never left half-written):
+ * adapter_config.json and adapter_model.safetensors (float32, `__metadata__.format = "pt"`).
+ * @param baseModel - recorded as `base_model_name_or_path` (the base model's directory or hub id)
+ */
+export function saveAdapter(adapter: LoraAdapter, dir: string, baseModel: string | null = null): void {
+  writeDirAtomically(dir, (tmp) => writeAdapterFiles(adapter, tmp, baseModel));
+}
+
+/** Write adapter_config.json and adapter_model.safetensors into the existing directory `dir`. */
+export function writeAdapterFiles(adapter: LoraAdapter, dir: string, baseModel: string | null): void {
+  fs.writeFileSync(path.join(dir, ADAPTER_CONFIG_FILE), `${JSON.stringify(adapterConfigJson(adapter.config, baseModel), null, 2)}\n`);
+  const entries: [string, TensorEntry][] = adapter.parameters().map(([name, t]) => [name, { dtype: 'F32', shape: [...t.shape], data: () => t.toFloat32() }]);
+  writeFile(path.join(dir, ADAPTER_WEIGHTS_FILE), entries, { format: 'pt' });
+}
+
+/** A loaded adapter directory. */
+export interface LoadedAdapter {
+  /** The adapter (factors f32; trainable when asked). */
+  adapter: LoraAdapter;
+  /** `base_model_name_or_path` from adapter_config.json. */
+  baseModel: string | null;
+}
+
+function readConfig(file: string): Record<string, unknown> {
+  let text: string;
+  try { text = fs.readFileSync(file, 'utf8'); } catch (e) { throw new AdapterError('(file)', `cannot read (${(e as Error).message})`, file); }
+  let raw: unknown;
+  try { raw = JSON.parse(text); } catch (e) { throw new AdapterError('(json)', `invalid JSON: ${(e as Error).message}`, file); }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new AdapterError('(root)', 'expected an object', file);
+  return raw as Record<string, unknown>;
+}
+
+/** Fields whose non-default values change the adapter's math in ways not implemented here. */
+function rejectUnsupported(raw: Record<string, unknown>, file: string): void {
+  const want = (key: string, ok: (v: unknown) => boolean, what: string) => {
+    if (key in raw && !ok(raw[key])) throw new AdapterError(key, `${JSON.stringify(raw[key])} is not supported (only ${what})`, file);
+  };
+  const emptyObj = (v: unknown) => v === null || (typeof v === 'object' && Object.keys(v as object).length === 0);
+  if (raw.peft_type !== 'LORA') throw new AdapterError('peft_type', `expected "LORA", got ${JSON.stringify(raw.peft_type)}`, file);
+  want('task_type', (v) => v === null || v === 'CAUSAL_LM', '"CAUSAL_LM"');
+  want('bias', (v) => v === 'none', '"none"');
+  want('fan_in_fan_out', (v) => v === false, 'false');
+  want('use_dora', (v) => v === false, 'false');
+  want('rank_pattern', emptyObj, '{}');
+  want('alpha_pattern', emptyObj, '{}');
+  want('layers_to_transform', (v) => v === null, 'null');
+  want('modules_to_save', (v) => v === null || (Array.isArray(v) && v.length === 0), 'null');
+  want('layer_replication', (v) => v === null, 'null');
+}
+
+function toF32(st: ReturnType<SafetensorsFile['read']>, name: string, file: string): Float32Array {
+  switch (st.dtype) {
+    case 'F32': return st.data;
+    case 'BF16': return bf16ArrayToF32(st.data);
+    case 'F16': return f16ArrayToF32(st.data);
+    default: throw new AdapterError(name, `dtype ${st.dtype} is not supported (F32, BF16, F16)`, file);
+  }
+}
+
+/**
+ * Read a PEFT LoRA adapter directory for a model of `model` architecture. Every tensor must be a
+ * `lora_A`/`lora_B` factor of an existing projection with rank r, every adapted module needs both,
+ * and nothing else may be in the file; violations throw AdapterError naming the file and tensor.
+ */
+export function loadAdapter(dir: string, model: ApertusConfig, opts: { trainable?: boolean } = {}): LoadedAdapter {
+  const cfgFile = path.join(dir, ADAPTER_CONFIG_FILE);
+  const raw = readConfig(cfgFile);
+  rejectUnsupported(raw, cfgFile);
+  const weightsFile = path.join(dir, ADAPTER_WEIGHTS_FILE);
+  if (!fs.existsSync(weightsFile)) throw new AdapterError('(file)', `missing${fs.existsSync(path.join(dir, 'adapter_model.bin')) ? ' (adapter_model.bin, the pickle format, is not read: save with safe_serialization)' : ''}`, weightsFile);
+  const shapes = parameterShapes(model);
+  const reader = SafetensorsFile.open(weightsFile);
+  try {
+    const factors = new Map<string, { A?: Tensor; B?: Tensor }>();
+    for (const name of reader.keys()) {
+      const m = TENSOR_NAME.exec(name);
+      const weight = m ? shapes.get(`${m[1]}.weight`) : undefined;
+      if (!m || !weight || weight.length !== 2) throw new AdapterError(name, 'not a lora_A/lora_B factor of an Apertus projection', weightsFile);
+      const t = new Tensor(toF32(reader.read(name), name, weightsFile), reader.info(name).shape, 'f32');
+      t.name = name;
+      const f = factors.get(m[1]!) ?? {};
+      f[m[2] as 'A' | 'B'] = t;
+      factors.set(m[1]!, f);
+    }
+    // Target modules as saved (a list, "all-linear", or a regex string — then the file decides).
+    const targets = raw.target_modules;
+    const found = [...new Set([...factors.keys()].map((k) => k.slice(k.lastIndexOf('.') + 1)))];
+    const fields = Object.fromEntries(LORA_CONFIG_KEYS.filter((k) => raw[k] !== undefined && raw[k] !== null).map((k) => [k, raw[k]]));
+    const config = parseLoraConfig({ ...fields, target_modules: Array.isArray(targets) || targets === 'all-linear' ? targets : found }, cfgFile);
+    const modules = new Map<string, LoraPair>();
+    for (const [weightName, shape] of shapes) {
+      const mod = moduleOf(weightName), f = factors.get(mod);
+      if (!f) continue;
+      const { A, B } = f;
+      const short = mod.slice(mod.lastIndexOf('.') + 1);
+      if (!(config.target_modules as readonly string[]).includes(short)) throw new AdapterError(`base_model.model.${mod}`, `${short} is not in target_modules`, weightsFile);
+      if (!A || !B) throw new AdapterError(`base_model.model.${mod}.lora_${A ? 'B' : 'A'}.weight`, 'missing tensor', weightsFile);
+      const [out, inp] = shape as [number, number];
+      const want: [Tensor, number[]][] = [[A, [config.r, inp]], [B, [out, config.r]]];
+      for (const [t, s] of want) {
+        if (t.shape.length !== 2 || t.shape[0] !== s[0] || t.shape[1] !== s[1]) throw new AdapterError(t.name!, `shape [${t.shape}] does not match r = ${config.r} and the projection (expected [${s}])`, weightsFile);
+        if (opts.trainable) t.requireGrad();
+      }
+      modules.set(mod, { A, B });
+    }
+    if (modules.size === 0) throw new AdapterError('(file)', 'no LoRA factors', weightsFile);
+    const base = raw.base_model_name_or_path;
+    return { adapter: new LoraAdapter(config, modules), baseModel: typeof base === 'string' ? base : null };
+  } finally {
+    reader.close();
+  }
+}
