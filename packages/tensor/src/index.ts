@@ -9,13 +9,13 @@ export { TensorError, ShapeError, DTypeError, AutogradError, BackendError } from
 export { Rng } from './random';
 export { backward, noGrad, isGradEnabled, record } from './autograd';
 export { registerBackend, setBackend, backendOf, listBackends, kernel, kernelNames, type BackendInfo } from './backend';
-export type { KernelSet, KernelName, UnaryOp, BinaryOp, AttentionArgs, AttentionBackwardArgs } from './kernels/types';
+export type { KernelSet, KernelName, UnaryOp, BinaryOp, AttentionArgs, AttentionBackwardArgs, LinearCrossEntropyArgs } from './kernels/types';
 export { jsKernels } from './kernels/js/index';
-export { sgemm, sgemmBf16, sgemmReference, gemmBackend, setGemmBackend, setGemmThreads, gemmThreads, gemmKernelInfo, terminateGemmWorkers, GemmError, THREAD_MIN_WORK, type GemmArgs, type GemmBf16Args, type GemmBackendName } from './kernels/gemm/index';
+export { sgemmReference, setGemmThreads, gemmThreads, gemmKernelInfo, terminateGemmWorkers, GemmError, THREAD_MIN_WORK, type GemmArgs, type GemmBf16Args, type GemmKernelInfo } from './kernels/gemm/index';
 export { add, sub, mul, div, maximum, minimum, pow, neg, exp, log, expm1, log1p, softplus, sigmoid, silu, tanh, sqrt, rsqrt, square, abs, relu, scale, type TensorLike } from './ops/elementwise';
 export { sum, mean, max, argmax } from './ops/reduce';
 export { reshape, permute, transpose, narrow, unsqueeze, squeeze, contiguous, cat } from './ops/view';
-export { matmul, linear } from './ops/matmul';
+export { matmul, linear, sgemm, sgemmBf16 } from './ops/matmul';
 export { rmsnorm } from './ops/rmsnorm';
 export { softmax, logSoftmax } from './ops/softmax';
 export { embedding } from './ops/embedding';

@@ -1,9 +1,37 @@
 import { record } from '../autograd';
+import { kernel } from '../backend';
 import { DTypeError, ShapeError } from '../errors';
-import { sgemm, sgemmBf16 } from '../kernels/gemm/index';
+import { checkGemmArgs, type GemmArgs, type GemmBf16Args } from '../kernels/gemm/args';
 import { numel } from '../shape';
 import { Tensor } from '../tensor';
 import { f32, out } from './util';
+
+/**
+ * C = alpha * op(A) * op(B) + beta * C on row-major, contiguous Float32Arrays (see `GemmArgs`),
+ * with the kernel the backend registry selects for `gemm` (`backendOf('gemm')`). Throws
+ * `GemmError` on bad arguments, before touching C.
+ *
+ * @example
+ * ```ts
+ * const C = new Float32Array(2 * 2);
+ * sgemm({ transA: false, transB: false, M: 2, N: 2, K: 3,
+ *   A: new Float32Array([1, 2, 3, 4, 5, 6]), B: new Float32Array([1, 0, 0, 1, 1, 1]), C });
+ * // C = [4, 5, 10, 11]
+ * ```
+ */
+export function sgemm(args: GemmArgs): void {
+  checkGemmArgs(args, false);
+  kernel('gemm')(args);
+}
+
+/**
+ * {@link sgemm} with B given as bf16 bit patterns (`Uint16Array`), widened to f32 inside the
+ * kernel: inference with bf16 weights, usually `transB: true` with B = W[N, K].
+ */
+export function sgemmBf16(args: GemmBf16Args): void {
+  checkGemmArgs(args, true);
+  kernel('gemm')(args);
+}
 
 /**
  * The last two axes of `t` as a GEMM operand: contiguous storage plus a transpose flag, so a

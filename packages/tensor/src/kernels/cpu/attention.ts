@@ -1,4 +1,4 @@
-import { sgemm } from '../gemm/index';
+import { wasmGemm as sgemm } from '../gemm/index';
 import type { AttentionArgs, AttentionBackwardArgs, F32 } from '../types';
 
 /**

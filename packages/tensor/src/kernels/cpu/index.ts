@@ -1,8 +1,13 @@
+import { wasmGemm, wasmGemmAvailable } from '../gemm/index';
+import { fusedLinearCrossEntropy } from '../js/linear-cross-entropy';
 import type { KernelSet } from '../types';
 import { attention, attentionBackward } from './attention';
 
 /**
- * Hand-tuned CPU kernels for the ops where the reference loops are too slow: they lean on the
- * WebAssembly SIMD GEMM and are tested against `jsKernels`.
+ * The `cpu` backend: the kernels that lean on the WebAssembly SIMD GEMM (GEMM itself, tiled
+ * attention, the fused LM-head loss), tested against `jsKernels`. Empty where WebAssembly SIMD
+ * is missing, so selecting it there throws `BackendError`.
  */
-export const cpuKernels: Partial<KernelSet> = { attention, attentionBackward };
+export const cpuKernels: Partial<KernelSet> = wasmGemmAvailable()
+  ? { gemm: wasmGemm, linearCrossEntropy: fusedLinearCrossEntropy(wasmGemm), attention, attentionBackward }
+  : {};
