@@ -8,6 +8,8 @@ export { type Shape, numel, broadcastShapes } from './shape';
 export { TensorError, ShapeError, DTypeError, AutogradError, BackendError } from './errors';
 export { Rng } from './random';
 export { backward, noGrad, isGradEnabled, record } from './autograd';
+export { tidy } from './tidy';
+export { heapStats, type HeapStats } from './kernels/cpu/heap';
 export { registerBackend, setBackend, backendOf, listBackends, kernel, kernelNames, type BackendInfo } from './backend';
 export type { KernelSet, KernelName, UnaryOp, BinaryOp, AttentionArgs, AttentionBackwardArgs, LinearCrossEntropyArgs } from './kernels/types';
 export { jsKernels } from './kernels/js/index';

@@ -2,7 +2,7 @@ import { isGradEnabled, record } from '../autograd';
 import { kernel } from '../backend';
 import { DTypeError, ShapeError } from '../errors';
 import type { Tensor } from '../tensor';
-import { f32, i32, out } from './util';
+import { f32, i32, mapF32, out, zerosF32 } from './util';
 
 /** Options of `linearCrossEntropy`. */
 export interface LinearCrossEntropyOptions {
@@ -47,18 +47,18 @@ export function linearCrossEntropy(h: Tensor, w: Tensor, targets: Tensor, opts: 
   const weights = new Float32Array(rows);
   for (let r = 0; r < rows; r++) weights[r] = tg[r] === ignore ? 0 : mask ? mask[r]! : 1;
   const needGrad = isGradEnabled() && (h.requiresGrad || w.requiresGrad);
-  const dh = needGrad && h.requiresGrad ? new Float32Array(rows * H) : null;
-  const dw = needGrad && w.requiresGrad ? new Float32Array(V * H) : null;
+  const dh = needGrad && h.requiresGrad ? zerosF32(rows * H) : null;
+  const dw = needGrad && w.requiresGrad ? zerosF32(V * H) : null;
   const sums = new Float64Array(2);
   const chunkRows = Math.max(1, Math.min(rows, opts.chunkRows ?? Math.floor((4 << 20) / V)));
   kernel('linearCrossEntropy')({ rows, V, H, h: X, w: W, targets: tg, weights, chunkRows, sums, dh, dw });
   const total = sums[0]!, weight = sums[1]!;
   const reduction = opts.reduction ?? 'mean';
   const denom = reduction === 'sum' ? 1 : (opts.normalizer ?? (weight === 0 ? 1 : weight));
-  const res = out([], Float32Array.of(total / denom));
+  const res = out([], zerosF32(1).fill(total / denom));
   if (!needGrad) return res;
   return record(res, 'linearCrossEntropy', [h, w], (g) => {
     const s = g.item() / denom;
-    return [dh ? out(h.shape, dh.map((v) => v * s)) : null, dw ? out(w.shape, dw.map((v) => v * s)) : null];
+    return [dh ? out(h.shape, mapF32(dh, (v) => v * s)) : null, dw ? out(w.shape, mapF32(dw, (v) => v * s)) : null];
   });
 }

@@ -1,6 +1,7 @@
 import { record } from '../autograd';
 import { kernel } from '../backend';
 import { DTypeError, ShapeError } from '../errors';
+import { heapView } from '../kernels/cpu/heap';
 import { checkGemmArgs, type GemmArgs, type GemmBf16Args } from '../kernels/gemm/args';
 import { numel } from '../shape';
 import { Tensor } from '../tensor';
@@ -43,7 +44,7 @@ function operand(t: Tensor, op: string): { data: Float32Array; trans: boolean } 
     const [rows, cols] = [t.shape[r - 2]!, t.shape[r - 1]!];
     let ok = t.strides[r - 2] === 1 && t.strides[r - 1] === rows;
     for (let i = r - 3, st = rows * cols; ok && i >= 0; st *= t.shape[i]!, i--) ok = t.shape[i] === 1 || t.strides[i] === st;
-    if (ok) return { data: (t.storage as Float32Array).subarray(t.offset, t.offset + t.size), trans: true };
+    if (ok) return { data: heapView(t.storage as Float32Array, t.offset, t.offset + t.size), trans: true };
   }
   return { data: f32(t, op), trans: false };
 }
@@ -120,7 +121,7 @@ export function linear(x: Tensor, w: Tensor): Tensor {
   const res = out([...x.shape.slice(0, -1), N]);
   const wBits = w.dtype === 'bf16' ? w.materialize() : null;
   if (w.dtype === 'f16' || w.dtype === 'i32') throw new DTypeError(`linear: weight ${w} must be f32 or bf16`);
-  const W = wBits ? (wBits.storage as Uint16Array).subarray(wBits.offset, wBits.offset + wBits.size) : f32(w, 'linear');
+  const W = wBits ? heapView(wBits.storage as Uint16Array, wBits.offset, wBits.offset + wBits.size) : f32(w, 'linear');
   if (wBits) sgemmBf16({ transA: false, transB: true, M, N, K, A: X, B: W as Uint16Array, C: res.data });
   else sgemm({ transA: false, transB: true, M, N, K, A: X, B: W as Float32Array, C: res.data });
   return record(res, 'linear', [x, w], (g) => {

@@ -1,4 +1,5 @@
 import { wasmGemm, wasmGemmAvailable } from '../gemm/index';
+import { heapRelease, scratchF32 } from './heap';
 import { fusedLinearCrossEntropy } from '../js/linear-cross-entropy';
 import type { KernelSet } from '../types';
 import { attention, attentionBackward } from './attention';
@@ -9,5 +10,5 @@ import { attention, attentionBackward } from './attention';
  * is missing, so selecting it there throws `BackendError`.
  */
 export const cpuKernels: Partial<KernelSet> = wasmGemmAvailable()
-  ? { gemm: wasmGemm, linearCrossEntropy: fusedLinearCrossEntropy(wasmGemm), attention, attentionBackward }
+  ? { gemm: wasmGemm, linearCrossEntropy: fusedLinearCrossEntropy(wasmGemm, { alloc: scratchF32, release: heapRelease }), attention, attentionBackward }
   : {};

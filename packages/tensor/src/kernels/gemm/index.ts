@@ -19,6 +19,7 @@ import { gemmJs } from './js';
 import { bestVariant, WasmGemmEngine } from './wasm/engine';
 import type { GemmVariantName } from './wasm/variants';
 import { availableParallelism } from 'node:os';
+import { heapStats } from '../cpu/heap';
 
 export type { GemmArgs, GemmBf16Args } from './args';
 export { GemmError } from './errors';
@@ -85,9 +86,9 @@ export function gemmThreads(): number {
 }
 
 /**
- * Stop the GEMM worker threads and drop the wasm memory (it is garbage-collected once the
- * workers have exited). Workers never keep the process alive; this is for releasing memory or
- * for tests. The next threaded call starts fresh workers.
+ * Stop the GEMM worker threads (the wasm memory stays: it holds tensor storage). Workers never
+ * keep the process alive; this is for tests and shutdown. The next threaded call starts fresh
+ * workers.
  */
 export function terminateGemmWorkers(): void {
   engine?.terminate();
@@ -104,8 +105,13 @@ export interface GemmKernelInfo {
   threads: number;
   /** Worker threads started so far. */
   workers: number;
-  /** Bytes of the shared wasm memory (0 before the first call). */
+  /** Bytes of the shared wasm memory, the cpu device's memory (0 before first use). */
   memoryBytes: number;
+  /**
+   * Bytes {@link wasmGemm} has copied into or out of the wasm memory so far: operands that were
+   * plain JavaScript arrays rather than tensor storage on the cpu device. 0 for tensor operands.
+   */
+  bytesStaged: number;
 }
 
 /** Describe the GEMM configuration (for benchmark reports and diagnostics). */
@@ -116,6 +122,7 @@ export function gemmKernelInfo(): GemmKernelInfo {
     microTile: v === null ? null : `${engine?.mr ?? (v === 'relaxed' ? 6 : 4)}x${engine?.nr ?? 8}`,
     threads: threadCount,
     workers: engine?.workerCount ?? 0,
-    memoryBytes: engine?.memoryBytes ?? 0,
+    memoryBytes: heapStats().memoryBytes,
+    bytesStaged: engine?.bytesStaged ?? 0,
   };
 }

@@ -6,7 +6,10 @@ import type { F32, KernelSet, LinearCrossEntropyArgs } from '../types';
  * wanted, dlogits = w·(softmax − onehot) is formed in place (one exp per logit in total) and
  * folded at once into dh = dlogits·W and dW += dlogitsᵀ·h.
  */
-export function fusedLinearCrossEntropy(gemm: KernelSet['gemm']): (a: LinearCrossEntropyArgs) => void {
+export function fusedLinearCrossEntropy(
+  gemm: KernelSet['gemm'],
+  scratch: { alloc(n: number): F32; release(a: F32): void } = { alloc: (n) => new Float32Array(n), release: () => {} },
+): (a: LinearCrossEntropyArgs) => void {
   return (a) => {
     const { rows, V, H, h, w, targets, weights, dh, dw, sums } = a;
     /** C[M, N] = A · op(W) with W [V, H] as stored (f32 or bf16 bits). */
@@ -16,7 +19,7 @@ export function fusedLinearCrossEntropy(gemm: KernelSet['gemm']): (a: LinearCros
     };
     const needGrad = dh !== null || dw !== null;
     const chunk = Math.max(1, Math.min(rows, a.chunkRows));
-    const logits = new Float32Array(chunk * V);
+    const logits = scratch.alloc(chunk * V);
     let total = 0, weight = 0;
     for (let r0 = 0; r0 < rows; r0 += chunk) {
       const n = Math.min(chunk, rows - r0);
@@ -48,6 +51,7 @@ export function fusedLinearCrossEntropy(gemm: KernelSet['gemm']): (a: LinearCros
       if (dh) byW(false, n, H, V, logits, dh.subarray(r0 * H, (r0 + n) * H));
       if (dw) gemm({ transA: true, transB: false, M: V, N: H, K: n, A: logits, B: Xc, C: dw, beta: r0 === 0 ? 0 : 1 });
     }
+    scratch.release(logits);
     sums[0] = total;
     sums[1] = weight;
   };
