@@ -16,7 +16,7 @@
 import { checkGemmArgs, type GemmArgs, type GemmBf16Args } from './args';
 import { GemmError } from './errors';
 import { gemmJs } from './js';
-import { bestVariant, WasmGemmEngine } from './wasm/engine';
+import { variantValidates, WasmGemmEngine } from './wasm/engine';
 import type { GemmVariantName } from './wasm/variants';
 import { availableParallelism } from 'node:os';
 import { heapStats } from '../cpu/heap';
@@ -31,8 +31,13 @@ let threadCount = Math.max(1, availableParallelism());
 let engine: WasmGemmEngine | null = null;
 let variant: GemmVariantName | null | undefined;
 
+/**
+ * The variant of the `cpu` GEMM: always `simd` (mul + add), never chosen by what the runtime or
+ * CPU offers, so a product gives the same bits on every CPU and Node version. (`relaxed_madd`
+ * is fused on CPUs with FMA and unfused on others, and validates only on some Node versions.)
+ */
 function wasmVariant(): GemmVariantName | null {
-  if (variant === undefined) variant = bestVariant();
+  if (variant === undefined) variant = variantValidates('simd') ? 'simd' : null;
   return variant;
 }
 

@@ -86,12 +86,9 @@ export function variantBytes(name: GemmVariantName): Uint8Array {
   return decode(name === 'relaxed' ? GEMM_WASM_RELAXED : GEMM_WASM_SIMD);
 }
 
-/** The best variant this engine can compile: `relaxed` if relaxed SIMD validates, else `simd`; null without SIMD. */
-export function bestVariant(): GemmVariantName | null {
-  if (wasmApi === null) return null;
-  if (wasmApi.validate(variantBytes('relaxed'))) return 'relaxed';
-  if (wasmApi.validate(variantBytes('simd'))) return 'simd';
-  return null;
+/** Whether this runtime compiles the variant (relaxed SIMD needs Node >= 21, or the flag on Node 20). */
+export function variantValidates(name: GemmVariantName): boolean {
+  return wasmApi !== null && wasmApi.validate(variantBytes(name));
 }
 
 /** Copy `rows` rows of `cols` elements from `src` (row stride `stride`, from `srcOff`) densely to `dst` at `dstOff`. */
