@@ -29,3 +29,4 @@ export { defineOp, type CustomOp, type CustomOpContext } from './ops/custom';
 export { gradcheck, type GradcheckResult } from './gradcheck';
 export { createGpujsKernels, probeGpujsModes, GpujsBackendError, type GpujsMode, type GpujsKernelSet, type GpujsProbe } from './kernels/gpujs/index';
 export { enableGpujs } from './gpujs-backend';
+export { enableCpuFma } from './cpu-fma-backend';

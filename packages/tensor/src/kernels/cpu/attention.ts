@@ -1,6 +1,5 @@
-import { wasmGemm as sgemm } from '../gemm/index';
 import { heapRelease, scratchF32 } from './heap';
-import type { AttentionArgs, AttentionBackwardArgs, F32 } from '../types';
+import type { AttentionArgs, AttentionBackwardArgs, F32, KernelSet } from '../types';
 
 /**
  * Flash-style attention on the CPU: queries and keys are processed in tiles whose score blocks
@@ -41,7 +40,12 @@ function maskTile(a: AttentionArgs, b: number, t0: number, n: number, s0: number
   }
 }
 
-export function attention(a: AttentionArgs): void {
+/** The attention kernels on top of the GEMM kernel `sgemm`. */
+export function tiledAttention(sgemm: KernelSet['gemm']): Pick<KernelSet, 'attention' | 'attentionBackward'> {
+  return { attention: (a) => attention(sgemm, a), attentionBackward: (a) => attentionBackward(sgemm, a) };
+}
+
+function attention(sgemm: KernelSet['gemm'], a: AttentionArgs): void {
   const { B, T, S, nh, nkv, d, scale, out, lse } = a;
   const rep = nh / nkv;
   // Tiles live in the cpu device memory, so the GEMM reads and writes them in place.
@@ -91,7 +95,7 @@ export function attention(a: AttentionArgs): void {
   for (const a of [K, Vv, Q, acc, tile]) heapRelease(a);
 }
 
-export function attentionBackward(a: AttentionBackwardArgs): void {
+function attentionBackward(sgemm: KernelSet['gemm'], a: AttentionBackwardArgs): void {
   const { B, T, S, nh, nkv, d, scale, out, lse, gout, gq, gk, gv } = a;
   const rep = nh / nkv;
   gq.fill(0); gk.fill(0); gv.fill(0);

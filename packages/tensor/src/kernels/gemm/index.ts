@@ -19,6 +19,7 @@ import { gemmJs } from './js';
 import { variantValidates, WasmGemmEngine } from './wasm/engine';
 import type { GemmVariantName } from './wasm/variants';
 import { availableParallelism } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
 import { heapStats } from '../cpu/heap';
 
 export type { GemmArgs, GemmBf16Args } from './args';
@@ -71,6 +72,36 @@ export function wasmGemm(args: GemmArgs | GemmBf16Args): void {
   getEngine().run(g, threadCount);
 }
 
+let fmaEngine: WasmGemmEngine | null = null;
+
+/**
+ * Whether the relaxed-SIMD (FMA) variant can run here. Node >= 21 validates relaxed SIMD as is;
+ * on Node 20 it is behind `--experimental-wasm-relaxed-simd`, which V8 still honours when set
+ * from inside the process before the module is compiled, so this sets it there (workers get the
+ * compiled module, so they need no flag of their own).
+ */
+export function relaxedSimdAvailable(): boolean {
+  if (variantValidates('relaxed')) return true;
+  if (!variantValidates('simd')) return false;
+  setFlagsFromString('--experimental-wasm-relaxed-simd');
+  return variantValidates('relaxed');
+}
+
+/**
+ * The `cpu-fma` backend's GEMM: the `relaxed` variant (6 x 8 tile, `f32x4.relaxed_madd`, fused
+ * on CPUs with FMA), on {@link gemmThreads} threads. Faster than {@link wasmGemm}, but its bits
+ * differ from it and, on CPUs without FMA, from other CPUs'. Throws {@link GemmError} where
+ * relaxed SIMD is unavailable.
+ */
+export function relaxedGemm(args: GemmArgs | GemmBf16Args): void {
+  const g = checkGemmArgs(args, isBf16(args));
+  if (fmaEngine === null) {
+    if (!relaxedSimdAvailable()) throw new GemmError('backend', 'relaxed SIMD does not validate in this runtime');
+    fmaEngine = new WasmGemmEngine('relaxed');
+  }
+  fmaEngine.run(g, threadCount);
+}
+
 /** The `js` backend's GEMM (plain JavaScript, about 1 GFLOPS); same contract as {@link wasmGemm}. */
 export function jsGemm(args: GemmArgs | GemmBf16Args): void {
   gemmJs(checkGemmArgs(args, isBf16(args)));
@@ -98,6 +129,8 @@ export function gemmThreads(): number {
 export function terminateGemmWorkers(): void {
   engine?.terminate();
   engine = null;
+  fmaEngine?.terminate();
+  fmaEngine = null;
 }
 
 /** What the WebAssembly GEMM runs on: module variant, micro-tile, worker count and memory size. */
