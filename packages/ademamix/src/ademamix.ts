@@ -207,11 +207,14 @@ function stepF32(data: Float32Array, grad: FloatArray, m1: Float32Array | null, 
   }
 }
 
+/** The scalars of a double-precision update. */
+function doubleScalars(c: StepConstants): StepConstants & { c1: number; c2: number; c3: number; sbc2: number; wd: number; nlr: number } {
+  return { ...c, c1: 1 - c.beta1, c2: 1 - c.beta2, c3: 1 - c.beta3, sbc2: Math.sqrt(c.bc2), wd: c.weightDecay, nlr: -c.lr };
+}
+
 /** The update in double precision, rounding only what is stored (`arithmetic: 'fast'`). */
 function stepFast(data: FloatArray, grad: FloatArray, m1: FloatArray | null, m2: FloatArray, nu: FloatArray, c: StepConstants): void {
-  const { beta1, beta2, beta3, alpha, bc1, eps } = c;
-  const c1 = 1 - beta1, c3 = 1 - beta3, c2 = 1 - beta2;
-  const sbc2 = Math.sqrt(c.bc2), wd = c.weightDecay, nlr = -c.lr;
+  const { beta1, beta2, beta3, alpha, bc1, eps, c1, c2, c3, sbc2, wd, nlr } = doubleScalars(c);
   const n = data.length;
   for (let i = 0; i < n; i++) {
     const g = grad[i]!;
@@ -227,9 +230,7 @@ function stepFast(data: FloatArray, grad: FloatArray, m1: FloatArray | null, m2:
 
 /** The update for float64 parameters, with torch's fused multiply-adds. */
 function stepF64(data: Float64Array, grad: FloatArray, m1: Float64Array | null, m2: Float64Array, nu: Float64Array, c: StepConstants): void {
-  const { beta1, beta2, beta3, alpha, bc1, eps } = c;
-  const c1 = 1 - beta1, c3 = 1 - beta3, c2 = 1 - beta2;
-  const sbc2 = Math.sqrt(c.bc2), wd = c.weightDecay, nlr = -c.lr;
+  const { beta1, beta2, beta3, alpha, bc1, eps, c1, c2, c3, sbc2, wd, nlr } = doubleScalars(c);
   const n = data.length;
   for (let i = 0; i < n; i++) {
     const g = grad[i]!;
