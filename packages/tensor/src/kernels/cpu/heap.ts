@@ -15,9 +15,11 @@
  *
  * Growing a shared memory never detaches existing views (their SharedArrayBuffer keeps its length
  * and keeps aliasing the same bytes); views of newly grown bytes are taken from the current
- * `memory.buffer`. Tensor storage past {@link HEAP_SOFT_LIMIT} bytes (memory the garbage collector
- * has not returned yet) falls back to ordinary JavaScript arrays, which the GEMM then stages
- * (counted in `gemmKernelInfo().bytesStaged`).
+ * `memory.buffer`. Storage allocated outside a scope, once the memory holds {@link HEAP_SOFT_LIMIT}
+ * bytes (much of it perhaps waiting for a garbage collection that V8, blind to this memory, may
+ * not run soon), falls back to ordinary JavaScript arrays, which the GEMM then stages (counted in
+ * `gemmKernelInfo().bytesStaged`); inside a scope, where release is certain, the memory may grow
+ * to its 4 GiB maximum.
  */
 import { wasmApi, type WasmMemory } from '../gemm/wasm/wasm-api';
 
@@ -26,8 +28,8 @@ const PAGE = 65536;
 const MAX_PAGES = 65536;
 /** Bytes below this address are never handed out (0 stays an invalid address). */
 const BASE = 1024;
-/** Tensor storage beyond this many heap bytes goes to plain JavaScript arrays instead. */
-export const HEAP_SOFT_LIMIT = 1 << 30;
+/** Tensor storage allocated outside a scope beyond this many heap bytes goes to plain JavaScript arrays instead. */
+export const HEAP_SOFT_LIMIT = 256 << 20;
 
 interface Block {
   /** Byte address in the memory. */
@@ -115,16 +117,16 @@ function take(bytes: number, limit: number): (Block & { fresh: boolean }) | null
 
 /**
  * `n` zeroed floats of tensor storage on the heap, released when the array is garbage-collected
- * (or by {@link heapRelease}); a plain `Float32Array` when the heap is unavailable or past
- * {@link HEAP_SOFT_LIMIT}.
+ * (or by {@link heapRelease}, or when its scope closes); a plain `Float32Array` when the heap is
+ * unavailable, or past {@link HEAP_SOFT_LIMIT} outside a scope.
  */
 export function heapF32(n: number): Float32Array {
-  return storage(n, 4, HEAP_SOFT_LIMIT, Float32Array);
+  return storage(n, 4, Float32Array);
 }
 
 /** `n` zeroed 16-bit values (bf16/f16 storage) on the heap; see {@link heapF32}. */
 export function heapU16(n: number): Uint16Array {
-  return storage(n, 2, HEAP_SOFT_LIMIT, Uint16Array);
+  return storage(n, 2, Uint16Array);
 }
 
 /**
@@ -144,8 +146,8 @@ export function scratchF32(n: number): Float32Array {
   return heapScratch(4 * n) ?? new Float32Array(n);
 }
 
-function storage<T extends Float32Array | Uint16Array>(n: number, es: number, limit: number, ctor: new (b: ArrayBufferLike, o: number, n: number) => T): T {
-  const b = n === 0 ? null : take(n * es, limit);
+function storage<T extends Float32Array | Uint16Array>(n: number, es: number, ctor: new (b: ArrayBufferLike, o: number, n: number) => T): T {
+  const b = n === 0 ? null : take(n * es, scope ? MAX_PAGES * PAGE : HEAP_SOFT_LIMIT);
   if (b === null) return new ctor(new ArrayBuffer(n * es), 0, n);
   const a = new ctor(buffer(), b.addr, n);
   if (!b.fresh) a.fill(0);
