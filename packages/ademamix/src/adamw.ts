@@ -12,7 +12,7 @@ import { OptimizerError } from './errors';
 import { fmaF32, fmaF64 } from './fma';
 import { powInt } from './pow';
 import { Optimizer } from './optimizer';
-import type { BaseHyperparameters, GroupingOptions, ParamGroupInput, ParamState } from './optimizer';
+import type { ArithmeticOptions, BaseHyperparameters, GroupingOptions, ParamGroupInput, ParamState } from './optimizer';
 import type { JsonValue } from './state-dict';
 import type { FloatArray, NamedParams } from './types';
 
@@ -25,7 +25,7 @@ export interface AdamWHyperparameters extends BaseHyperparameters {
 }
 
 /** Constructor options of {@link AdamW}: defaults for every group plus grouping options. */
-export type AdamWOptions = Partial<AdamWHyperparameters> & GroupingOptions;
+export type AdamWOptions = Partial<AdamWHyperparameters> & GroupingOptions & ArithmeticOptions;
 
 /** torch.optim.AdamW defaults: lr 1e-3, betas (0.9, 0.999), eps 1e-8, weight decay 0.01. */
 export const ADAMW_DEFAULTS: Readonly<AdamWHyperparameters> = Object.freeze({
@@ -46,13 +46,14 @@ export class AdamW extends Optimizer<AdamWHyperparameters> {
    * @throws OptimizerError `InvalidHyperparameter`, `InvalidParams`, `ShapeMismatch`
    */
   constructor(params: NamedParams | readonly ParamGroupInput<AdamWHyperparameters>[], options: AdamWOptions = {}) {
-    const { splitWeightDecay, noWeightDecay, ...rest } = options;
+    const { splitWeightDecay, noWeightDecay, arithmetic, ...rest } = options;
     const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Partial<AdamWHyperparameters>;
     const grouping: GroupingOptions = {
       ...(splitWeightDecay !== undefined ? { splitWeightDecay } : {}),
       ...(noWeightDecay !== undefined ? { noWeightDecay } : {}),
     };
     super('AdamW', params, { ...ADAMW_DEFAULTS, ...defined }, grouping);
+    if (arithmetic !== undefined) this.arithmetic = arithmetic;
   }
 
   protected override bufferNames(): readonly string[] {
@@ -92,7 +93,16 @@ export class AdamW extends Optimizer<AdamWHyperparameters> {
     const stepSize = h.lr / bc1;
     const decay = 1 - h.lr * h.weightDecay;
     const n = data.length;
-    if (data instanceof Float32Array) {
+    if (data instanceof Float32Array && this.arithmetic === 'fast') {
+      // Double precision per element, rounded only where stored.
+      const c1 = 1 - beta1, c2 = 1 - beta2, sbc2 = Math.sqrt(bc2), eps = h.eps, nstep = -stepSize;
+      for (let i = 0; i < n; i++) {
+        const g = grad[i]!;
+        m[i] = m[i]! * beta1 + g * c1;
+        v[i] = v[i]! * beta2 + c2 * g * g;
+        data[i] = data[i]! * decay + (nstep * m[i]!) / (Math.sqrt(v[i]!) / sbc2 + eps);
+      }
+    } else if (data instanceof Float32Array) {
       const f = Math.fround;
       const b1 = f(beta1), c1 = f(1 - beta1), b2 = f(beta2), c2 = f(1 - beta2);
       const fdecay = f(decay), sbc2 = f(Math.sqrt(bc2)), feps = f(h.eps), nstep = f(-stepSize);

@@ -23,7 +23,7 @@ import { OptimizerError } from './errors';
 import { fmaF32, fmaF64 } from './fma';
 import { powInt } from './pow';
 import { Optimizer } from './optimizer';
-import type { BaseHyperparameters, GroupingOptions, ParamGroupInput, ParamState } from './optimizer';
+import type { ArithmeticOptions, BaseHyperparameters, GroupingOptions, ParamGroupInput, ParamState } from './optimizer';
 import { alphaWarmup, beta3Warmup } from './schedulers';
 import type { JsonValue } from './state-dict';
 import type { FloatArray, NamedParams } from './types';
@@ -54,7 +54,7 @@ export interface AdEMAMixHyperparameters extends BaseHyperparameters {
 }
 
 /** Constructor options of {@link AdEMAMix}: defaults for every group plus grouping options. */
-export type AdEMAMixOptions = Partial<AdEMAMixHyperparameters> & GroupingOptions;
+export type AdEMAMixOptions = Partial<AdEMAMixHyperparameters> & GroupingOptions & ArithmeticOptions;
 
 /** Defaults of the PyTorch reference class (training-recipe.md §1.4): lr 1e-3, betas (0.9, 0.999, 0.9999), α 2, eps 1e-8, wd 0, no warm-up. */
 export const ADEMAMIX_DEFAULTS: Readonly<AdEMAMixHyperparameters> = Object.freeze({
@@ -111,13 +111,14 @@ export class AdEMAMix extends Optimizer<AdEMAMixHyperparameters> {
    * @throws OptimizerError `InvalidHyperparameter`, `InvalidParams`, `ShapeMismatch`
    */
   constructor(params: NamedParams | readonly ParamGroupInput<AdEMAMixHyperparameters>[], options: AdEMAMixOptions = {}) {
-    const { splitWeightDecay, noWeightDecay, ...rest } = options;
+    const { splitWeightDecay, noWeightDecay, arithmetic, ...rest } = options;
     const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Partial<AdEMAMixHyperparameters>;
     const grouping: GroupingOptions = {
       ...(splitWeightDecay !== undefined ? { splitWeightDecay } : {}),
       ...(noWeightDecay !== undefined ? { noWeightDecay } : {}),
     };
     super('AdEMAMix', params, { ...ADEMAMIX_DEFAULTS, ...defined }, grouping);
+    if (arithmetic !== undefined) this.arithmetic = arithmetic;
   }
 
   protected override bufferNames(h: Readonly<AdEMAMixHyperparameters>): readonly string[] {
@@ -168,7 +169,8 @@ export class AdEMAMix extends Optimizer<AdEMAMixHyperparameters> {
     const { alpha, beta3 } = ademamixCoefficients(t, h);
     const c: StepConstants = { beta1, beta2, beta3, alpha, bc1: 1 - powInt(beta1, t), bc2: 1 - powInt(beta2, t), eps: h.eps, weightDecay: h.weightDecay, lr: h.lr };
     const m1 = beta1 === 0 ? null : st.buffers.exp_avg_fast!;
-    if (data instanceof Float32Array) stepF32(data, grad, m1 as Float32Array | null, st.buffers.exp_avg_slow as Float32Array, st.buffers.exp_avg_sq as Float32Array, c);
+    if (data instanceof Float32Array && this.arithmetic === 'fast') stepFast(data, grad, m1, st.buffers.exp_avg_slow!, st.buffers.exp_avg_sq!, c);
+    else if (data instanceof Float32Array) stepF32(data, grad, m1 as Float32Array | null, st.buffers.exp_avg_slow as Float32Array, st.buffers.exp_avg_sq as Float32Array, c);
     else stepF64(data, grad, m1 as Float64Array | null, st.buffers.exp_avg_slow as Float64Array, st.buffers.exp_avg_sq as Float64Array, c);
   }
 }
@@ -205,11 +207,30 @@ function stepF32(data: Float32Array, grad: FloatArray, m1: Float32Array | null, 
   }
 }
 
+/** The scalars of a double-precision update. */
+function doubleScalars(c: StepConstants): StepConstants & { c1: number; c2: number; c3: number; sbc2: number; wd: number; nlr: number } {
+  return { ...c, c1: 1 - c.beta1, c2: 1 - c.beta2, c3: 1 - c.beta3, sbc2: Math.sqrt(c.bc2), wd: c.weightDecay, nlr: -c.lr };
+}
+
+/** The update in double precision, rounding only what is stored (`arithmetic: 'fast'`). */
+function stepFast(data: FloatArray, grad: FloatArray, m1: FloatArray | null, m2: FloatArray, nu: FloatArray, c: StepConstants): void {
+  const { beta1, beta2, beta3, alpha, bc1, eps, c1, c2, c3, sbc2, wd, nlr } = doubleScalars(c);
+  const n = data.length;
+  for (let i = 0; i < n; i++) {
+    const g = grad[i]!;
+    let fast = g;
+    if (m1 !== null) { m1[i] = m1[i]! * beta1 + g * c1; fast = m1[i]!; }
+    m2[i] = m2[i]! * beta3 + g * c3;
+    nu[i] = nu[i]! * beta2 + c2 * g * g;
+    const p = data[i]!;
+    const u = (fast / bc1 + alpha * m2[i]!) / (Math.sqrt(nu[i]!) / sbc2 + eps) + p * wd;
+    data[i] = p + nlr * u;
+  }
+}
+
 /** The update for float64 parameters, with torch's fused multiply-adds. */
 function stepF64(data: Float64Array, grad: FloatArray, m1: Float64Array | null, m2: Float64Array, nu: Float64Array, c: StepConstants): void {
-  const { beta1, beta2, beta3, alpha, bc1, eps } = c;
-  const c1 = 1 - beta1, c3 = 1 - beta3, c2 = 1 - beta2;
-  const sbc2 = Math.sqrt(c.bc2), wd = c.weightDecay, nlr = -c.lr;
+  const { beta1, beta2, beta3, alpha, bc1, eps, c1, c2, c3, sbc2, wd, nlr } = doubleScalars(c);
   const n = data.length;
   for (let i = 0; i < n; i++) {
     const g = grad[i]!;

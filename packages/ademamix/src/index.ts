@@ -5,7 +5,7 @@ export type { FloatArray, OptimParam, NamedParams } from './types';
 export { OptimizerError } from './errors';
 export type { OptimizerErrorCode, OptimizerErrorContext } from './errors';
 export { Optimizer } from './optimizer';
-export type { BaseHyperparameters, ParamGroupInput, GroupingOptions, OptimizerGroup, ParamState } from './optimizer';
+export type { BaseHyperparameters, ParamGroupInput, GroupingOptions, ArithmeticOptions, Arithmetic, OptimizerGroup, ParamState } from './optimizer';
 export { AdEMAMix, ADEMAMIX_DEFAULTS, APERTUS_PRETRAINING_ADEMAMIX, ademamixCoefficients } from './ademamix';
 export type { AdEMAMixHyperparameters, AdEMAMixOptions, SchedulerConvention } from './ademamix';
 export { AdamW, ADAMW_DEFAULTS } from './adamw';

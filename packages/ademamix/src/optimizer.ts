@@ -35,6 +35,20 @@ export interface GroupingOptions {
   readonly noWeightDecay?: (name: string, shape: readonly number[]) => boolean;
 }
 
+/**
+ * How float32 updates are computed: `torch-exact` (default) rounds every operation to float32 and
+ * emulates PyTorch's fused multiply-adds, reproducing torch's optimizer bit for bit; `fast`
+ * computes each element's update in double precision and rounds only what is stored — several
+ * times faster, and within 1e-6 (relative to each state's largest value) of `torch-exact`.
+ */
+export type Arithmetic = 'torch-exact' | 'fast';
+
+/** Execution options of an optimizer. */
+export interface ArithmeticOptions {
+  /** See {@link Arithmetic} (default `torch-exact`). */
+  readonly arithmetic?: Arithmetic;
+}
+
 /** A parameter group of a constructed optimizer. */
 export interface OptimizerGroup<H> {
   /** Group name. */
@@ -84,6 +98,8 @@ function checkFiniteAtLeast(value: unknown, min: number, field: string, group: s
 export abstract class Optimizer<H extends BaseHyperparameters> {
   /** Name written into state dicts (`AdEMAMix`, `AdamW`). */
   readonly kind: string;
+  /** How updates are computed (see {@link Arithmetic}). */
+  protected arithmetic: Arithmetic = 'torch-exact';
   private readonly _groups: MutableGroup<H>[];
   private readonly state = new Map<string, ParamState>();
 

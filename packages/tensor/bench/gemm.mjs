@@ -37,7 +37,7 @@ const PYTHON = '/usr/bin/python3';
 async function loadGemm() {
   if (!argv.includes('--src')) try {
     const t = await import('@apertus/tensor');
-    if (typeof t.sgemm === 'function' && typeof t.setGemmBackend === 'function') return { ...t, source: '@apertus/tensor (dist)' };
+    if (typeof t.sgemm === 'function' && typeof t.setBackend === 'function') return { ...t, source: '@apertus/tensor (dist)' };
   } catch {
     // fall through to the src bundle
   }
@@ -47,7 +47,7 @@ async function loadGemm() {
   mkdirSync(dir, { recursive: true });
   const outfile = path.join(dir, 'gemm.mjs');
   await esbuild.build({
-    entryPoints: [path.join(here, '../src/kernels/gemm/index.ts')],
+    entryPoints: [path.join(here, '../src/index.ts')],
     bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile, logLevel: 'warning',
   });
   const why = argv.includes('--src') ? '--src' : 'dist lacks sgemm';
@@ -124,7 +124,7 @@ const Wbf16 = new Uint16Array(H * I);
 }
 
 function timeOurs(c, backend, threads) {
-  gemm.setGemmBackend(backend);
+  gemm.setBackend(backend, ['gemm']);
   gemm.setGemmThreads(threads);
   const big = c.group !== 'square';
   const A = fill(new Float32Array(c.M * c.K), 3);
@@ -159,8 +159,8 @@ for (let round = 0; round < rounds; round++) {
     const b = best[i];
     if (npConfig) b.n2 = Math.min(b.n2, (await np2.time(c)) ?? Infinity);
     if (np1 && npConfig) b.n1 = Math.min(b.n1, (await np1.time(c)) ?? Infinity);
-    b.t1 = Math.min(b.t1, timeOurs(c, 'wasm-simd', 1));
-    b.t2 = Math.min(b.t2, timeOurs(c, 'wasm-simd-threads', 2));
+    b.t1 = Math.min(b.t1, timeOurs(c, 'cpu', 1));
+    b.t2 = Math.min(b.t2, timeOurs(c, 'cpu', 2));
     const g = (t) => (Number.isFinite(t) ? (2 * c.M * c.N * c.K) / t / 1e9 : NaN);
     console.error(`[${round + 1}/${rounds}] ${c.name.padEnd(28)} ours ${g(b.t1).toFixed(1)} / ${g(b.t2).toFixed(1)}  numpy ${g(b.n1).toFixed(1)} / ${g(b.n2).toFixed(1)} GFLOPS`);
   }

@@ -1,4 +1,5 @@
 import { AutogradError, ShapeError } from './errors';
+import { heapF32, heapKeep, heapRelease } from './kernels/cpu/heap';
 import { sameShape } from './shape';
 import { Tensor, type GradNode } from './tensor';
 
@@ -32,6 +33,13 @@ export function record(out: Tensor, op: string, inputs: readonly Tensor[], backw
   return out;
 }
 
+/** A copy of `src` in the cpu device memory. */
+function copy(src: Float32Array): Float32Array {
+  const a = heapF32(src.length);
+  a.set(src);
+  return a;
+}
+
 /** Add `g` into `acc` elementwise (both contiguous f32, same size). */
 function accumulate(acc: Float32Array, g: Tensor): void {
   const src = g.materialize().data;
@@ -42,7 +50,9 @@ function accumulate(acc: Float32Array, g: Tensor): void {
  * Reverse-mode differentiation from `root`: topological order over recorded nodes, gradients
  * summed where a tensor is used several times, and added into `.grad` of every leaf that
  * requires grad (so calling backward several times accumulates, as in gradient accumulation).
- * `grad` defaults to 1 for a one-element root.
+ * `grad` defaults to 1 for a one-element root. Intermediate gradients are owned by this loop and
+ * go back to the cpu device's buffer pool as soon as they have been propagated (so a custom op's
+ * backward must not keep its `grad` argument beyond the call).
  */
 export function backward(root: Tensor, grad?: Tensor): void {
   if (!root.requiresGrad) throw new AutogradError(`backward: ${root} does not require grad (was it computed under noGrad, or from constants only?)`);
@@ -73,7 +83,7 @@ export function backward(root: Tensor, grad?: Tensor): void {
   }
 
   const grads = new Map<Tensor, Float32Array>();
-  grads.set(root, grad.materialize().data.slice());
+  grads.set(root, copy(grad.materialize().data));
   const prev = gradEnabled;
   gradEnabled = false;
   try {
@@ -83,8 +93,8 @@ export function backward(root: Tensor, grad?: Tensor): void {
       if (!g) continue;
       grads.delete(t);
       if (!t.node) {
-        if (t.grad === null) t.grad = new Tensor(g, t.shape, 'f32');
-        else accumulate(t.grad.data, new Tensor(g, t.shape, 'f32'));
+        if (t.grad === null) { t.grad = new Tensor(g, t.shape, 'f32'); heapKeep(g); }
+        else { accumulate(t.grad.data, new Tensor(g, t.shape, 'f32')); heapRelease(g); }
         continue;
       }
       const gin = t.node.backward(new Tensor(g, t.shape, 'f32'));
@@ -101,8 +111,10 @@ export function backward(root: Tensor, grad?: Tensor): void {
         if (acc) { accumulate(acc, gi); return; }
         const whole = gi.dtype === 'f32' && gi.offset === 0 && gi.size === gi.storage.length && gi.isContiguous();
         if (whole && !taken.has(gi.storage)) { taken.add(gi.storage); grads.set(inp, gi.storage as Float32Array); }
-        else grads.set(inp, gi.materialize().data.slice());
+        else grads.set(inp, copy(gi.materialize().data));
       });
+      // g has been propagated; unless an input took it over as its gradient, nothing refers to it.
+      if (!taken.has(g)) heapRelease(g);
     }
   } finally {
     gradEnabled = prev;

@@ -4,9 +4,10 @@ import { jsKernels } from './kernels/js/index';
 import type { KernelName, KernelSet } from './kernels/types';
 
 /**
- * Per-op kernel selection. Each backend registers the kernels it implements; every op runs the
- * kernel of the backend chosen for it, and asking for a backend that does not implement an op (or
- * is not available on this machine) throws `BackendError` — there is no silent fallback.
+ * Per-op kernel selection — the one mechanism for every op, GEMM (`matmul`, `linear`) and the
+ * fused LM-head loss included. Each backend registers the kernels it implements; every op runs
+ * the kernel of the backend chosen for it, and asking for a backend that does not implement an op
+ * (or is not available on this machine) throws `BackendError` — there is no silent fallback.
  */
 export interface BackendInfo {
   /** Backend name, e.g. 'js', 'gpujs'. */
@@ -21,10 +22,13 @@ interface Registered extends BackendInfo {
 
 const backends = new Map<string, Registered>([
   ['js', { name: 'js', device: 'cpu (TypeScript reference)', kernels: jsKernels }],
-  ['cpu', { name: 'cpu', device: 'cpu (WebAssembly SIMD GEMM tiles)', kernels: cpuKernels }],
+  ['cpu', { name: 'cpu', device: 'cpu (WebAssembly SIMD, worker threads)', kernels: cpuKernels }],
 ]);
 const KERNEL_NAMES = Object.keys(jsKernels) as KernelName[];
-/** Default per op: the fastest CPU kernel measured (see BENCHMARKS.md), else the reference. */
+/**
+ * Default per op: the `cpu` kernel where there is one (measured fastest, see BENCHMARKS.md; none
+ * where WebAssembly SIMD is missing), else the reference. `backendOf` reports the choice.
+ */
 const selected = new Map<KernelName, Registered>(KERNEL_NAMES.map((k) => [k, backends.get(cpuKernels[k] ? 'cpu' : 'js')!]));
 
 /** Register (or replace) a backend's kernels. */
@@ -57,8 +61,8 @@ export function backendOf(op: KernelName): BackendInfo {
 }
 
 /** The active kernel for `op`. */
-export function kernel<K extends KernelName>(op: K): KernelSet[K] {
-  return selected.get(op)!.kernels[op] as KernelSet[K];
+export function kernel<K extends KernelName>(op: K): NonNullable<KernelSet[K]> {
+  return selected.get(op)!.kernels[op] as NonNullable<KernelSet[K]>;
 }
 
 /** Every kernel name, in a stable order. */

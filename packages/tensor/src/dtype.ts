@@ -2,6 +2,8 @@
  * Data types. Compute is float32; bf16 and f16 are storage formats (raw 16-bit patterns in a
  * Uint16Array) converted with round-to-nearest-even; i32 holds token ids and positions.
  */
+import { heapF32, heapU16 } from './kernels/cpu/heap';
+
 export type DType = 'f32' | 'bf16' | 'f16' | 'i32';
 
 /** The typed array a dtype is stored in. */
@@ -15,12 +17,12 @@ export interface StorageOf {
   i32: Int32Array;
 }
 
-/** Allocate zeroed storage of `n` elements. */
+/** Allocate zeroed storage of `n` elements: float formats in the cpu device memory (`kernels/cpu/heap.ts`). */
 export function allocStorage<D extends DType>(dtype: D, n: number): StorageOf[D] {
   switch (dtype) {
-    case 'f32': return new Float32Array(n) as StorageOf[D];
+    case 'f32': return heapF32(n) as StorageOf[D];
     case 'bf16':
-    case 'f16': return new Uint16Array(n) as StorageOf[D];
+    case 'f16': return heapU16(n) as StorageOf[D];
     case 'i32': return new Int32Array(n) as StorageOf[D];
   }
   throw new TypeError(`unknown dtype ${String(dtype)}`);

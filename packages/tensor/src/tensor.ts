@@ -2,6 +2,7 @@ import { allocStorage, bf16ArrayToF32, f16ArrayToF32, f32ArrayToBf16, f32ArrayTo
 import { DTypeError, ShapeError, TensorError } from './errors';
 import { contiguousStrides, numel, type Shape } from './shape';
 import { Rng } from './random';
+import { heapRelease, heapView } from './kernels/cpu/heap';
 
 /** What a recorded op keeps for the backward pass. */
 export interface GradNode {
@@ -60,7 +61,7 @@ export class Tensor {
 
   /** A float32 tensor filled with `value`. */
   static full(shape: Shape, value: number): Tensor {
-    return new Tensor(new Float32Array(numel(shape)).fill(value), shape, 'f32');
+    return new Tensor(allocStorage('f32', numel(shape)).fill(value), shape, 'f32');
   }
 
   /** A float32 tensor of ones. */
@@ -135,11 +136,14 @@ export class Tensor {
   /**
    * The elements as a contiguous float32 array. For a contiguous f32 tensor this is a live view of
    * the storage (writes change the tensor); otherwise throws: call `contiguous()` or `toFloat32()`.
+   * The storage lives in the cpu device's memory and is recycled once neither the tensor nor this
+   * array is reachable any more; a `subarray` cut from it does not keep it alive on its own, so
+   * keep the tensor or this array while such a piece is in use (or copy it with `slice`).
    */
   get data(): Float32Array {
     if (this.dtype !== 'f32') throw new DTypeError(`data: tensor is ${this.dtype}; use toFloat32()`);
     if (!this.isContiguous()) throw new TensorError('data: tensor is not contiguous; call contiguous() first');
-    return (this.storage as Float32Array).subarray(this.offset, this.offset + this.size);
+    return heapView(this.storage as Float32Array, this.offset, this.offset + this.size);
   }
 
   /** The elements of an i32 tensor as a contiguous Int32Array view. */
@@ -201,8 +205,18 @@ export class Tensor {
   /** A contiguous copy with its own storage; no autograd. */
   clone(): Tensor {
     const m = this.materialize();
-    const s = m.storage.slice(m.offset, m.offset + m.size);
+    const s = allocStorage(this.dtype, m.size);
+    s.set(m.storage.subarray(m.offset, m.offset + m.size) as never);
     return new Tensor(s, this.shape, this.dtype);
+  }
+
+  /**
+   * Return the storage to the cpu device's buffer pool now instead of when it is
+   * garbage-collected. The storage is shared by every view of this tensor: none of them (nor any
+   * `.data` array taken from them) may be used afterwards. A no-op for storage outside the pool.
+   */
+  dispose(): void {
+    heapRelease(this.storage);
   }
 
   /** The same values cut from the autograd graph (shares storage). */

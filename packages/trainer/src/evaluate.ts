@@ -1,7 +1,7 @@
 // Validation loss and perplexity: the token mean of the masked cross-entropy over a whole
 // validation set, computed without recording autograd.
 
-import { noGrad } from '@apertus/tensor';
+import { noGrad, tidy } from '@apertus/tensor';
 import type { LmBatch } from './batch';
 import { summedLmLoss, type CausalLm } from './loss';
 
@@ -26,7 +26,7 @@ export function evaluateLm(model: CausalLm, batches: Iterable<LmBatch>): EvalRes
     let tokens = 0;
     for (const b of batches) {
       if (b.keptTokens === 0) continue;
-      sum += summedLmLoss(model, b);
+      sum += tidy(() => summedLmLoss(model, b));
       tokens += b.keptTokens;
     }
     const loss = tokens > 0 ? sum / tokens : Number.NaN;

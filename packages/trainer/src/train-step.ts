@@ -3,7 +3,7 @@
 //   → global-norm clipping → optimizer.step(lr(count)) → scheduler.step(samples).
 
 import { clipGradNorm, gradNorm, type LrScheduler } from '@apertus/ademamix';
-import { backward, type Tensor } from '@apertus/tensor';
+import { backward, tidy, type Tensor } from '@apertus/tensor';
 import { NonFiniteLossError, TrainerOptionError } from './errors';
 import { assertFiniteParameters, nonFiniteGradient } from './finite';
 
@@ -69,9 +69,13 @@ export function trainStep<B>(o: TrainStepOptions<B>): TrainStepResult {
   o.optimizer.zeroGrad();
   let loss = 0;
   for (const mb of o.microBatches) {
-    const l = o.loss(mb, normalizer);
-    loss += l.item();
-    backward(l);
+    // Forward and backward in one scope: the activations go back to the buffer pool at its end.
+    loss += tidy(() => {
+      const l = o.loss(mb, normalizer);
+      const value = l.item();
+      backward(l);
+      return value;
+    });
   }
   const step = o.step ?? 0;
   if (!Number.isFinite(loss)) throw new NonFiniteLossError(step, 'loss', loss);

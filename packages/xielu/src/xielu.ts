@@ -58,18 +58,20 @@ const xieluOp = defineOp<Scalars, Float32Array>({
   forward([x, ap, an], { beta, eps }) {
     const xs = x!.dtype === 'f32' ? x!.materialize().data : x!.toFloat32();
     const alpha_p = softplus(ap!.item()), alpha_n = beta + softplus(an!.item());
-    const y = new Float32Array(xs.length);
+    const output = Tensor.zeros(x!.shape);
+    const y = output.data;
     for (let i = 0; i < xs.length; i++) {
       const v = xs[i]!;
       y[i] = v > 0 ? v * (alpha_p * v + beta) : alpha_n * (Math.expm1(v < eps ? v : eps) - v) + beta * v;
     }
-    return { output: Tensor.from(y, x!.shape), saved: xs };
+    return { output, saved: xs };
   },
   backward(g, { inputs: [x, ap, an], attrs: { beta, eps }, saved: xs }) {
     const a_p = ap!.item(), a_n = an!.item();
     const alpha_p = softplus(a_p), alpha_n = beta + softplus(a_n);
     const gy = g.materialize().data;
-    const gx = new Float32Array(xs.length);
+    const gxT = Tensor.zeros(x!.shape);
+    const gx = gxT.data;
     let sp = 0, sn = 0;
     for (let i = 0; i < xs.length; i++) {
       const v = xs[i]!, gi = gy[i]!;
@@ -86,7 +88,7 @@ const xieluOp = defineOp<Scalars, Float32Array>({
       }
     }
     return [
-      Tensor.from(gx, x!.shape),
+      gxT,
       Tensor.from(Float32Array.of(sp * sigmoid(a_p)), ap!.shape),
       Tensor.from(Float32Array.of(sn * sigmoid(a_n)), an!.shape),
     ];

@@ -3,18 +3,55 @@
  *
  * A kernel works on contiguous, row-major typed arrays and writes into the output arrays it is
  * given; it never allocates tensors and knows nothing about autograd. Every kernel has a plain
- * TypeScript implementation (`kernels/js`, the reference) and a gpu.js implementation
- * (`kernels/gpujs`); GEMM also has WebAssembly SIMD implementations (`kernels/gemm`). Which one
- * runs is chosen per op by the backend registry (`backend.ts`) and can be queried.
+ * TypeScript implementation (`kernels/js`, the reference); the `cpu` backend (`kernels/cpu`)
+ * runs GEMM, attention and the fused LM-head loss on the WebAssembly SIMD GEMM (`kernels/gemm`),
+ * and `kernels/gpujs` has gpu.js versions. Which one runs is chosen per op — GEMM included — by
+ * the backend registry (`backend.ts`) and can be queried.
  *
  * Conventions: `F32` arrays hold float32 values, `I32` arrays hold token ids or positions.
  * "accumulate" means the kernel adds into the output instead of overwriting it.
  */
 
+import type { GemmArgs, GemmBf16Args } from './gemm/args';
+
+export type { GemmArgs, GemmBf16Args };
+
 /** Float32 buffer. */
 export type F32 = Float32Array;
 /** Int32 buffer. */
 export type I32 = Int32Array;
+/** bf16 bit patterns (the upper 16 bits of each float32). */
+export type U16 = Uint16Array;
+
+/**
+ * Arguments of the fused LM-head cross-entropy kernel: for hidden states h [rows, H] and a head
+ * W [V, H], each row's loss is weight[r]·(logsumexp(h_r·Wᵀ) − (h_r·Wᵀ)[target[r]]), computed in
+ * chunks of `chunkRows` rows so that the [rows, V] logits are never stored.
+ */
+export interface LinearCrossEntropyArgs {
+  /** Rows (tokens). */
+  rows: number;
+  /** Vocabulary size. */
+  V: number;
+  /** Hidden size. */
+  H: number;
+  /** Hidden states [rows, H]. */
+  h: F32;
+  /** Head weight [V, H]: float32, or bf16 bits when a Uint16Array. */
+  w: F32 | U16;
+  /** Target ids [rows]; not read where the weight is 0. */
+  targets: I32;
+  /** Per-row loss weights [rows]; rows of weight 0 (ignored, masked) are skipped. */
+  weights: F32;
+  /** Rows per chunk of logits. */
+  chunkRows: number;
+  /** Output: Σ_r weight[r]·loss_r at [0] and Σ_r weight[r] at [1]. */
+  sums: Float64Array;
+  /** Output (or null): d(Σ weight·loss)/dh [rows, H], overwritten. */
+  dh: F32 | null;
+  /** Output (or null): d(Σ weight·loss)/dW [V, H], overwritten (f32 W only). */
+  dw: F32 | null;
+}
 
 /** Elementwise functions y = f(x). */
 export type UnaryOp =
@@ -84,6 +121,11 @@ export interface AttentionBackwardArgs extends AttentionArgs {
 
 /** The full set of raw kernels one backend provides. */
 export interface KernelSet {
+  /**
+   * C = alpha·op(A)·op(B) + beta·C on row-major operands (see `GemmArgs`); B holds bf16 bits
+   * when it is a Uint16Array. Every `matmul` and `linear` product and their gradients run here.
+   */
+  gemm(args: GemmArgs | GemmBf16Args): void;
   /** out[i] = f(x[i]). */
   unary(op: UnaryOp, x: F32, out: F32): void;
   /** gx[i] = gy[i] * f'(x[i]); y = f(x) is passed so kernels can reuse it (exp, sigmoid...). */
@@ -131,6 +173,12 @@ export interface KernelSet {
   crossEntropy(logits: F32, targets: I32, weights: F32 | null, rows: number, V: number, loss: F32, lse: F32): void;
   /** glogits[r, :] = g[r] * w[r] * (softmax(logits[r]) - onehot(targets[r])); g is the per-row upstream gradient. */
   crossEntropyBackward(logits: F32, targets: I32, weights: F32 | null, lse: F32, g: F32, rows: number, V: number, glogits: F32): void;
+  /**
+   * Fused LM head + cross-entropy (`linearCrossEntropy`): the weighted loss sums and, when dh/dw
+   * are given, the gradients of the weighted loss sum. Optional in the contract: a backend
+   * without it cannot be selected for this op (`setBackend` throws).
+   */
+  linearCrossEntropy?(args: LinearCrossEntropyArgs): void;
 }
 
 /** Names of the ops in a KernelSet, used for per-op backend selection. */

@@ -2,7 +2,7 @@ import { record } from '../autograd';
 import { kernel } from '../backend';
 import { ShapeError } from '../errors';
 import type { Tensor } from '../tensor';
-import { f32, i32, out } from './util';
+import { f32, i32, out, zerosF32 } from './util';
 
 /** Options of `attention`. */
 export interface AttentionOptions {
@@ -36,7 +36,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
     B, T, S, nh, nkv, d, scale: opts.scale ?? 1 / Math.sqrt(d), qOffset,
     q: f32(q, 'attention'), k: f32(k, 'attention'), v: f32(v, 'attention'),
     ...(docQ ? { docQ, docK: docK! } : {}),
-    out: new Float32Array(B * T * nh * d), lse: new Float32Array(B * nh * T),
+    out: zerosF32(B * T * nh * d), lse: new Float32Array(B * nh * T),
   };
   kernel('attention')(args);
   const res = out(q.shape, args.out);

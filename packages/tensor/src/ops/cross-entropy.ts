@@ -2,7 +2,7 @@ import { record } from '../autograd';
 import { kernel } from '../backend';
 import { ShapeError } from '../errors';
 import type { Tensor } from '../tensor';
-import { f32, i32, out } from './util';
+import { f32, i32, out, zerosF32 } from './util';
 
 /** Options of `crossEntropy`. */
 export interface CrossEntropyOptions {
@@ -37,7 +37,7 @@ export function crossEntropy(logits: Tensor, targets: Tensor, opts: CrossEntropy
   const w = opts.mask === undefined ? null : opts.mask instanceof Float32Array ? opts.mask : f32(opts.mask, 'crossEntropy');
   if (w && w.length !== rows) throw new ShapeError(`crossEntropy: mask has ${w.length} entries for ${rows} rows`);
   const L = f32(logits, 'crossEntropy');
-  const loss = new Float32Array(rows), lse = new Float32Array(rows);
+  const loss = zerosF32(rows), lse = new Float32Array(rows);
   kernel('crossEntropy')(L, tg, w, rows, V, loss, lse);
   const reduction = opts.reduction ?? 'mean';
   let denom = 1;
@@ -48,9 +48,9 @@ export function crossEntropy(logits: Tensor, targets: Tensor, opts: CrossEntropy
   }
   let res: Tensor;
   if (reduction === 'none') res = out(targets.shape, loss);
-  else { let s = 0; for (let r = 0; r < rows; r++) s += loss[r]!; res = out([], Float32Array.of(s / denom)); }
+  else { let s = 0; for (let r = 0; r < rows; r++) s += loss[r]!; res = out([], zerosF32(1).fill(s / denom)); }
   return record(res, 'crossEntropy', [logits], (g) => {
-    const gr = reduction === 'none' ? f32(g, 'crossEntropy') : new Float32Array(rows).fill(g.item() / denom);
+    const gr = reduction === 'none' ? f32(g, 'crossEntropy') : zerosF32(rows).fill(g.item() / denom);
     const gl = out(logits.shape);
     kernel('crossEntropyBackward')(L, tg, w, lse, gr, rows, V, gl.data);
     return [gl];

@@ -22,6 +22,7 @@ export interface CustomOp<A, S = undefined> {
   /**
    * Gradient of the loss w.r.t. each input (null for inputs that need none), same shapes as the
    * inputs. Return freshly allocated tensors (or views of `grad`): autograd may accumulate into them.
+   * `grad` is recycled once backward returns: do not keep it (or a view of it) beyond the call.
    */
   backward(grad: Tensor, ctx: CustomOpContext<A, S>): (Tensor | null)[];
 }

@@ -3,7 +3,7 @@ import { kernel } from '../backend';
 import type { BinaryOp, UnaryOp } from '../kernels/types';
 import { broadcastShapes, numel } from '../shape';
 import { Tensor } from '../tensor';
-import { f32, out, sumTo } from './util';
+import { f32, mapF32, out, sumTo, zerosF32 } from './util';
 
 /** A tensor or a plain number (broadcast as a scalar). */
 export type TensorLike = Tensor | number;
@@ -25,7 +25,7 @@ function broadcastStrides(shape: readonly number[], outShape: readonly number[])
 }
 
 function binaryRaw(op: BinaryOp, a: Tensor, b: Tensor, shape: number[]): Float32Array {
-  const res = new Float32Array(numel(shape));
+  const res = zerosF32(numel(shape));
   kernel('binary')(op, f32(a, op), broadcastStrides(a.shape, shape), f32(b, op), broadcastStrides(b.shape, shape), shape, res);
   return res;
 }
@@ -67,7 +67,7 @@ export function div(a: TensorLike, b: TensorLike): Tensor {
 export function maximum(a: TensorLike, b: TensorLike): Tensor {
   return binaryOp('maximum', a, b, (x, y, _r, g) => {
     const shape = g.shape as number[];
-    const pick = binaryRaw('sub', x, y, shape).map((d) => (d >= 0 ? 1 : 0));
+    const pick = mapF32(binaryRaw('sub', x, y, shape), (d) => (d >= 0 ? 1 : 0));
     const mask = out(shape, pick);
     return [mul(g, mask), mul(g, sub(1, mask))];
   });
@@ -77,7 +77,7 @@ export function maximum(a: TensorLike, b: TensorLike): Tensor {
 export function minimum(a: TensorLike, b: TensorLike): Tensor {
   return binaryOp('minimum', a, b, (x, y, _r, g) => {
     const shape = g.shape as number[];
-    const mask = out(shape, binaryRaw('sub', x, y, shape).map((d) => (d <= 0 ? 1 : 0)));
+    const mask = out(shape, mapF32(binaryRaw('sub', x, y, shape), (d) => (d <= 0 ? 1 : 0)));
     return [mul(g, mask), mul(g, sub(1, mask))];
   });
 }
@@ -89,11 +89,11 @@ export function pow(a: TensorLike, b: TensorLike): Tensor {
 
 function unaryOp(op: UnaryOp, x: Tensor): Tensor {
   const xs = f32(x, op);
-  const y = new Float32Array(xs.length);
+  const y = zerosF32(xs.length);
   kernel('unary')(op, xs, y);
   const res = out(x.shape, y);
   return record(res, op, [x], (g) => {
-    const gx = new Float32Array(xs.length);
+    const gx = zerosF32(xs.length);
     kernel('unaryBackward')(op, xs, y, f32(g, op), gx);
     return [out(x.shape, gx)];
   });
@@ -117,6 +117,6 @@ function unaryOp(op: UnaryOp, x: Tensor): Tensor {
 /** x · c for a constant c (cheaper than mul with a scalar tensor). */
 export function scale(x: Tensor, c: number): Tensor {
   const xs = f32(x, 'scale');
-  const res = out(x.shape, xs.map((v) => v * c));
+  const res = out(x.shape, mapF32(xs, (v) => v * c));
   return record(res, 'scale', [x], (g) => [scale(g, c)]);
 }

@@ -1,8 +1,8 @@
 import { isGradEnabled, record } from '../autograd';
+import { kernel } from '../backend';
 import { DTypeError, ShapeError } from '../errors';
-import { sgemm, sgemmBf16 } from '../kernels/gemm/index';
 import type { Tensor } from '../tensor';
-import { f32, i32, out } from './util';
+import { f32, i32, mapF32, out, zerosF32 } from './util';
 
 /** Options of `linearCrossEntropy`. */
 export interface LinearCrossEntropyOptions {
@@ -20,10 +20,11 @@ export interface LinearCrossEntropyOptions {
 
 /**
  * Cross-entropy of the LM head fused with the head itself: loss(h·Wᵀ, targets) for hidden states
- * h [..., H] and W [V, H], computed chunk by chunk so the [rows, V] logits are never stored. When
- * gradients are needed, each chunk's dlogits = w·(softmax − onehot) is formed right after its
- * forward (one exp per logit in total) and immediately folded into dh = dlogits·W and
- * dW += dlogitsᵀ·h; the backward pass only scales those by the upstream gradient.
+ * h [..., H] and W [V, H], computed chunk by chunk so the [rows, V] logits are never stored (the
+ * `linearCrossEntropy` kernel). When gradients are needed, the kernel forms each chunk's
+ * dlogits = w·(softmax − onehot) right after its forward (one exp per logit in total) and folds
+ * it into dh = dlogits·W and dW = Σ dlogitsᵀ·h; the backward pass only scales those by the
+ * upstream gradient.
  */
 export function linearCrossEntropy(h: Tensor, w: Tensor, targets: Tensor, opts: LinearCrossEntropyOptions = {}): Tensor {
   if (w.rank !== 2) throw new ShapeError(`linearCrossEntropy: weight must be [V, H], got [${w.shape}]`);
@@ -42,54 +43,22 @@ export function linearCrossEntropy(h: Tensor, w: Tensor, targets: Tensor, opts: 
   }
   const X = f32(h, 'linearCrossEntropy');
   const wm = w.materialize();
-  const Wf = w.dtype === 'f32' ? wm.data : null;
-  const Wb = w.dtype === 'bf16' ? (wm.storage as Uint16Array).subarray(wm.offset, wm.offset + wm.size) : null;
+  const W = w.dtype === 'f32' ? wm.data : (wm.storage as Uint16Array).subarray(wm.offset, wm.offset + wm.size);
+  const weights = new Float32Array(rows);
+  for (let r = 0; r < rows; r++) weights[r] = tg[r] === ignore ? 0 : mask ? mask[r]! : 1;
   const needGrad = isGradEnabled() && (h.requiresGrad || w.requiresGrad);
-  const chunk = Math.max(1, Math.min(rows, opts.chunkRows ?? Math.floor((4 << 20) / V)));
-  const logits = new Float32Array(chunk * V);
-  const dh = needGrad && h.requiresGrad ? new Float32Array(rows * H) : null;
-  const dw = needGrad && w.requiresGrad ? new Float32Array(V * H) : null;
-  let total = 0, weight = 0;
-  for (let r0 = 0; r0 < rows; r0 += chunk) {
-    const n = Math.min(chunk, rows - r0);
-    const Xc = X.subarray(r0 * H, (r0 + n) * H);
-    if (Wb) sgemmBf16({ transA: false, transB: true, M: n, N: V, K: H, A: Xc, B: Wb, C: logits });
-    else sgemm({ transA: false, transB: true, M: n, N: V, K: H, A: Xc, B: Wf!, C: logits });
-    for (let i = 0; i < n; i++) {
-      const r = r0 + i, t = tg[r]!, o = i * V;
-      const wr = t === ignore ? 0 : mask ? mask[r]! : 1;
-      if (wr === 0) { if (needGrad) logits.fill(0, o, o + V); continue; }
-      const zt = logits[o + t]!;
-      let m = -Infinity;
-      for (let j = 0; j < V; j++) if (logits[o + j]! > m) m = logits[o + j]!;
-      let s = 0;
-      if (needGrad) {
-        for (let j = 0; j < V; j++) { const e = Math.exp(logits[o + j]! - m); logits[o + j] = e; s += e; }
-      } else {
-        for (let j = 0; j < V; j++) s += Math.exp(logits[o + j]! - m);
-      }
-      const lse = m + Math.log(s);
-      total += wr * (lse - zt);
-      weight += wr;
-      if (needGrad) {
-        // dlogits = w·(softmax − onehot), from the exponentials already in place.
-        const c = wr / s;
-        for (let j = 0; j < V; j++) logits[o + j]! *= c;
-        logits[o + t]! -= wr;
-      }
-    }
-    if (dh) {
-      if (Wb) sgemmBf16({ transA: false, transB: false, M: n, N: H, K: V, A: logits, B: Wb, C: dh.subarray(r0 * H, (r0 + n) * H) });
-      else sgemm({ transA: false, transB: false, M: n, N: H, K: V, A: logits, B: Wf!, C: dh.subarray(r0 * H, (r0 + n) * H) });
-    }
-    if (dw) sgemm({ transA: true, transB: false, M: V, N: H, K: n, A: logits, B: Xc, C: dw, beta: r0 === 0 ? 0 : 1 });
-  }
+  const dh = needGrad && h.requiresGrad ? zerosF32(rows * H) : null;
+  const dw = needGrad && w.requiresGrad ? zerosF32(V * H) : null;
+  const sums = new Float64Array(2);
+  const chunkRows = Math.max(1, Math.min(rows, opts.chunkRows ?? Math.floor((4 << 20) / V)));
+  kernel('linearCrossEntropy')({ rows, V, H, h: X, w: W, targets: tg, weights, chunkRows, sums, dh, dw });
+  const total = sums[0]!, weight = sums[1]!;
   const reduction = opts.reduction ?? 'mean';
   const denom = reduction === 'sum' ? 1 : (opts.normalizer ?? (weight === 0 ? 1 : weight));
-  const res = out([], Float32Array.of(total / denom));
+  const res = out([], zerosF32(1).fill(total / denom));
   if (!needGrad) return res;
   return record(res, 'linearCrossEntropy', [h, w], (g) => {
     const s = g.item() / denom;
-    return [dh ? out(h.shape, dh.map((v) => v * s)) : null, dw ? out(w.shape, dw.map((v) => v * s)) : null];
+    return [dh ? out(h.shape, mapF32(dh, (v) => v * s)) : null, dw ? out(w.shape, mapF32(dw, (v) => v * s)) : null];
   });
 }

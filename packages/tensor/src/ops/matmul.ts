@@ -1,9 +1,38 @@
 import { record } from '../autograd';
+import { kernel } from '../backend';
 import { DTypeError, ShapeError } from '../errors';
-import { sgemm, sgemmBf16 } from '../kernels/gemm/index';
+import { heapView } from '../kernels/cpu/heap';
+import { checkGemmArgs, type GemmArgs, type GemmBf16Args } from '../kernels/gemm/args';
 import { numel } from '../shape';
 import { Tensor } from '../tensor';
 import { f32, out } from './util';
+
+/**
+ * C = alpha * op(A) * op(B) + beta * C on row-major, contiguous Float32Arrays (see `GemmArgs`),
+ * with the kernel the backend registry selects for `gemm` (`backendOf('gemm')`). Throws
+ * `GemmError` on bad arguments, before touching C.
+ *
+ * @example
+ * ```ts
+ * const C = new Float32Array(2 * 2);
+ * sgemm({ transA: false, transB: false, M: 2, N: 2, K: 3,
+ *   A: new Float32Array([1, 2, 3, 4, 5, 6]), B: new Float32Array([1, 0, 0, 1, 1, 1]), C });
+ * // C = [4, 5, 10, 11]
+ * ```
+ */
+export function sgemm(args: GemmArgs): void {
+  checkGemmArgs(args, false);
+  kernel('gemm')(args);
+}
+
+/**
+ * {@link sgemm} with B given as bf16 bit patterns (`Uint16Array`), widened to f32 inside the
+ * kernel: inference with bf16 weights, usually `transB: true` with B = W[N, K].
+ */
+export function sgemmBf16(args: GemmBf16Args): void {
+  checkGemmArgs(args, true);
+  kernel('gemm')(args);
+}
 
 /**
  * The last two axes of `t` as a GEMM operand: contiguous storage plus a transpose flag, so a
@@ -15,7 +44,7 @@ function operand(t: Tensor, op: string): { data: Float32Array; trans: boolean } 
     const [rows, cols] = [t.shape[r - 2]!, t.shape[r - 1]!];
     let ok = t.strides[r - 2] === 1 && t.strides[r - 1] === rows;
     for (let i = r - 3, st = rows * cols; ok && i >= 0; st *= t.shape[i]!, i--) ok = t.shape[i] === 1 || t.strides[i] === st;
-    if (ok) return { data: (t.storage as Float32Array).subarray(t.offset, t.offset + t.size), trans: true };
+    if (ok) return { data: heapView(t.storage as Float32Array, t.offset, t.offset + t.size), trans: true };
   }
   return { data: f32(t, op), trans: false };
 }
@@ -92,7 +121,7 @@ export function linear(x: Tensor, w: Tensor): Tensor {
   const res = out([...x.shape.slice(0, -1), N]);
   const wBits = w.dtype === 'bf16' ? w.materialize() : null;
   if (w.dtype === 'f16' || w.dtype === 'i32') throw new DTypeError(`linear: weight ${w} must be f32 or bf16`);
-  const W = wBits ? (wBits.storage as Uint16Array).subarray(wBits.offset, wBits.offset + wBits.size) : f32(w, 'linear');
+  const W = wBits ? heapView(wBits.storage as Uint16Array, wBits.offset, wBits.offset + wBits.size) : f32(w, 'linear');
   if (wBits) sgemmBf16({ transA: false, transB: true, M, N, K, A: X, B: W as Uint16Array, C: res.data });
   else sgemm({ transA: false, transB: true, M, N, K, A: X, B: W as Float32Array, C: res.data });
   return record(res, 'linear', [x, w], (g) => {

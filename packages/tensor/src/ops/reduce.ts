@@ -2,7 +2,7 @@ import { record } from '../autograd';
 import { kernel } from '../backend';
 import { normAxis, numel } from '../shape';
 import type { Tensor } from '../tensor';
-import { f32, out } from './util';
+import { f32, mapF32, out, zerosF32 } from './util';
 
 function split(t: Tensor, axis: number, op: string): [number, number, number, number] {
   const a = normAxis(axis, t.rank, op);
@@ -17,15 +17,15 @@ function reducedShape(t: Tensor, a: number, keepdim: boolean): number[] {
 export function sum(t: Tensor, axis?: number, keepdim = false): Tensor {
   if (axis === undefined) {
     const xs = f32(t, 'sum');
-    const res = out([], new Float32Array(1));
+    const res = out([]);
     kernel('sum')(xs, 1, xs.length, 1, res.data);
-    return record(res, 'sum', [t], (g) => [out(t.shape, new Float32Array(t.size).fill(g.item()))]);
+    return record(res, 'sum', [t], (g) => [out(t.shape, zerosF32(t.size).fill(g.item()))]);
   }
   const [a, outer, n, inner] = split(t, axis, 'sum');
   const res = out(reducedShape(t, a, keepdim));
   kernel('sum')(f32(t, 'sum'), outer, n, inner, res.data);
   return record(res, 'sum', [t], (g) => {
-    const gs = f32(g, 'sum'), gx = new Float32Array(t.size);
+    const gs = f32(g, 'sum'), gx = zerosF32(t.size);
     for (let o = 0; o < outer; o++) for (let j = 0; j < n; j++) gx.set(gs.subarray(o * inner, o * inner + inner), (o * n + j) * inner);
     return [out(t.shape, gx)];
   });
@@ -35,8 +35,8 @@ export function sum(t: Tensor, axis?: number, keepdim = false): Tensor {
 export function mean(t: Tensor, axis?: number, keepdim = false): Tensor {
   const n = axis === undefined ? t.size : t.shape[normAxis(axis, t.rank, 'mean')]!;
   const s = sum(t, axis, keepdim);
-  const res = out(s.shape, s.data.map((v) => v / n));
-  return record(res, 'mean', [s], (g) => [out(s.shape, f32(g, 'mean').map((v) => v / n))]);
+  const res = out(s.shape, mapF32(s.data, (v) => v / n));
+  return record(res, 'mean', [s], (g) => [out(s.shape, mapF32(f32(g, 'mean'), (v) => v / n))]);
 }
 
 /** Maximum over `axis`; the gradient flows to the first maximal element. */
@@ -46,7 +46,7 @@ export function max(t: Tensor, axis: number, keepdim = false): Tensor {
   const arg = new Int32Array(outer * inner);
   kernel('max')(f32(t, 'max'), outer, n, inner, res.data, arg);
   return record(res, 'max', [t], (g) => {
-    const gs = f32(g, 'max'), gx = new Float32Array(t.size);
+    const gs = f32(g, 'max'), gx = zerosF32(t.size);
     for (let o = 0; o < outer; o++) for (let i = 0; i < inner; i++) gx[(o * n + arg[o * inner + i]!) * inner + i] = gs[o * inner + i]!;
     return [out(t.shape, gx)];
   });

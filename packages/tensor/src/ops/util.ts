@@ -1,4 +1,5 @@
 import { DTypeError } from '../errors';
+import { heapF32 } from '../kernels/cpu/heap';
 import { numel, type Shape } from '../shape';
 import { Tensor } from '../tensor';
 
@@ -14,9 +15,21 @@ export function i32(t: Tensor, op: string): Int32Array {
   return t.materialize().ints;
 }
 
-/** A new float32 tensor of `shape` wrapping `data` (allocated when omitted). */
-export function out(shape: Shape, data: Float32Array = new Float32Array(numel(shape))): Tensor {
+/** `n` zeroed floats of op output, in the cpu device memory (recycled through its pool). */
+export function zerosF32(n: number): Float32Array {
+  return heapF32(n);
+}
+
+/** A new float32 tensor of `shape` wrapping `data` (allocated on the cpu device when omitted). */
+export function out(shape: Shape, data: Float32Array = heapF32(numel(shape))): Tensor {
   return new Tensor(data, shape, 'f32');
+}
+
+/** out[i] = f(x[i]) into new op output (what `Float32Array.map` does, on the cpu device). */
+export function mapF32(x: Float32Array, f: (v: number) => number): Float32Array {
+  const res = heapF32(x.length);
+  for (let i = 0; i < x.length; i++) res[i] = f(x[i]!);
+  return res;
 }
 
 /** Sum a gradient of broadcast shape `from` down to `to` (the inverse of broadcasting). */
@@ -24,7 +37,7 @@ export function sumTo(g: Float32Array, from: Shape, to: Shape): Float32Array {
   if (from.length === to.length && from.every((d, i) => d === to[i])) return g;
   const r = from.length;
   const padded = new Array<number>(r - to.length).fill(1).concat(to);
-  const res = new Float32Array(numel(to));
+  const res = heapF32(numel(to));
   // Strides of the target inside the broadcast index space (0 on broadcast axes).
   const st = new Array<number>(r);
   let s = 1;

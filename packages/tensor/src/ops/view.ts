@@ -2,7 +2,7 @@ import { record } from '../autograd';
 import { ShapeError } from '../errors';
 import { contiguousStrides, normAxis, numel, type Shape } from '../shape';
 import { Tensor } from '../tensor';
-import { f32, out } from './util';
+import { f32, out, zerosF32 } from './util';
 
 function view(t: Tensor, shape: Shape, strides: readonly number[], offset: number): Tensor {
   return new Tensor(t.storage, shape, t.dtype, strides, offset);
@@ -51,7 +51,7 @@ export function narrow(t: Tensor, axis: number, start: number, length: number): 
   shape[a] = length;
   const res = view(t, shape, t.strides, t.offset + start * t.strides[a]!);
   return record(res, 'narrow', [t], (g) => {
-    const full = new Float32Array(t.size);
+    const full = zerosF32(t.size);
     const gv = new Tensor(full, t.shape, 'f32');
     const dst = narrow(gv, a, start, length);
     scatterInto(dst, f32(g, 'narrow'));

@@ -1,5 +1,5 @@
-import { sgemm } from '../gemm/index';
-import type { AttentionArgs, AttentionBackwardArgs, F32 } from '../types';
+import { heapRelease, scratchF32 } from './heap';
+import type { AttentionArgs, AttentionBackwardArgs, F32, KernelSet } from '../types';
 
 /**
  * Flash-style attention on the CPU: queries and keys are processed in tiles whose score blocks
@@ -40,11 +40,17 @@ function maskTile(a: AttentionArgs, b: number, t0: number, n: number, s0: number
   }
 }
 
-export function attention(a: AttentionArgs): void {
+/** The attention kernels on top of the GEMM kernel `sgemm`. */
+export function tiledAttention(sgemm: KernelSet['gemm']): Pick<KernelSet, 'attention' | 'attentionBackward'> {
+  return { attention: (a) => attention(sgemm, a), attentionBackward: (a) => attentionBackward(sgemm, a) };
+}
+
+function attention(sgemm: KernelSet['gemm'], a: AttentionArgs): void {
   const { B, T, S, nh, nkv, d, scale, out, lse } = a;
   const rep = nh / nkv;
-  const K = new Float32Array(S * d), Vv = new Float32Array(S * d);
-  const Q = new Float32Array(BQ * d), acc = new Float32Array(BQ * d), tile = new Float32Array(BQ * BK);
+  // Tiles live in the cpu device memory, so the GEMM reads and writes them in place.
+  const K = scratchF32(S * d), Vv = scratchF32(S * d);
+  const Q = scratchF32(BQ * d), acc = scratchF32(BQ * d), tile = scratchF32(BQ * BK);
   const m = new Float64Array(BQ), l = new Float64Array(BQ);
   for (let b = 0; b < B; b++) {
     for (let g = 0; g < nkv; g++) {
@@ -86,15 +92,16 @@ export function attention(a: AttentionArgs): void {
       }
     }
   }
+  for (const a of [K, Vv, Q, acc, tile]) heapRelease(a);
 }
 
-export function attentionBackward(a: AttentionBackwardArgs): void {
+function attentionBackward(sgemm: KernelSet['gemm'], a: AttentionBackwardArgs): void {
   const { B, T, S, nh, nkv, d, scale, out, lse, gout, gq, gk, gv } = a;
   const rep = nh / nkv;
   gq.fill(0); gk.fill(0); gv.fill(0);
-  const K = new Float32Array(S * d), Vv = new Float32Array(S * d), dK = new Float32Array(S * d), dV = new Float32Array(S * d);
-  const Q = new Float32Array(T * d), dO = new Float32Array(T * d), dQ = new Float32Array(T * d);
-  const P = new Float32Array(BQ * BK), dP = new Float32Array(BQ * BK);
+  const K = scratchF32(S * d), Vv = scratchF32(S * d), dK = scratchF32(S * d), dV = scratchF32(S * d);
+  const Q = scratchF32(T * d), dO = scratchF32(T * d), dQ = scratchF32(T * d);
+  const P = scratchF32(BQ * BK), dP = scratchF32(BQ * BK);
   const Dh = new Float64Array(T);
   for (let b = 0; b < B; b++) {
     for (let g = 0; g < nkv; g++) {
@@ -142,4 +149,5 @@ export function attentionBackward(a: AttentionBackwardArgs): void {
       scatterHead(dV, b, S, nkv, g, d, 0, S, gv);
     }
   }
+  for (const a of [K, Vv, dK, dV, Q, dO, dQ, P, dP]) heapRelease(a);
 }

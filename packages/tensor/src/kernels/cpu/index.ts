@@ -1,8 +1,22 @@
+import { relaxedGemm, wasmGemm, wasmGemmAvailable } from '../gemm/index';
+import { fusedLinearCrossEntropy } from '../js/linear-cross-entropy';
 import type { KernelSet } from '../types';
-import { attention, attentionBackward } from './attention';
+import { tiledAttention } from './attention';
+import { heapRelease, scratchF32 } from './heap';
+
+/** GEMM, tiled attention and the fused LM-head loss on top of the WebAssembly GEMM kernel `gemm`. */
+function kernelsOn(gemm: KernelSet['gemm']): Partial<KernelSet> {
+  return { gemm, linearCrossEntropy: fusedLinearCrossEntropy(gemm, { alloc: scratchF32, release: heapRelease }), ...tiledAttention(gemm) };
+}
 
 /**
- * Hand-tuned CPU kernels for the ops where the reference loops are too slow: they lean on the
- * WebAssembly SIMD GEMM and are tested against `jsKernels`.
+ * The `cpu` backend: the kernels that lean on the WebAssembly SIMD GEMM (GEMM itself, tiled
+ * attention, the fused LM-head loss), tested against `jsKernels`. Empty where WebAssembly SIMD
+ * is missing, so selecting it there throws `BackendError`.
  */
-export const cpuKernels: Partial<KernelSet> = { attention, attentionBackward };
+export const cpuKernels: Partial<KernelSet> = wasmGemmAvailable() ? kernelsOn(wasmGemm) : {};
+
+/** The same kernels on the relaxed-SIMD (FMA) GEMM: the `cpu-fma` backend (see `enableCpuFma`). */
+export function cpuFmaKernels(): Partial<KernelSet> {
+  return kernelsOn(relaxedGemm);
+}

@@ -1,10 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { gemmBackend, setGemmBackend, setGemmThreads, sgemm, sgemmBf16, terminateGemmWorkers } from './index';
-import { ODD_SIZES, errorBound, randomArray, worstRatio } from './test-util';
+import { backendOf } from '../../backend';
+import { sgemm, sgemmBf16 } from '../../ops/matmul';
+import { terminateGemmWorkers } from './index';
+import { GEMM_BACKENDS, ODD_SIZES, errorBound, randomArray, useGemm, worstRatio } from './test-util';
 
 afterAll(() => {
-  setGemmBackend('auto');
+  useGemm('cpu 2 threads');
   terminateGemmWorkers();
 });
 
@@ -21,10 +23,9 @@ function widen(b: Uint16Array): Float32Array {
 
 const size = fc.oneof(fc.constantFrom(...ODD_SIZES), fc.integer({ min: 1, max: 70 }));
 
-describe.each(['js', 'wasm-simd', 'wasm-simd-threads'] as const)('sgemmBf16 on %s', (backend) => {
+describe.each(GEMM_BACKENDS)('sgemmBf16 on %s', (backend) => {
   it('equals sgemm on the widened B (all transposes, alpha, beta)', () => {
-    setGemmBackend(backend);
-    setGemmThreads(2);
+    useGemm(backend);
     fc.assert(
       fc.property(
         fc.record({ M: size, N: size, K: size, transA: fc.boolean(), transB: fc.boolean(), beta: fc.constantFrom(0, 1, 0.5), seed: fc.nat() }),
@@ -36,7 +37,7 @@ describe.each(['js', 'wasm-simd', 'wasm-simd-threads'] as const)('sgemmBf16 on %
           sgemmBf16({ transA, transB, M, N, K, A, B: Bh, C: got, alpha: -1.25, beta });
           const args = { transA, transB, M, N, K, A, B: widen(Bh), C: C0, alpha: -1.25, beta };
           sgemm({ ...args, C: want });
-          expect(gemmBackend()).toBe(backend);
+          expect(backendOf('gemm').name).toBe(backend === 'js' ? 'js' : 'cpu');
           // Both results are f32 GEMMs of the same values; only the summation order may differ.
           expect(worstRatio(got, want, errorBound(args).map((b) => 2 * b))).toBeLessThanOrEqual(1);
         },
@@ -46,8 +47,7 @@ describe.each(['js', 'wasm-simd', 'wasm-simd-threads'] as const)('sgemmBf16 on %
   });
 
   it('handles decode-sized x * W^T with a bf16 weight (the unpacked dot path) and big products', () => {
-    setGemmBackend(backend);
-    setGemmThreads(2);
+    useGemm(backend);
     for (const [M, N, K] of [[1, 777, 300], [5, 1000, 513], [64, 300, 200]] as const) {
       const A = randomArray(M * K, M), W = toBf16(randomArray(N * K, N));
       const got = new Float32Array(M * N), want = new Float32Array(M * N);
@@ -60,7 +60,7 @@ describe.each(['js', 'wasm-simd', 'wasm-simd-threads'] as const)('sgemmBf16 on %
 });
 
 it('widens bf16 exactly: powers of two and signed values through a 1 x 1 x 1 product', () => {
-  setGemmBackend('wasm-simd');
+  useGemm('cpu 1 thread');
   const values = [1, -2, 0.5, 3.140625, -65536, 1e-3];
   for (const v of values) {
     const C = new Float32Array(1);

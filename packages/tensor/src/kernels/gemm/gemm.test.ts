@@ -1,17 +1,18 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { BackendError } from '../../errors';
+import { backendOf, setBackend } from '../../backend';
+import { sgemm } from '../../ops/matmul';
 import {
-  GemmError, gemmBackend, gemmKernelInfo, setGemmBackend, setGemmThreads, sgemm, sgemmReference,
-  terminateGemmWorkers, THREAD_MIN_WORK, type GemmArgs,
+  GemmError, gemmKernelInfo, setGemmThreads, sgemmReference, terminateGemmWorkers, THREAD_MIN_WORK, type GemmArgs,
 } from './index';
 import { WasmGemmEngine } from './wasm/engine';
 import { checkGemmArgs } from './args';
-import { ODD_SIZES, errorBound, randomArray, worstRatio } from './test-util';
-
-const BACKENDS = ['js', 'wasm-simd', 'wasm-simd-threads'] as const;
+import { GEMM_BACKENDS as BACKENDS, ODD_SIZES, errorBound, randomArray, useGemm as use, worstRatio } from './test-util';
 
 afterAll(() => {
-  setGemmBackend('auto');
+  setBackend('cpu', ['gemm']);
+  setGemmThreads(2);
   terminateGemmWorkers();
 });
 
@@ -41,19 +42,17 @@ function build(p: Problem): { args: GemmArgs; want: Float32Array; bound: Float32
 }
 
 describe.each(BACKENDS)('sgemm on backend %s', (backend) => {
-  it('reports the forced backend', () => {
-    setGemmBackend(backend);
-    expect(gemmBackend()).toBe(backend);
+  it('is what backendOf reports', () => {
+    use(backend);
+    expect(backendOf('gemm').name).toBe(backend === 'js' ? 'js' : 'cpu');
   });
 
   it('matches the double-precision reference on random shapes, transposes, alpha and beta', () => {
-    setGemmBackend(backend);
-    setGemmThreads(2);
+    use(backend);
     fc.assert(
       fc.property(problem, (p) => {
         const { args, want, bound } = build(p);
         sgemm(args);
-        expect(gemmBackend()).toBe(backend);
         expect(worstRatio(args.C, want, bound)).toBeLessThanOrEqual(1);
       }),
       { numRuns: backend === 'js' ? 40 : 80 },
@@ -61,8 +60,7 @@ describe.each(BACKENDS)('sgemm on backend %s', (backend) => {
   });
 
   it('handles products large enough for worker threads and several cache blocks', () => {
-    setGemmBackend(backend);
-    setGemmThreads(2);
+    use(backend);
     for (const [M, N, K, transA, transB] of [
       [140, 90, 530, false, false],
       [129, 700, 40, true, true],
@@ -73,11 +71,11 @@ describe.each(BACKENDS)('sgemm on backend %s', (backend) => {
       sgemm(args);
       expect(worstRatio(args.C, want, bound)).toBeLessThanOrEqual(1);
     }
-    if (backend === 'wasm-simd-threads') expect(gemmKernelInfo().workers).toBeGreaterThanOrEqual(1);
+    if (backend === 'cpu 2 threads') expect(gemmKernelInfo().workers).toBeGreaterThanOrEqual(1);
   });
 
   it('ignores NaNs in C when beta = 0 and skips A, B when alpha = 0', () => {
-    setGemmBackend(backend);
+    use(backend);
     const M = 9, N = 70, K = 33;
     const A = randomArray(M * K, 5), B = randomArray(K * N, 6);
     const C = new Float32Array(M * N).fill(NaN);
@@ -91,7 +89,7 @@ describe.each(BACKENDS)('sgemm on backend %s', (backend) => {
   });
 
   it('computes K = 0 as C = beta * C and leaves empty outputs alone', () => {
-    setGemmBackend(backend);
+    use(backend);
     const C = new Float32Array([1, 2, 3, 4, 5, 6]);
     sgemm({ transA: false, transB: false, M: 2, N: 3, K: 0, A: new Float32Array(0), B: new Float32Array(0), C, beta: -1 });
     expect(Array.from(C)).toEqual([-1, -2, -3, -4, -5, -6]);
@@ -103,7 +101,7 @@ describe.each(BACKENDS)('sgemm on backend %s', (backend) => {
   });
 
   it('works on subarray views (batched matmul calls it per batch)', () => {
-    setGemmBackend(backend);
+    use(backend);
     const batch = 3, M = 5, N = 6, K = 7;
     const A = randomArray(batch * M * K, 11), B = randomArray(batch * K * N, 12);
     const C = randomArray(batch * M * N, 13);
@@ -134,7 +132,6 @@ describe('sgemm argument checks', () => {
     ['alpha', (a) => ({ ...a, alpha: '2' })],
   ];
   it.each(bad)('rejects a bad %s with a GemmError naming it, leaving C untouched', (field, mutate) => {
-    setGemmBackend('auto');
     const args = mutate(ok()) as GemmArgs;
     const before = args.C instanceof Float32Array ? Array.from(args.C) : null;
     let err: unknown;
@@ -149,17 +146,15 @@ describe('sgemm argument checks', () => {
   });
 
   it('rejects unknown backends and thread counts', () => {
-    expect(() => setGemmBackend('gpu' as never)).toThrow(GemmError);
+    expect(() => setBackend('gpu', ['gemm'])).toThrow(BackendError);
     expect(() => setGemmThreads(0)).toThrow(GemmError);
     expect(() => setGemmThreads(1.5)).toThrow(GemmError);
   });
 
-  it('picks wasm-simd-threads automatically with 2 threads and wasm-simd with 1', () => {
-    setGemmBackend('auto');
-    setGemmThreads(2);
-    expect(gemmBackend()).toBe('wasm-simd-threads');
+  it('runs on the cpu backend by default, with the thread count that was set', () => {
+    expect(backendOf('gemm')).toEqual({ name: 'cpu', device: 'cpu (WebAssembly SIMD, worker threads)' });
     setGemmThreads(1);
-    expect(gemmBackend()).toBe('wasm-simd');
+    expect(gemmKernelInfo().threads).toBe(1);
     setGemmThreads(2);
     expect(['simd', 'relaxed']).toContain(gemmKernelInfo().variant);
   });
@@ -195,8 +190,7 @@ describe('wasm engine chunking and job splitting', () => {
   });
 
   it('restarts workers after terminateGemmWorkers', () => {
-    setGemmBackend('wasm-simd-threads');
-    setGemmThreads(2);
+    use('cpu 2 threads');
     terminateGemmWorkers();
     expect(gemmKernelInfo().workers).toBe(0);
     const { args, want, bound } = build({ M: 128, N: 128, K: 128, transA: false, transB: false, alpha: 1, beta: 0, seed: 3 });

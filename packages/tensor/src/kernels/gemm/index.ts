@@ -1,24 +1,26 @@
 /**
  * CPU GEMM kernels of @apertus/tensor: C = alpha * op(A) * op(B) + beta * C on row-major,
- * contiguous Float32Arrays, with a bf16-weight variant.
+ * contiguous Float32Arrays, with a bf16-weight variant. They are the `gemm` kernels of the `js`
+ * and `cpu` backends; which one runs is chosen in the backend registry like every other op.
  *
- * Backends, fastest first:
- * - `wasm-simd-threads`: the WebAssembly SIMD kernel (register-blocked micro-kernel on packed A/B
- *   panels, Goto-style cache blocking) split over `worker_threads` that share one wasm memory;
- *   the calling thread works too and then sleeps in `Atomics.wait` until the workers finish.
- * - `wasm-simd`: the same kernel on the calling thread only.
- * - `js`: plain JavaScript, for runtimes without WebAssembly SIMD.
+ * - {@link wasmGemm} (`cpu` backend): the WebAssembly SIMD kernel (register-blocked micro-kernel
+ *   on packed A/B panels, Goto-style cache blocking) split over `worker_threads` that share one
+ *   wasm memory; the calling thread works too and then sleeps in `Atomics.wait` until the
+ *   workers finish. {@link setGemmThreads} sets the thread count (1 = calling thread only).
+ * - {@link jsGemm} (`js` backend): plain JavaScript, the reference backend.
  *
  * Problems with fewer than {@link THREAD_MIN_WORK} multiply-adds always run on the calling thread,
  * so per-call overhead stays small for attention-sized products. x * W^T with few rows (decode
  * steps) skips packing and streams W through dot products.
  */
-import { checkGemmArgs, type CheckedGemm, type GemmArgs, type GemmBf16Args } from './args';
+import { checkGemmArgs, type GemmArgs, type GemmBf16Args } from './args';
 import { GemmError } from './errors';
 import { gemmJs } from './js';
-import { bestVariant, WasmGemmEngine } from './wasm/engine';
+import { variantValidates, WasmGemmEngine } from './wasm/engine';
 import type { GemmVariantName } from './wasm/variants';
 import { availableParallelism } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
+import { heapStats } from '../cpu/heap';
 
 export type { GemmArgs, GemmBf16Args } from './args';
 export { GemmError } from './errors';
@@ -26,18 +28,17 @@ export { sgemmReference } from './reference';
 export { THREAD_MIN_WORK } from './wasm/engine';
 export type { GemmVariantName } from './wasm/variants';
 
-/** Names of the GEMM implementations. */
-export type GemmBackendName = 'wasm-simd-threads' | 'wasm-simd' | 'js';
-
-let forced: GemmBackendName | 'auto' = 'auto';
 let threadCount = Math.max(1, availableParallelism());
 let engine: WasmGemmEngine | null = null;
 let variant: GemmVariantName | null | undefined;
-/** Why the WebAssembly engine cannot be created here (null while it can, or before the first try). */
-let engineFailure: string | null = null;
 
+/**
+ * The variant of the `cpu` GEMM: always `simd` (mul + add), never chosen by what the runtime or
+ * CPU offers, so a product gives the same bits on every CPU and Node version. (`relaxed_madd`
+ * is fused on CPUs with FMA and unfused on others, and validates only on some Node versions.)
+ */
 function wasmVariant(): GemmVariantName | null {
-  if (variant === undefined) variant = bestVariant();
+  if (variant === undefined) variant = variantValidates('simd') ? 'simd' : null;
   return variant;
 }
 
@@ -48,131 +49,118 @@ function getEngine(): WasmGemmEngine {
     try {
       engine = new WasmGemmEngine(v);
     } catch (e) {
-      engineFailure = e instanceof Error ? e.message : String(e);
-      throw new GemmError('backend', `cannot start the WebAssembly GEMM: ${engineFailure}`);
+      throw new GemmError('backend', `cannot start the WebAssembly GEMM: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
   return engine;
 }
 
-function wasmUsable(): boolean {
-  if (wasmVariant() === null || engineFailure !== null) return false;
-  try {
-    getEngine();
-    return true;
-  } catch {
-    return false;
-  }
-}
+const isBf16 = (args: GemmArgs | GemmBf16Args): args is GemmBf16Args => args.B instanceof Uint16Array;
 
-function resolve(): GemmBackendName {
-  if (forced !== 'auto') return forced;
-  // 'auto' uses plain JS where WebAssembly SIMD is missing or the engine cannot start (e.g. code
-  // generation from strings disallowed); gemmBackend() reports it, so this is not silent.
-  if (!wasmUsable()) return 'js';
-  return threadCount > 1 ? 'wasm-simd-threads' : 'wasm-simd';
-}
-
-function run(g: CheckedGemm): void {
-  const backend = resolve();
-  if (backend === 'js') gemmJs(g);
-  else getEngine().run(g, backend === 'wasm-simd-threads' ? threadCount : 1);
+/** Whether this runtime can run {@link wasmGemm} (WebAssembly SIMD validates). */
+export function wasmGemmAvailable(): boolean {
+  return wasmVariant() !== null;
 }
 
 /**
- * C = alpha * op(A) * op(B) + beta * C (row-major, contiguous; see {@link GemmArgs}) with the
- * backend reported by {@link gemmBackend}. Throws {@link GemmError} on bad arguments, before
- * touching C.
- *
- * @example
- * ```ts
- * const C = new Float32Array(2 * 2);
- * sgemm({ transA: false, transB: false, M: 2, N: 2, K: 3,
- *   A: new Float32Array([1, 2, 3, 4, 5, 6]), B: new Float32Array([1, 0, 0, 1, 1, 1]), C });
- * // C = [4, 5, 10, 11]
- * ```
+ * The `cpu` backend's GEMM: WebAssembly SIMD on {@link gemmThreads} threads. B holds bf16 bits
+ * (widened while packing) when it is a Uint16Array. Throws {@link GemmError} on bad arguments,
+ * before touching C, and where WebAssembly SIMD is missing.
  */
-export function sgemm(args: GemmArgs): void {
-  run(checkGemmArgs(args, false));
+export function wasmGemm(args: GemmArgs | GemmBf16Args): void {
+  const g = checkGemmArgs(args, isBf16(args));
+  getEngine().run(g, threadCount);
 }
 
+let fmaEngine: WasmGemmEngine | null = null;
+
 /**
- * {@link sgemm} with B given as bf16 bit patterns (`Uint16Array`, the upper 16 bits of each f32),
- * widened to f32 while B is packed: inference with bf16 weights, usually `transB: true` with
- * B = W[N, K]. Results equal `sgemm` on the widened B up to summation order.
+ * Whether the relaxed-SIMD (FMA) variant can run here. Node >= 21 validates relaxed SIMD as is;
+ * on Node 20 it is behind `--experimental-wasm-relaxed-simd`, which V8 still honours when set
+ * from inside the process before the module is compiled, so this sets it there (workers get the
+ * compiled module, so they need no flag of their own).
  */
-export function sgemmBf16(args: GemmBf16Args): void {
-  run(checkGemmArgs(args, true));
-}
-
-/** The implementation {@link sgemm} uses now: `'wasm-simd-threads'`, `'wasm-simd'` or `'js'`. */
-export function gemmBackend(): GemmBackendName {
-  return resolve();
+export function relaxedSimdAvailable(): boolean {
+  if (variantValidates('relaxed')) return true;
+  if (!variantValidates('simd')) return false;
+  setFlagsFromString('--experimental-wasm-relaxed-simd');
+  return variantValidates('relaxed');
 }
 
 /**
- * Force a backend (tests, benchmarks) or return to automatic choice with `'auto'`. Forcing a
- * WebAssembly backend where SIMD is unavailable throws {@link GemmError}.
+ * The `cpu-fma` backend's GEMM: the `relaxed` variant (6 x 8 tile, `f32x4.relaxed_madd`, fused
+ * on CPUs with FMA), on {@link gemmThreads} threads. Faster than {@link wasmGemm}, but its bits
+ * differ from it and, on CPUs without FMA, from other CPUs'. Throws {@link GemmError} where
+ * relaxed SIMD is unavailable.
  */
-export function setGemmBackend(name: GemmBackendName | 'auto'): void {
-  if (name !== 'auto' && name !== 'js' && name !== 'wasm-simd' && name !== 'wasm-simd-threads') {
-    throw new GemmError('backend', `unknown backend '${String(name)}'`);
+export function relaxedGemm(args: GemmArgs | GemmBf16Args): void {
+  const g = checkGemmArgs(args, isBf16(args));
+  if (fmaEngine === null) {
+    if (!relaxedSimdAvailable()) throw new GemmError('backend', 'relaxed SIMD does not validate in this runtime');
+    fmaEngine = new WasmGemmEngine('relaxed');
   }
-  if ((name === 'wasm-simd' || name === 'wasm-simd-threads') && wasmVariant() === null) {
-    throw new GemmError('backend', `'${name}' needs WebAssembly SIMD, which this runtime lacks`);
-  }
-  forced = name;
+  fmaEngine.run(g, threadCount);
+}
+
+/** The `js` backend's GEMM (plain JavaScript, about 1 GFLOPS); same contract as {@link wasmGemm}. */
+export function jsGemm(args: GemmArgs | GemmBf16Args): void {
+  gemmJs(checkGemmArgs(args, isBf16(args)));
 }
 
 /**
- * Threads the `wasm-simd-threads` backend uses, the calling thread included (default:
- * `os.availableParallelism()`). With `'auto'`, one thread means `wasm-simd`.
+ * Threads {@link wasmGemm} uses, the calling thread included (default:
+ * `os.availableParallelism()`; 1 runs on the calling thread only).
  */
 export function setGemmThreads(n: number): void {
   if (!Number.isInteger(n) || n < 1 || n > 64) throw new GemmError('threads', `expected an integer in 1..64, got ${n}`);
   threadCount = n;
 }
 
-/** Threads the `wasm-simd-threads` backend uses (see {@link setGemmThreads}). */
+/** Threads {@link wasmGemm} uses (see {@link setGemmThreads}). */
 export function gemmThreads(): number {
   return threadCount;
 }
 
 /**
- * Stop the GEMM worker threads and drop the wasm memory (it is garbage-collected once the
- * workers have exited). Workers never keep the process alive; this is for releasing memory or
- * for tests. The next threaded call starts fresh workers.
+ * Stop the GEMM worker threads (the wasm memory stays: it holds tensor storage). Workers never
+ * keep the process alive; this is for tests and shutdown. The next threaded call starts fresh
+ * workers.
  */
 export function terminateGemmWorkers(): void {
   engine?.terminate();
   engine = null;
+  fmaEngine?.terminate();
+  fmaEngine = null;
 }
 
-/** What the WebAssembly backends run on: module variant, micro-tile, worker count and memory size. */
+/** What the WebAssembly GEMM runs on: module variant, micro-tile, worker count and memory size. */
 export interface GemmKernelInfo {
-  /** Backend {@link sgemm} uses now. */
-  backend: GemmBackendName;
   /** `'relaxed'` (fused multiply-add, relaxed SIMD) or `'simd'` (mul + add); null without WebAssembly SIMD. */
   variant: GemmVariantName | null;
   /** Micro-tile as `MRxNR`, e.g. `'4x8'`; null without WebAssembly SIMD. */
   microTile: string | null;
-  /** Threads used by `wasm-simd-threads`. */
+  /** Threads {@link wasmGemm} uses. */
   threads: number;
   /** Worker threads started so far. */
   workers: number;
-  /** Bytes of the shared wasm memory (0 before the first call). */
+  /** Bytes of the shared wasm memory, the cpu device's memory (0 before first use). */
   memoryBytes: number;
+  /**
+   * Bytes {@link wasmGemm} has copied into or out of the wasm memory so far: operands that were
+   * plain JavaScript arrays rather than tensor storage on the cpu device. 0 for tensor operands.
+   */
+  bytesStaged: number;
 }
 
 /** Describe the GEMM configuration (for benchmark reports and diagnostics). */
 export function gemmKernelInfo(): GemmKernelInfo {
   const v = wasmVariant();
   return {
-    backend: resolve(),
     variant: v,
     microTile: v === null ? null : `${engine?.mr ?? (v === 'relaxed' ? 6 : 4)}x${engine?.nr ?? 8}`,
     threads: threadCount,
     workers: engine?.workerCount ?? 0,
-    memoryBytes: engine?.memoryBytes ?? 0,
+    memoryBytes: heapStats().memoryBytes,
+    bytesStaged: engine?.bytesStaged ?? 0,
   };
 }

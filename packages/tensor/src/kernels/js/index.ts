@@ -1,8 +1,10 @@
+import { jsGemm } from '../gemm/index';
 import type { KernelSet } from '../types';
 import { attention, attentionBackward } from './attention';
 import { crossEntropy, crossEntropyBackward } from './cross-entropy';
 import { binary, unary, unaryBackward } from './elementwise';
 import { embedding, embeddingBackward } from './embedding';
+import { fusedLinearCrossEntropy } from './linear-cross-entropy';
 import { max, sum } from './reduce';
 import { rmsnorm, rmsnormBackward } from './rmsnorm';
 import { rope } from './rope';
@@ -10,10 +12,12 @@ import { logSoftmax, logSoftmaxBackward, softmax, softmaxBackward } from './soft
 
 /** The plain TypeScript kernels: the reference every other backend is tested against. */
 export const jsKernels: KernelSet = {
+  gemm: jsGemm,
   unary, unaryBackward, binary, sum, max,
   softmax, softmaxBackward, logSoftmax, logSoftmaxBackward,
   rmsnorm, rmsnormBackward, embedding, embeddingBackward, rope,
   attention, attentionBackward, crossEntropy, crossEntropyBackward,
+  linearCrossEntropy: fusedLinearCrossEntropy(jsGemm),
 };
 
 export { sigmoid, softplus } from './elementwise';

@@ -1,14 +1,17 @@
 /**
- * Host side of the WebAssembly GEMM: one shared memory, one module instance on the main thread,
- * optional worker threads running the same module on the same memory.
+ * Host side of the WebAssembly GEMM: the cpu device's shared memory (`kernels/cpu/heap.ts`), one
+ * module instance on the main thread, optional worker threads running the same module on the
+ * same memory.
  *
- * A call stages its operands into the wasm memory: A and C by blocks of rows, B by chunks of its
- * stored rows (about `bChunkBytes` each, one contiguous copy), so the memory stays bounded even
- * for vocabulary-sized weights. The product becomes a sequence of steps (row block, B chunk);
- * while the threads compute one step, the calling thread copies out the C block of the previous
- * step and stages the next step into the other half of each double buffer. Within a step, work
- * is split into jobs (column or row ranges) that the main thread and the workers claim (see
- * `jobs.ts`). Wasm memory only grows; `terminate` (via `terminateGemmWorkers`) releases it.
+ * Operands that live in that memory (tensor storage) are read and written in place. Any other
+ * operand (a plain JavaScript array) is staged: A and C by blocks of rows, B by chunks of its
+ * stored rows (about `bChunkBytes` each, one contiguous copy), so the scratch stays bounded even
+ * for vocabulary-sized weights; staged bytes are counted (`bytesStaged`). The product becomes a
+ * sequence of steps (row block, B chunk) — the same steps whether or not an operand is staged,
+ * so results do not depend on where the operands live. While the threads compute one step, the
+ * calling thread copies out the C block of the previous step and stages the next step into the
+ * other half of each double buffer. Within a step, work is split into jobs (column or row
+ * ranges) that the main thread and the workers claim (see `jobs.ts`).
  */
 import { Worker } from 'node:worker_threads';
 import type { CheckedGemm } from '../args';
@@ -20,6 +23,7 @@ import {
   type GemmExports, type RunJobs,
 } from './jobs';
 import { GEMM_WASM_RELAXED, GEMM_WASM_SIMD } from './module.generated';
+import { heapAddress, heapMemory, heapRelease, heapScratch } from '../../cpu/heap';
 import { GEMM_VARIANTS, type GemmVariantName } from './variants';
 import { wasmApi, type WasmMemory, type WasmModule } from './wasm-api';
 
@@ -67,8 +71,6 @@ export const DEFAULT_ENGINE_TUNING: Readonly<EngineTuning> = {
   dotMaxM: 32,
 };
 
-const PAGE = 65536;
-const MAX_PAGES = 65536;
 /** Round a byte address up to a cache line (arithmetic, not bitwise: addresses may exceed 2^31). */
 const align = (x: number): number => Math.ceil(x / 64) * 64;
 
@@ -84,12 +86,9 @@ export function variantBytes(name: GemmVariantName): Uint8Array {
   return decode(name === 'relaxed' ? GEMM_WASM_RELAXED : GEMM_WASM_SIMD);
 }
 
-/** The best variant this engine can compile: `relaxed` if relaxed SIMD validates, else `simd`; null without SIMD. */
-export function bestVariant(): GemmVariantName | null {
-  if (wasmApi === null) return null;
-  if (wasmApi.validate(variantBytes('relaxed'))) return 'relaxed';
-  if (wasmApi.validate(variantBytes('simd'))) return 'simd';
-  return null;
+/** Whether this runtime compiles the variant (relaxed SIMD needs Node >= 21, or the flag on Node 20). */
+export function variantValidates(name: GemmVariantName): boolean {
+  return wasmApi !== null && wasmApi.validate(variantBytes(name));
 }
 
 /** Copy `rows` rows of `cols` elements from `src` (row stride `stride`, from `srcOff`) densely to `dst` at `dstOff`. */
@@ -126,6 +125,7 @@ export class WasmGemmEngine {
   private workers: Worker[] = [];
   private workerFailure: string | null = null;
   private dead = false;
+  private staged = 0;
   private viewBuffer: ArrayBufferLike | null = null;
   private f32View: Float32Array<ArrayBufferLike> = new Float32Array(0);
   private u16View: Uint16Array<ArrayBufferLike> = new Uint16Array(0);
@@ -139,7 +139,9 @@ export class WasmGemmEngine {
     this.nr = GEMM_VARIANTS[variant].nr;
     if (wasmApi === null) throw new GemmError('backend', 'WebAssembly is not available in this runtime');
     this.module = new wasmApi.Module(variantBytes(variant));
-    this.memory = new wasmApi.Memory({ initial: 1, maximum: MAX_PAGES, shared: true });
+    const memory = heapMemory();
+    if (memory === null) throw new GemmError('backend', 'cannot create a shared WebAssembly memory (SharedArrayBuffer missing?)');
+    this.memory = memory;
     this.ex = new wasmApi.Instance(this.module, { env: { memory: this.memory } }).exports as unknown as GemmExports;
   }
 
@@ -151,6 +153,11 @@ export class WasmGemmEngine {
   /** Bytes of the wasm memory. */
   get memoryBytes(): number {
     return this.memory.buffer.byteLength;
+  }
+
+  /** Bytes copied into and out of the wasm memory so far (operands that did not live there). */
+  get bytesStaged(): number {
+    return this.staged;
   }
 
   /** Compute the GEMM `g` with up to `threads` threads (1 = the calling thread only). */
@@ -169,22 +176,18 @@ export class WasmGemmEngine {
     const dot = g.transB && !g.transA && M <= dotMaxM;
     const es = g.bf16 ? 2 : 4;
     const mr = this.mr, nr = this.nr;
+    // Operands already in the wasm memory are used in place (-1: staged).
+    const inA = heapAddress(g.A), inB = heapAddress(g.B), inC = heapAddress(g.C);
 
-    // Layout: [scratch x T][A chunk][B chunk][C chunk].
+    // Scratch layout: [packing scratch x T][A slots][B slots][C slots] (slots only for staged operands).
     const packABytes = align(Math.ceil(MC / mr) * mr * KC * 4);
     const packBBytes = align(Math.ceil(NC / nr) * nr * KC * 4);
     const tileBytes = align(mr * nr * 4);
     const scratchBytes = dot ? 0 : packABytes + packBBytes + tileBytes;
     // Every live thread gets scratch: a worker still in its claim loop may pick up any job.
     const S = Math.max(T, this.workers.length + 1);
-    for (let t = 0; t < S; t++) {
-      const base = 64 + t * scratchBytes;
-      this.ctl[CTL_SCRATCH + 3 * t] = base;
-      this.ctl[CTL_SCRATCH + 3 * t + 1] = base + packABytes;
-      this.ctl[CTL_SCRATCH + 3 * t + 2] = base + packABytes + packBBytes;
-    }
-    // B is staged in chunks along its stored outer dimension, so that each chunk is one
-    // contiguous copy: column blocks of op(B) when transB (B is [N, K]), row blocks (a K range,
+    // B is cut in chunks along its stored outer dimension, so that each chunk is one contiguous
+    // copy when staged: column blocks of op(B) when transB (B is [N, K]), row blocks (a K range,
     // accumulated into C) otherwise (B is [K, N]).
     const byK = !g.transB;
     const outer = byK ? K : N;
@@ -202,9 +205,9 @@ export class WasmGemmEngine {
     chunk = chunk >= outer ? outer : Math.max(unit, Math.floor(chunk / unit) * unit);
     const nChunks = Math.ceil(outer / chunk);
     const bOnce = nChunks === 1 && nBlocks === 1;
-    // A and C are staged by blocks of rows. With B in a single chunk, B is staged once and C goes
-    // out in cache-sized row blocks (the micro-kernel's stores then hit cache, which matters when
-    // K is short). Otherwise each row block re-stages all of B, so blocks are as large as allowed.
+    // A and C go by blocks of rows. With B in a single chunk, B is staged once and C goes out in
+    // cache-sized row blocks (the micro-kernel's stores then hit cache, which matters when K is
+    // short). Otherwise each row block re-stages all of B, so blocks are as large as allowed.
     const cRowBytes = 4 * (byK ? nbW : chunk);
     const cBytes = bOnce ? cBlockBytes : cChunkBytes;
     const mChunk = Math.max(1, Math.min(M, Math.floor(aChunkBytes / (4 * K)), Math.floor(cBytes / cRowBytes)));
@@ -214,93 +217,110 @@ export class WasmGemmEngine {
     // the threads compute step s, the calling thread copies out the C block that step s-1
     // finished and stages step s+1 into the other slot of each double buffer.
     const steps = mChunks * nBlocks * nChunks;
-    const aSlots = mChunks > 1 ? 2 : 1, bSlots = bOnce ? 1 : 2;
-    const cSlots = steps > 1 ? 2 : 1;
+    const aSlots = inA >= 0 ? 0 : mChunks > 1 ? 2 : 1, bSlots = inB >= 0 ? 0 : bOnce ? 1 : 2;
+    const cSlots = inC >= 0 ? 0 : steps > 1 ? 2 : 1;
     const aSlot = align(mChunk * K * 4), bSlot = align(chunk * rowElems * es), cSlot = align(mChunk * cRowBytes);
-    const pA0 = align(64 + S * scratchBytes);
-    const pB0 = pA0 + aSlots * aSlot;
-    const pC0 = pB0 + bSlots * bSlot;
-    this.ensureMemory(pC0 + cSlots * cSlot);
-    const bf16 = g.bf16 ? 1 : 0;
+    const sA = align(S * scratchBytes);
+    const sB = sA + aSlots * aSlot;
+    const sC = sB + bSlots * bSlot;
+    const region = heapScratch(sC + cSlots * cSlot + 64);
+    if (region === null) throw new GemmError('memory', `cannot grow the wasm memory by ${sC + cSlots * cSlot} bytes of GEMM scratch`);
+    try {
+      const base = align(region.byteOffset);
+      for (let t = 0; t < S; t++) {
+        const p = base + t * scratchBytes;
+        this.ctl[CTL_SCRATCH + 3 * t] = p;
+        this.ctl[CTL_SCRATCH + 3 * t + 1] = p + packABytes;
+        this.ctl[CTL_SCRATCH + 3 * t + 2] = p + packABytes + packBBytes;
+      }
+      const pA0 = base + sA, pB0 = base + sB, pC0 = base + sC;
+      const bf16 = g.bf16 ? 1 : 0;
+      // Column stride of op(A) (row stride is K, or 1 when transA) and row stride of C.
+      const ldc = (nl: number): number => (inC >= 0 ? N : nl);
 
-    /** Rows, column block, B chunk range and buffer addresses of step s. */
-    const at = (s: number) => {
-      const c = s % nChunks, blk = Math.floor(s / nChunks), nb = blk % nBlocks, m = Math.floor(blk / nBlocks);
-      const m0 = m * mChunk, o0 = c * chunk, n0 = nb * nbW;
-      return {
-        m, nb, c, m0, ml: Math.min(mChunk, M - m0), o0, ol: Math.min(chunk, outer - o0),
-        n0, nw: Math.min(nbW, N - n0),
-        pA: pA0 + (m % aSlots) * aSlot,
-        // By step, not by chunk: with an odd chunk count, the last chunk of one block and the
-        // first of the next are consecutive steps.
-        pB: pB0 + (s % bSlots) * bSlot,
-        // K chunks accumulate into one C block per (row block, column block); column chunks
-        // have their own.
-        pC: pC0 + ((byK ? blk : s) % cSlots) * cSlot,
+      /** Rows, column block, B chunk range and operand addresses of step s. */
+      const at = (s: number) => {
+        const c = s % nChunks, blk = Math.floor(s / nChunks), nb = blk % nBlocks, m = Math.floor(blk / nBlocks);
+        const m0 = m * mChunk, o0 = c * chunk, n0 = nb * nbW;
+        const ml = Math.min(mChunk, M - m0), ol = Math.min(chunk, outer - o0), nw = Math.min(nbW, N - n0);
+        const cCol = byK ? n0 : o0;
+        return {
+          m, nb, c, m0, ml, o0, ol, n0, nw,
+          pA: inA >= 0 ? inA + 4 * (g.transA ? m0 : m0 * K) : pA0 + (m % aSlots) * aSlot,
+          // By step, not by chunk: with an odd chunk count, the last chunk of one block and the
+          // first of the next are consecutive steps.
+          pB: inB >= 0 ? inB + es * (byK ? o0 * N + n0 : o0 * K) : pB0 + (s % bSlots) * bSlot,
+          // K chunks accumulate into one C block per (row block, column block); column chunks
+          // have their own.
+          pC: inC >= 0 ? inC + 4 * (m0 * N + cCol) : pC0 + ((byK ? blk : s) % cSlots) * cSlot,
+        };
       };
-    };
-    const prepare = (s: number): void => {
-      const x = at(s);
-      if (x.c === 0 && x.nb === 0) this.stageA(g, x.m0, x.ml, x.pA);
-      if (byK) {
-        if (x.c === 0 && beta !== 0) this.stageC(g, x.m0, x.ml, x.n0, x.nw, x.pC);
-        if (!bOnce || s === 0) this.stageB(g, x.o0, x.ol, x.n0, x.nw, x.pB);
-      } else {
-        if (!bOnce || s === 0) this.stageB(g, x.o0, x.ol, 0, K, x.pB);
-        if (beta !== 0) this.stageC(g, x.m0, x.ml, x.o0, x.ol, x.pC);
-      }
-    };
-    const finish = (s: number): void => {
-      const x = at(s);
-      if (!byK) this.unstageC(g, x.m0, x.ml, x.o0, x.ol, x.pC);
-      else if (x.c === nChunks - 1) this.unstageC(g, x.m0, x.ml, x.n0, x.nw, x.pC);
-    };
+      const prepare = (s: number): void => {
+        const x = at(s);
+        if (x.c === 0 && x.nb === 0 && inA < 0) this.stageA(g, x.m0, x.ml, x.pA);
+        if (byK) {
+          if (x.c === 0 && beta !== 0) this.stageC(g, x.m0, x.ml, x.n0, x.nw, x.pC, inC >= 0);
+          if (inB < 0 && (!bOnce || s === 0)) this.stageB(g, x.o0, x.ol, x.n0, x.nw, x.pB);
+        } else {
+          if (inB < 0 && (!bOnce || s === 0)) this.stageB(g, x.o0, x.ol, 0, K, x.pB);
+          if (beta !== 0) this.stageC(g, x.m0, x.ml, x.o0, x.ol, x.pC, inC >= 0);
+        }
+      };
+      const finish = (s: number): void => {
+        if (inC >= 0) return;
+        const x = at(s);
+        if (!byK) this.unstageC(g, x.m0, x.ml, x.o0, x.ol, x.pC);
+        else if (x.c === nChunks - 1) this.unstageC(g, x.m0, x.ml, x.n0, x.nw, x.pC);
+      };
 
-    prepare(0);
-    for (let s = 0; s < steps; s++) {
-      const { ml, o0, ol, nw, c, pA, pB, pC } = at(s);
-      // This step's product: C[ml x nl] (+)= op(A)[:, k0:k0+kl] op(B)[k0:k0+kl, n0:n0+nl].
-      const nl = byK ? nw : ol, kl = byK ? ol : K;
-      // Staged op(A): [ml][K] row-major, or [K][ml] when transA.
-      const rsA = g.transA ? 1 : K, csA = g.transA ? ml : 1;
-      const a0 = byK ? pA + 4 * o0 * csA : pA;
-      // Staged op(B): [kl][nl] row-major when byK, else [nl][K] (op(B)[k, j] at j*K + k).
-      const rsB = byK ? nl : 1, csB = byK ? 1 : K;
-      const accumulate = beta !== 0 || (byK && c > 0) ? 1 : 0;
-      let jobs = 0;
-      if (dot) {
-        const parts = T === 1 ? 1 : Math.min(MAX_JOBS, 4 * T);
-        const step = Math.ceil(Math.ceil(nl / 4) / parts) * 4;
-        for (let j0 = 0; j0 < nl; j0 += step) {
-          this.writeJob(jobs++, JOB_DOT, JOB_ALPHA_DOT, [
-            ml, Math.min(step, nl - j0), K, pA, K, pB + j0 * K * es, K, bf16, pC + 4 * j0, nl, alpha, accumulate,
-          ]);
+      prepare(0);
+      for (let s = 0; s < steps; s++) {
+        const { ml, o0, ol, nw, c, pA, pB, pC } = at(s);
+        // This step's product: C[ml x nl] (+)= op(A)[:, k0:k0+kl] op(B)[k0:k0+kl, n0:n0+nl].
+        const nl = byK ? nw : ol, kl = byK ? ol : K, ld = ldc(nl);
+        // op(A): rows of K (stride 1 along k), or columns of the stored [K][M] A when transA.
+        const rsA = g.transA ? 1 : K, csA = g.transA ? (inA >= 0 ? M : ml) : 1;
+        const a0 = byK ? pA + 4 * o0 * csA : pA;
+        // op(B): [kl][nl] row-major when byK, else [nl][K] (op(B)[k, j] at j*K + k).
+        const rsB = byK ? (inB >= 0 ? N : nl) : 1, csB = byK ? 1 : K;
+        const accumulate = beta !== 0 || (byK && c > 0) ? 1 : 0;
+        let jobs = 0;
+        if (dot) {
+          const parts = T === 1 ? 1 : Math.min(MAX_JOBS, 4 * T);
+          const step = Math.ceil(Math.ceil(nl / 4) / parts) * 4;
+          for (let j0 = 0; j0 < nl; j0 += step) {
+            this.writeJob(jobs++, JOB_DOT, JOB_ALPHA_DOT, [
+              ml, Math.min(step, nl - j0), K, pA, K, pB + j0 * K * es, K, bf16, pC + 4 * j0, ld, alpha, accumulate,
+            ]);
+          }
+        } else {
+          // Split the longer side of C. Column jobs are finer (up to 4 per thread, at least
+          // minJobCols wide) so that the thread doing the copies still finds work afterwards.
+          const splitN = nl >= ml;
+          const total = splitN ? nl : ml, u = splitN ? nr : mr;
+          const units = Math.ceil(total / u);
+          const parts = T === 1 ? 1 : Math.min(MAX_JOBS, splitN ? Math.max(T, Math.min(4 * T, Math.floor(nl / minJobCols))) : T);
+          const step = Math.ceil(units / Math.min(parts, units)) * u;
+          for (let s0 = 0; s0 < total; s0 += step) {
+            const len = Math.min(step, total - s0);
+            const a = splitN ? a0 : a0 + 4 * s0 * rsA;
+            const b = splitN ? pB + es * s0 * csB : pB;
+            const cp = splitN ? pC + 4 * s0 : pC + 4 * s0 * ld;
+            this.writeJob(jobs++, JOB_GEMM, JOB_ALPHA_GEMM, [
+              splitN ? ml : len, splitN ? len : nl, kl, a, rsA, csA, b, rsB, csB, bf16, cp, ld, alpha, accumulate,
+              0, 0, 0, MC, NC, KC,
+            ]);
+          }
         }
-      } else {
-        // Split the longer side of C. Column jobs are finer (up to 4 per thread, at least
-        // minJobCols wide) so that the thread doing the copies still finds work afterwards.
-        const splitN = nl >= ml;
-        const total = splitN ? nl : ml, u = splitN ? nr : mr;
-        const units = Math.ceil(total / u);
-        const parts = T === 1 ? 1 : Math.min(MAX_JOBS, splitN ? Math.max(T, Math.min(4 * T, Math.floor(nl / minJobCols))) : T);
-        const step = Math.ceil(units / Math.min(parts, units)) * u;
-        for (let s0 = 0; s0 < total; s0 += step) {
-          const len = Math.min(step, total - s0);
-          const a = splitN ? a0 : a0 + 4 * s0 * rsA;
-          const b = splitN ? pB + es * s0 * csB : pB;
-          const cp = splitN ? pC + 4 * s0 : pC + 4 * s0 * nl;
-          this.writeJob(jobs++, JOB_GEMM, JOB_ALPHA_GEMM, [
-            splitN ? ml : len, splitN ? len : nl, kl, a, rsA, csA, b, rsB, csB, bf16, cp, nl, alpha, accumulate,
-            0, 0, 0, MC, NC, KC,
-          ]);
-        }
+        this.publish(jobs, T);
+        if (s > 0) finish(s - 1);
+        if (s + 1 < steps) prepare(s + 1);
+        this.join(jobs);
       }
-      this.publish(jobs, T);
-      if (s > 0) finish(s - 1);
-      if (s + 1 < steps) prepare(s + 1);
-      this.join(jobs);
+      finish(steps - 1);
+    } finally {
+      heapRelease(region);
     }
-    finish(steps - 1);
   }
 
   /**
@@ -337,21 +357,6 @@ export class WasmGemmEngine {
     }
   }
 
-  private ensureMemory(bytes: number): void {
-    const pages = Math.ceil(bytes / PAGE);
-    if (pages > MAX_PAGES) {
-      throw new GemmError('memory', `a chunk needs ${bytes} bytes, more than the 4 GiB a wasm32 memory can hold`);
-    }
-    const have = this.memory.buffer.byteLength / PAGE;
-    if (pages > have) {
-      try {
-        this.memory.grow(pages - have);
-      } catch (e) {
-        throw new GemmError('memory', `cannot grow the GEMM memory to ${bytes} bytes (${(e as Error).message})`);
-      }
-    }
-  }
-
   private views(): void {
     const buf = this.memory.buffer;
     if (buf !== this.viewBuffer) {
@@ -364,6 +369,7 @@ export class WasmGemmEngine {
   private stageA(g: CheckedGemm, m0: number, ml: number, pA: number): void {
     this.views();
     const { M, K, A } = g;
+    this.staged += 4 * ml * K;
     if (!g.transA) copyRows(this.f32View, pA / 4, A, m0 * K, 1, ml * K, ml * K);
     else copyRows(this.f32View, pA / 4, A, m0, K, ml, M);
   }
@@ -375,13 +381,20 @@ export class WasmGemmEngine {
   private stageB(g: CheckedGemm, o0: number, ol: number, n0: number, nw: number, pB: number): void {
     this.views();
     const row = g.transB ? g.K : g.N;
+    this.staged += (g.bf16 ? 2 : 4) * ol * nw;
     if (g.bf16) copyRows(this.u16View, pB / 2, g.B as Uint16Array, o0 * row + n0, ol, nw, row);
     else copyRows(this.f32View, pB / 4, g.B as Float32Array, o0 * row + n0, ol, nw, row);
   }
 
-  private stageC(g: CheckedGemm, m0: number, ml: number, n0: number, nl: number, pC: number): void {
-    this.views();
+  /** Stage the C block (or, in place, just scale it) for beta != 0: the kernel then accumulates into beta * C. */
+  private stageC(g: CheckedGemm, m0: number, ml: number, n0: number, nl: number, pC: number, inPlace: boolean): void {
     const { N, C, beta } = g;
+    if (inPlace) {
+      if (beta !== 1) for (let r = 0; r < ml; r++) for (let i = (m0 + r) * N + n0, end = i + nl; i < end; i++) C[i] = beta * C[i]!;
+      return;
+    }
+    this.views();
+    this.staged += 4 * ml * nl;
     const f = this.f32View, d0 = pC / 4;
     copyRows(f, d0, C, m0 * N + n0, ml, nl, N);
     if (beta !== 1) for (let i = d0, end = d0 + ml * nl; i < end; i++) f[i] = beta * f[i]!;
@@ -390,6 +403,7 @@ export class WasmGemmEngine {
   private unstageC(g: CheckedGemm, m0: number, ml: number, n0: number, nl: number, pC: number): void {
     this.views();
     const { N, C } = g;
+    this.staged += 4 * ml * nl;
     const f = this.f32View, s0 = pC / 4;
     if (nl === N) C.set(f.subarray(s0, s0 + ml * nl), m0 * N);
     else for (let r = 0; r < ml; r++) C.set(f.subarray(s0 + r * nl, s0 + (r + 1) * nl), (m0 + r) * N + n0);

@@ -1,0 +1,221 @@
+/**
+ * The memory of the `cpu` device: one shared `WebAssembly.Memory` that holds the float storage of
+ * tensors and the GEMM's scratch, so the WebAssembly kernels (GEMM, and through it attention and
+ * the fused LM-head loss) read operands where they already are instead of copying them in.
+ *
+ * Allocator: blocks of 64-byte-aligned size classes (4 classes per power of two, so at most 25 %
+ * slack) are carved from the top of the memory and, once released, kept in a free list per class
+ * and handed out again (zeroed). A block is released
+ * - explicitly, where its owner is certain: autograd's intermediate gradients once consumed,
+ *   kernel scratch, `Tensor.dispose()`, and every op output of a `tidy` scope when it closes
+ *   (a training step: forward and backward inside `tidy`, so the next step reuses the same
+ *   blocks, still warm in cache, instead of touching fresh pages);
+ * - otherwise when its typed array is garbage-collected (a `FinalizationRegistry`), so storage stays
+ *   valid as long as any JavaScript value (tensor, `storage`, `.data` view) still refers to it.
+ *
+ * Growing a shared memory never detaches existing views (their SharedArrayBuffer keeps its length
+ * and keeps aliasing the same bytes); views of newly grown bytes are taken from the current
+ * `memory.buffer`. Storage allocated outside a scope, once the memory holds {@link HEAP_SOFT_LIMIT}
+ * bytes (much of it perhaps waiting for a garbage collection that V8, blind to this memory, may
+ * not run soon), falls back to ordinary JavaScript arrays, which the GEMM then stages (counted in
+ * `gemmKernelInfo().bytesStaged`); inside a scope, where release is certain, the memory may grow
+ * to its 4 GiB maximum.
+ */
+import { wasmApi, type WasmMemory } from '../gemm/wasm/wasm-api';
+
+const PAGE = 65536;
+/** A wasm32 memory holds at most 65536 pages (4 GiB). */
+const MAX_PAGES = 65536;
+/** Bytes below this address are never handed out (0 stays an invalid address). */
+const BASE = 1024;
+/** Tensor storage allocated outside a scope beyond this many heap bytes goes to plain JavaScript arrays instead. */
+export const HEAP_SOFT_LIMIT = 256 << 20;
+
+interface Block {
+  /** Byte address in the memory. */
+  readonly addr: number;
+  /** Size class in bytes. */
+  readonly bytes: number;
+}
+
+let memory: WasmMemory | null | undefined;
+let lastBuffer: ArrayBufferLike | null = null;
+/** Every SharedArrayBuffer object this memory has handed out (a new one after each grow). */
+const buffers = new WeakSet<object>();
+let top = BASE;
+const free = new Map<number, number[]>();
+/** The block of a live heap array (storage or scratch), kept on the array itself (a WeakMap costs the GC far more). */
+const BLOCK: unique symbol = Symbol('apertus.heap.block');
+type Owned = { [BLOCK]?: Block | undefined };
+/** Partial views of heap storage → the storage, so a view keeps its block alive. */
+const owners = new WeakMap<object, object>();
+const collected = new FinalizationRegistry<Block>((b) => recycle(b));
+/** Tensor storage allocated while the innermost scope is open (see `tidy`). */
+let scope: Set<object> | null = null;
+let liveBytes = 0;
+
+/** The shared memory of the cpu device, created on first use; null where WebAssembly or SharedArrayBuffer is missing. */
+export function heapMemory(): WasmMemory | null {
+  if (memory === undefined) {
+    try {
+      memory = wasmApi === null ? null : new wasmApi.Memory({ initial: 16, maximum: MAX_PAGES, shared: true });
+    } catch {
+      memory = null;
+    }
+  }
+  return memory;
+}
+
+/** The memory's current buffer (registered, so arrays on it are recognised as heap arrays). */
+function buffer(): ArrayBufferLike {
+  const b = memory!.buffer;
+  if (b !== lastBuffer) { lastBuffer = b; buffers.add(b); }
+  return b;
+}
+
+/** Size class of a request: a multiple of 64 bytes, at most 25 % above it. */
+function sizeClass(bytes: number): number {
+  if (bytes <= 256) return Math.max(64, Math.ceil(bytes / 64) * 64);
+  const step = Math.max(64, 2 ** Math.floor(Math.log2(bytes)) / 4);
+  return Math.ceil(bytes / step) * step;
+}
+
+function recycle(b: Block): void {
+  liveBytes -= b.bytes;
+  let list = free.get(b.bytes);
+  if (!list) free.set(b.bytes, (list = []));
+  list.push(b.addr);
+}
+
+/** A block of at least `bytes` (`fresh`: never used, so still zero), or null when it would take the memory past `limit` bytes. */
+function take(bytes: number, limit: number): (Block & { fresh: boolean }) | null {
+  const mem = heapMemory();
+  if (mem === null) return null;
+  const cls = sizeClass(bytes);
+  const list = free.get(cls);
+  if (list && list.length > 0) {
+    liveBytes += cls;
+    return { addr: list.pop()!, bytes: cls, fresh: false };
+  }
+  const end = top + cls;
+  if (end > limit) return null;
+  const have = mem.buffer.byteLength;
+  if (end > have) {
+    // Grow by at least a quarter of the current size, so a growing workload grows rarely.
+    const pages = Math.min(MAX_PAGES, Math.max(Math.ceil(end / PAGE), Math.ceil((have * 1.25) / PAGE)));
+    try {
+      mem.grow(pages - have / PAGE);
+    } catch {
+      try { mem.grow(Math.ceil(end / PAGE) - have / PAGE); } catch { return null; }
+    }
+  }
+  const b = { addr: top, bytes: cls, fresh: true };
+  top = end;
+  liveBytes += cls;
+  return b;
+}
+
+/**
+ * `n` zeroed floats of tensor storage on the heap, released when the array is garbage-collected
+ * (or by {@link heapRelease}, or when its scope closes); a plain `Float32Array` when the heap is
+ * unavailable, or past {@link HEAP_SOFT_LIMIT} outside a scope.
+ */
+export function heapF32(n: number): Float32Array {
+  return storage(n, 4, Float32Array);
+}
+
+/** `n` zeroed 16-bit values (bf16/f16 storage) on the heap; see {@link heapF32}. */
+export function heapU16(n: number): Uint16Array {
+  return storage(n, 2, Uint16Array);
+}
+
+/**
+ * `bytes` of kernel scratch on the heap (not zeroed): the caller must {@link heapRelease} it. Fails
+ * only where the memory cannot grow: returns null then.
+ */
+export function heapScratch(bytes: number): Float32Array | null {
+  const b = take(Math.max(4, bytes), MAX_PAGES * PAGE);
+  if (b === null) return null;
+  const a = new Float32Array(buffer(), b.addr, Math.ceil(bytes / 4));
+  (a as Owned)[BLOCK] = { addr: b.addr, bytes: b.bytes };
+  return a;
+}
+
+/** `n` floats of kernel scratch (not zeroed): on the heap when it can grow, else a plain array; release with {@link heapRelease}. */
+export function scratchF32(n: number): Float32Array {
+  return heapScratch(4 * n) ?? new Float32Array(n);
+}
+
+function storage<T extends Float32Array | Uint16Array>(n: number, es: number, ctor: new (b: ArrayBufferLike, o: number, n: number) => T): T {
+  const b = n === 0 ? null : take(n * es, scope ? MAX_PAGES * PAGE : HEAP_SOFT_LIMIT);
+  if (b === null) return new ctor(new ArrayBuffer(n * es), 0, n);
+  const a = new ctor(buffer(), b.addr, n);
+  if (!b.fresh) a.fill(0);
+  const block = { addr: b.addr, bytes: b.bytes };
+  (a as Owned)[BLOCK] = block;
+  collected.register(a, block, a);
+  scope?.add(a);
+  return a;
+}
+
+/**
+ * Return the block of a heap array to the pool now. Only for arrays whose every user is known
+ * (the caller owns it); a no-op for arrays not allocated by the heap, or already released.
+ */
+export function heapRelease(a: object): void {
+  const b = (a as Owned)[BLOCK];
+  if (!b) return;
+  (a as Owned)[BLOCK] = undefined;
+  collected.unregister(a);
+  recycle(b);
+}
+
+/** Open a scope: storage allocated until {@link heapCloseScope} is released then. Returns the enclosing scope. */
+export function heapOpenScope(): Set<object> | null {
+  const outer = scope;
+  scope = new Set();
+  return outer;
+}
+
+/** Close the innermost scope, releasing its storage except `keep`, and return to `outer`. */
+export function heapCloseScope(outer: Set<object> | null, keep: Iterable<object>): void {
+  const s = scope!;
+  scope = outer;
+  for (const k of keep) s.delete(k);
+  for (const a of s) heapRelease(a);
+}
+
+/** Let storage outlive the scope it was allocated in (gradients of leaves). */
+export function heapKeep(a: object): void {
+  scope?.delete(a);
+}
+
+/** Byte address of a typed array that lives in the heap memory, else -1. */
+export function heapAddress(a: ArrayBufferView): number {
+  return buffers.has(a.buffer) ? a.byteOffset : -1;
+}
+
+/** `storage.subarray(begin, end)` that keeps `storage` (and so its heap block) alive as long as the view. */
+export function heapView<T extends Float32Array | Uint16Array | Int32Array>(storage: T, begin: number, end: number): T {
+  if (begin === 0 && end === storage.length) return storage;
+  const v = storage.subarray(begin, end) as T;
+  if ((storage as Owned)[BLOCK]) owners.set(v, storage);
+  return v;
+}
+
+/** Heap figures (diagnostics and tests). */
+export interface HeapStats {
+  /** Bytes of the shared memory (0 before first use). */
+  memoryBytes: number;
+  /** Bytes in blocks handed out and not yet released. */
+  liveBytes: number;
+  /** Bytes in released blocks waiting in the pool. */
+  pooledBytes: number;
+}
+
+/** Sizes of the cpu device memory. */
+export function heapStats(): HeapStats {
+  let pooled = 0;
+  for (const [cls, list] of free) pooled += cls * list.length;
+  return { memoryBytes: memory ? memory.buffer.byteLength : 0, liveBytes, pooledBytes: pooled };
+}
