@@ -1,8 +1,9 @@
-import { add, attention, linear, noGrad, rmsnorm, rope, Tensor, bf16ArrayToF32 } from '@apertus/tensor';
+import { add, attention, noGrad, rmsnorm, rope, Tensor } from '@apertus/tensor';
 import { xielu } from '@apertus/xielu';
 import { GenerationError } from './errors';
 import type { KVCache } from './kv-cache';
 import type { ApertusModel } from './model';
+import { project, weightRows } from './packed';
 
 /** One sequence's share of a batched inference step. */
 export interface StepInput {
@@ -12,18 +13,12 @@ export interface StepInput {
   tokens: ArrayLike<number>;
 }
 
-/** Rows `ids` of the embedding table as float32 (bf16 tables are converted row by row, never whole). */
+/** Rows `ids` of the embedding table as float32 (bf16 or packed tables are converted row by row, never whole). */
 function embedRows(model: ApertusModel, ids: Int32Array): Float32Array {
-  const E = model.embedTokens, H = model.config.hidden_size;
-  const out = new Float32Array(ids.length * H);
-  for (let i = 0; i < ids.length; i++) {
-    const id = ids[i]!;
+  for (const id of ids) {
     if (!(id >= 0 && id < model.config.vocab_size)) throw new GenerationError('tokens', `token id ${id} outside the vocabulary of ${model.config.vocab_size}`);
-    const row = E.storage.subarray(E.offset + id * H, E.offset + (id + 1) * H);
-    if (E.dtype === 'bf16') bf16ArrayToF32(row as Uint16Array, out.subarray(i * H, (i + 1) * H));
-    else out.set(row as Float32Array, i * H);
   }
-  return out;
+  return weightRows(model.embedTokens, ids);
 }
 
 /**
@@ -50,9 +45,9 @@ export function step(model: ApertusModel, batch: readonly StepInput[]): Float32A
     let h = Tensor.from(embedRows(model, ids), [rows, c.hidden_size]);
     model.layers.forEach((L, l) => {
       const a = rmsnorm(h, L.attention_layernorm, c.rms_norm_eps);
-      const q = rope(rmsnorm(Tensor.from(linear(a, L.q_proj).data, [rows, nh, d]), L.q_norm, c.rms_norm_eps), positions, model.invFreq);
-      const k = rope(rmsnorm(Tensor.from(linear(a, L.k_proj).data, [rows, nkv, d]), L.k_norm, c.rms_norm_eps), positions, model.invFreq);
-      const v = linear(a, L.v_proj);
+      const q = rope(rmsnorm(Tensor.from(project(a, L.q_proj).data, [rows, nh, d]), L.q_norm, c.rms_norm_eps), positions, model.invFreq);
+      const k = rope(rmsnorm(Tensor.from(project(a, L.k_proj).data, [rows, nkv, d]), L.k_norm, c.rms_norm_eps), positions, model.invFreq);
+      const v = project(a, L.v_proj);
       const o = new Float32Array(rows * nh * d);
       let r0 = 0;
       for (const s of batch) {
@@ -68,15 +63,15 @@ export function step(model: ApertusModel, batch: readonly StepInput[]): Float32A
         o.set(att.data, r0 * nh * d);
         r0 += T;
       }
-      h = add(h, linear(Tensor.from(o, [rows, nh * d]), L.o_proj));
+      h = add(h, project(Tensor.from(o, [rows, nh * d]), L.o_proj));
       const m = rmsnorm(h, L.feedforward_layernorm, c.rms_norm_eps);
-      h = add(h, linear(xielu(linear(m, L.up_proj), L.act), L.down_proj));
+      h = add(h, project(xielu(project(m, L.up_proj), L.act), L.down_proj));
     });
     for (const s of batch) s.cache.length += s.tokens.length;
     // Only the last row of each sequence goes through the final norm and the LM head.
     const last = new Float32Array(batch.length * c.hidden_size);
     let end = 0;
     batch.forEach((s, i) => { end += s.tokens.length; last.set(h.data.subarray((end - 1) * c.hidden_size, end * c.hidden_size), i * c.hidden_size); });
-    return linear(rmsnorm(Tensor.from(last, [batch.length, c.hidden_size]), model.norm, c.rms_norm_eps), model.lmHead).data;
+    return project(rmsnorm(Tensor.from(last, [batch.length, c.hidden_size]), model.norm, c.rms_norm_eps), model.lmHead).data;
   });
 }

@@ -1,19 +1,20 @@
 import {
-  add, attention, embedding, linear, linearCrossEntropy, reshape, rmsnorm, rope, Tensor,
+  add, attention, linearCrossEntropy, reshape, rmsnorm, rope, Tensor,
 } from '@apertus/tensor';
 import { xielu, type XieluParams } from '@apertus/xielu';
 import type { ApertusConfig } from './config';
-import { CheckpointError } from './errors';
+import { CheckpointError, ModelError } from './errors';
+import { embedWeight, isPacked, project, type PackedMatrix, type Weight } from './packed';
 import { initParameters, isBuffer, parameterShapes } from './params';
 import { ropeInvFreq } from './rope';
 
-/** The tensors of one decoder layer. */
+/** The tensors of one decoder layer (matrices may be packed, e.g. GGUF-quantized). */
 export interface LayerWeights {
   attention_layernorm: Tensor;
-  q_proj: Tensor; k_proj: Tensor; v_proj: Tensor; o_proj: Tensor;
+  q_proj: Weight; k_proj: Weight; v_proj: Weight; o_proj: Weight;
   q_norm: Tensor; k_norm: Tensor;
   feedforward_layernorm: Tensor;
-  up_proj: Tensor; down_proj: Tensor;
+  up_proj: Weight; down_proj: Weight;
   act: XieluParams;
 }
 
@@ -38,39 +39,47 @@ export interface ForwardOptions {
 /**
  * ApertusForCausalLM: token embedding, L pre-norm decoder layers (QK-norm, llama3 RoPE, causal
  * GQA attention, xIELU MLP), final RMSNorm and an untied LM head. Weights are named exactly as in
- * Hugging Face checkpoints (`params`); large matrices may stay bf16 for inference.
+ * Hugging Face checkpoints (`params`); large matrices may stay bf16 for inference, or be packed
+ * (`packed`: quantized blocks that multiply themselves, inference only).
  */
 export class ApertusModel {
   /** Architecture. */
   readonly config: ApertusConfig;
   /** Every checkpoint tensor by its Hugging Face name. */
   readonly params: Map<string, Tensor>;
+  /** Matrices held packed instead of as tensors (by Hugging Face name; inference only). */
+  readonly packed: ReadonlyMap<string, PackedMatrix>;
   /** Typed views of the per-layer tensors. */
   readonly layers: LayerWeights[];
   /** RoPE inverse frequencies (float32, llama3-scaled). */
   readonly invFreq: Float32Array;
 
-  /** Wrap a complete set of named tensors; throws CheckpointError naming the first missing or misshapen one. */
-  constructor(config: ApertusConfig, params: Map<string, Tensor>) {
+  /**
+   * Wrap a complete set of named tensors (matrices may instead be in `packed`); throws
+   * CheckpointError naming the first missing or misshapen one.
+   */
+  constructor(config: ApertusConfig, params: Map<string, Tensor>, packed: ReadonlyMap<string, PackedMatrix> = new Map()) {
     this.config = config;
     this.params = params;
+    this.packed = packed;
     for (const [name, shape] of parameterShapes(config)) {
-      const t = params.get(name);
+      const t = params.get(name) ?? (shape.length === 2 ? packed.get(name) : undefined);
       if (!t) throw new CheckpointError('missing tensor', name);
       if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
         throw new CheckpointError(`shape [${t.shape}] does not match config (expected [${shape}])`, name);
       }
     }
     const get = (n: string) => params.get(n)!;
+    const mat = (n: string): Weight => params.get(n) ?? packed.get(n)!;
     this.layers = Array.from({ length: config.num_hidden_layers }, (_, i) => {
       const p = `model.layers.${i}.`;
       return {
         attention_layernorm: get(p + 'attention_layernorm.weight'),
-        q_proj: get(p + 'self_attn.q_proj.weight'), k_proj: get(p + 'self_attn.k_proj.weight'),
-        v_proj: get(p + 'self_attn.v_proj.weight'), o_proj: get(p + 'self_attn.o_proj.weight'),
+        q_proj: mat(p + 'self_attn.q_proj.weight'), k_proj: mat(p + 'self_attn.k_proj.weight'),
+        v_proj: mat(p + 'self_attn.v_proj.weight'), o_proj: mat(p + 'self_attn.o_proj.weight'),
         q_norm: get(p + 'self_attn.q_norm.weight'), k_norm: get(p + 'self_attn.k_norm.weight'),
         feedforward_layernorm: get(p + 'feedforward_layernorm.weight'),
-        up_proj: get(p + 'mlp.up_proj.weight'), down_proj: get(p + 'mlp.down_proj.weight'),
+        up_proj: mat(p + 'mlp.up_proj.weight'), down_proj: mat(p + 'mlp.down_proj.weight'),
         act: { alpha_p: get(p + 'mlp.act_fn.alpha_p'), alpha_n: get(p + 'mlp.act_fn.alpha_n'), beta: get(p + 'mlp.act_fn.beta'), eps: get(p + 'mlp.act_fn.eps') },
       };
     });
@@ -88,11 +97,11 @@ export class ApertusModel {
   }
 
   /** The embedding table. */
-  get embedTokens(): Tensor { return this.params.get('model.embed_tokens.weight')!; }
+  get embedTokens(): Weight { return this.params.get('model.embed_tokens.weight') ?? this.packed.get('model.embed_tokens.weight')!; }
   /** The final norm weight. */
   get norm(): Tensor { return this.params.get('model.norm.weight')!; }
   /** The LM head [V, H]. */
-  get lmHead(): Tensor { return this.params.get('lm_head.weight')!; }
+  get lmHead(): Weight { return this.params.get('lm_head.weight') ?? this.packed.get('lm_head.weight')!; }
 
   /**
    * Final hidden states [B, T, H] for token ids [B, T], recorded for autograd when parameters
@@ -102,18 +111,18 @@ export class ApertusModel {
     const c = this.config;
     const [B, T] = ids.shape as [number, number];
     const positions = opts.positions ?? Tensor.ints(Array.from({ length: B * T }, (_, i) => i % T), [B, T]);
-    let h = embedding(ids, this.embedTokens);
+    let h = embedWeight(ids, this.embedTokens);
     for (const L of this.layers) {
       const a = rmsnorm(h, L.attention_layernorm, c.rms_norm_eps);
-      let q = reshape(linear(a, L.q_proj), [B, T, c.num_attention_heads, c.head_dim]);
-      let k = reshape(linear(a, L.k_proj), [B, T, c.num_key_value_heads, c.head_dim]);
-      const v = reshape(linear(a, L.v_proj), [B, T, c.num_key_value_heads, c.head_dim]);
+      let q = reshape(project(a, L.q_proj), [B, T, c.num_attention_heads, c.head_dim]);
+      let k = reshape(project(a, L.k_proj), [B, T, c.num_key_value_heads, c.head_dim]);
+      const v = reshape(project(a, L.v_proj), [B, T, c.num_key_value_heads, c.head_dim]);
       q = rope(rmsnorm(q, L.q_norm, c.rms_norm_eps), positions, this.invFreq);
       k = rope(rmsnorm(k, L.k_norm, c.rms_norm_eps), positions, this.invFreq);
       const o = attention(q, k, v, opts.docIds ? { docQ: opts.docIds } : {});
-      h = add(h, linear(reshape(o, [B, T, c.num_attention_heads * c.head_dim]), L.o_proj));
+      h = add(h, project(reshape(o, [B, T, c.num_attention_heads * c.head_dim]), L.o_proj));
       const m = rmsnorm(h, L.feedforward_layernorm, c.rms_norm_eps);
-      h = add(h, linear(xielu(linear(m, L.up_proj), L.act), L.down_proj));
+      h = add(h, project(xielu(project(m, L.up_proj), L.act), L.down_proj));
     }
     return rmsnorm(h, this.norm, c.rms_norm_eps);
   }
@@ -123,7 +132,9 @@ export class ApertusModel {
    * the loss: the [B, T, V] logits are never materialised and each logit is exponentiated once.
    */
   loss(ids: Tensor, targets: Tensor, opts: LossOptions = {}): Tensor {
-    return linearCrossEntropy(this.hidden(ids, opts), this.lmHead, targets, {
+    const head = this.lmHead;
+    if (isPacked(head)) throw new ModelError(`loss: the LM head is packed (${head.format}); the fused loss needs a float weight`);
+    return linearCrossEntropy(this.hidden(ids, opts), head, targets, {
       ...(opts.mask ? { mask: opts.mask } : {}),
       ...(opts.normalizer !== undefined ? { normalizer: opts.normalizer } : {}),
       ...(opts.reduction ? { reduction: opts.reduction } : {}),
@@ -132,6 +143,6 @@ export class ApertusModel {
 
   /** Logits [B, T, V] for token ids [B, T]. */
   forward(ids: Tensor, opts: ForwardOptions = {}): Tensor {
-    return linear(this.hidden(ids, opts), this.lmHead);
+    return project(this.hidden(ids, opts), this.lmHead);
   }
 }
