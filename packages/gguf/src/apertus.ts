@@ -76,6 +76,12 @@ export function metaNumber(meta: ReadonlyMap<string, GgufValue>, key: string, fi
   return v;
 }
 
+/** The shortest decimal that rounds to the same float32 (1e-5 stored as f32 reads back as 1e-5). */
+function shortestF32(v: number): number {
+  for (let p = 1; p < 17; p++) { const d = Number(v.toPrecision(p)); if (Math.fround(d) === Math.fround(v)) return d; }
+  return v;
+}
+
 /** Check `general.architecture` is `apertus` (GgufArchitectureError otherwise). */
 export function checkArchitecture(meta: ReadonlyMap<string, GgufValue>, file?: string): void {
   const arch = meta.get('general.architecture');
@@ -130,8 +136,8 @@ export function configFromMetadata(meta: ReadonlyMap<string, GgufValue>, ropeFre
     num_key_value_heads: n('attention.head_count_kv', heads),
     head_dim: n('attention.key_length', hidden / heads),
     max_position_embeddings: n('context_length'),
-    rms_norm_eps: n('attention.layer_norm_rms_epsilon'),
-    rope_theta: n('rope.freq_base', 10000),
+    rms_norm_eps: shortestF32(n('attention.layer_norm_rms_epsilon')),
+    rope_theta: shortestF32(n('rope.freq_base', 10000)),
     rope_scaling: null,
     bos_token_id: ids.bos, eos_token_id: ids.eos, pad_token_id: ids.pad,
     tie_word_embeddings: false,

@@ -1,0 +1,50 @@
+// Test fixtures (not exported): a small Apertus model with a BPE tokenizer trained in the Apertus
+// layout, as a model object and as a Hugging Face checkpoint directory.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ApertusModel, presetConfig, saveCheckpoint, type ApertusConfig } from '@apertus/model';
+import { trainApertusBpe, type TrainedBpe } from '@apertus/tokenizer';
+
+/** Hidden size 256 so every matrix row is a whole Q4_K super-block; vocabulary larger than the tokenizer (padding ids). */
+export const CONFIG: ApertusConfig = presetConfig('tiny', {
+  vocab_size: 1536, hidden_size: 256, intermediate_size: 512, num_hidden_layers: 2, num_attention_heads: 4,
+  num_key_value_heads: 2, head_dim: 64, max_position_embeddings: 512, initializer_range: 0.08,
+});
+
+const CORPUS = [
+  'The quick brown fox jumps over the lazy dog. Hello world! How are you today?',
+  'Apertus is a fully open multilingual language model from Switzerland, trained on public data.',
+  'Grüezi mitenand, wie gaht es? Das Wetter in Bern ist heute schön und sonnig.',
+  'function add(a, b) { return a + b; } const x = add(2, 2); console.log(x);',
+  'Once upon a time there was a small model that learned to write stories about mountains.',
+];
+
+let trained: TrainedBpe | null = null;
+/** The trained test tokenizer (once per process). */
+export function fixtureTokenizer(): TrainedBpe {
+  trained ??= trainApertusBpe(Array.from({ length: 6 }, () => CORPUS).flat(), { vocabSize: 1400 });
+  return trained;
+}
+
+/** The fixture model: random init with a seed, xIELU parameters moved off their defaults per layer. */
+export function fixtureModel(seed = 5): ApertusModel {
+  const m = ApertusModel.init(CONFIG, seed);
+  for (let l = 0; l < CONFIG.num_hidden_layers; l++) {
+    m.params.get(`model.layers.${l}.mlp.act_fn.alpha_p`)!.data[0] = 0.6 + 0.1 * l;
+    m.params.get(`model.layers.${l}.mlp.act_fn.alpha_n`)!.data[0] = 0.7 - 0.1 * l;
+  }
+  return m;
+}
+
+/** A temp directory and its remover. */
+export function tempDir(prefix = 'apertus-gguf-'): { dir: string; remove: () => void } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  return { dir, remove: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Save the fixture model and tokenizer as an f32 Hugging Face checkpoint at `dir`. */
+export function writeFixtureCheckpoint(dir: string, model = fixtureModel()): void {
+  const t = fixtureTokenizer();
+  saveCheckpoint(model, dir, { dtype: 'f32', files: { 'tokenizer.json': JSON.stringify(t.tokenizerJson), 'tokenizer_config.json': JSON.stringify(t.tokenizerConfig) } });
+}
