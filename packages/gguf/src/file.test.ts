@@ -54,7 +54,8 @@ describe('GGUF writer and reader', () => {
   });
 
   it('an independent parser (@huggingface/gguf) reads the same header', async () => {
-    const { metadata: m, tensorInfos } = await hfGguf(file, { allowLocalFile: true });
+    const { metadata, tensorInfos } = await hfGguf(file, { allowLocalFile: true });
+    const m = metadata as unknown as Record<string, unknown>;
     expect(m['general.architecture']).toBe('apertus');
     expect(m['test.i16']).toBe(-3000);
     expect(Number(m['test.u64'])).toBe(2 ** 40 + 3);
