@@ -2,7 +2,7 @@
 // same (stored) weights, the tokenizer survives, and bad files give typed errors.
 import path from 'node:path';
 import { ApertusModel, KVCache, step, type PackedMatrix } from '@apertus/model';
-import { Tensor } from '@apertus/tensor';
+import { sgemmReference } from '@apertus/tensor';
 import { Tokenizer } from '@apertus/tokenizer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GgufArchitectureError, GgufMetadataError } from './errors';
@@ -11,7 +11,8 @@ import { type GgufValue } from './header';
 import { convertCheckpoint, writeModelGguf, type QuantizeType } from './convert';
 import { loadGguf } from './load';
 import { dequantize, quantize } from './quant/index';
-import { GGML_TYPES } from './types';
+import { roundActivations } from './quant/activations';
+import { GGML_TYPES, type GgmlTypeName } from './types';
 import { writeGguf, type GgufEntry } from './writer';
 import { CONFIG, fixtureModel, fixtureTokenizer, tempDir, writeFixtureCheckpoint } from './fixture.test-helper';
 
@@ -21,15 +22,31 @@ const source = fixtureModel();
 const tok = fixtureTokenizer();
 const prompt = [1, 1100, 1200, 1300, 1050, 1399, 1256, 1257];
 
-/** The source model with every matrix replaced by what `type` stores (quantized and dequantized). */
-function storedModel(type: QuantizeType): ApertusModel {
-  const params = new Map(source.params);
-  for (const [name, t] of source.params) {
-    if (t.rank !== 2) continue;
-    const x = t.toFloat32();
-    params.set(name, type === 'BF16' ? t.to('bf16') : new Tensor(dequantize(GGML_TYPES[type], quantize(type, x), x.length), t.shape, 'f32'));
+/** Reference product: the stored weights dequantized, the input rounded as llama.cpp does, a double-accumulating loop. */
+class RefMatrix implements PackedMatrix {
+  readonly format = 'reference';
+  readonly shape: readonly [number, number];
+  constructor(private readonly w: Float32Array, shape: readonly number[], private readonly type: GgmlTypeName) { this.shape = [shape[0]!, shape[1]!]; }
+  get bytes(): number { return this.w.byteLength; }
+  matmulT(x: Float32Array, M: number, y: Float32Array): void {
+    sgemmReference({ transA: false, transB: true, M, N: this.shape[0], K: this.shape[1], A: roundActivations(GGML_TYPES[this.type], x), B: this.w, C: y });
   }
-  return new ApertusModel(CONFIG, params);
+  rows(ids: Int32Array, out: Float32Array): void {
+    const K = this.shape[1];
+    ids.forEach((id, i) => out.set(this.w.subarray(id * K, (id + 1) * K), i * K));
+  }
+}
+
+/** The source model with every matrix replaced by what `type` stores, multiplied by {@link RefMatrix}. */
+function storedModel(type: QuantizeType): ApertusModel {
+  const params = new Map(source.params), packed = new Map<string, PackedMatrix>();
+  for (const [name, t] of source.params) {
+    if (t.rank !== 2 || type === 'F32') continue;
+    const x = t.toFloat32();
+    packed.set(name, new RefMatrix(dequantize(GGML_TYPES[type], quantize(type, x), x.length), t.shape, type));
+    params.delete(name);
+  }
+  return new ApertusModel(CONFIG, params, packed);
 }
 
 /** Last-token logits after a prefill and two decode steps. */
@@ -52,7 +69,7 @@ function write(type: QuantizeType): string {
 
 describe('loadGguf', () => {
   for (const type of ['F32', 'BF16', 'Q8_0', 'Q4_K'] as const) {
-    it(`${type}: logits equal the source model's on the stored weights`, () => {
+    it(`${type}: logits match the source model's on the stored weights`, () => {
       const loaded = loadGguf(write(type));
       expect(loaded.model.config).toMatchObject({ ...CONFIG, initializer_range: 0.02, rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1 } });
       const matrices = [...loaded.types].filter(([n]) => !n.endsWith('norm.weight'));
@@ -60,7 +77,10 @@ describe('loadGguf', () => {
       expect(matrices.every(([, t]) => t === type)).toBe(true);
       if (type === 'Q8_0' || type === 'Q4_K') expect((loaded.model.lmHead as PackedMatrix).format).toBe(type);
       const want = run(storedModel(type)), got = run(loaded.model);
-      want.forEach((w, i) => expect(relErr(got[i]!, w)).toBeLessThan(1e-5));
+      // F32: equal up to summation order. The others round each product's input (see
+      // quant/activations.ts), a step function: a 1e-7 difference in a sum can move one rounded
+      // activation by a whole step, so agreement is bounded by a few such steps.
+      want.forEach((w, i) => expect(relErr(got[i]!, w)).toBeLessThan(type === 'F32' ? 1e-5 : 3e-3));
     });
   }
 

@@ -1,5 +1,6 @@
-// Loading an Apertus GGUF file into ApertusModel: float tensors as tensors (bf16 matrices stay
-// bf16), quantized matrices as QuantMatrix (their blocks are kept; nothing is expanded whole).
+// Loading an Apertus GGUF file into ApertusModel: f32/f16 tensors and vectors as float32 tensors,
+// quantized and bf16 matrices as QuantMatrix (their stored bytes are kept; nothing is expanded
+// whole, and products round their input as llama.cpp does).
 
 import { ApertusModel, parameterShapes, type GenerationConfig, type PackedMatrix } from '@apertus/model';
 import { Tensor } from '@apertus/tensor';
@@ -71,8 +72,7 @@ export function loadGguf(path: string, options: LoadGgufOptions = {}): LoadedGgu
       types.set(name, info.type.name);
       const bytes = file.read(name);
       const t = info.type.name;
-      if (t === 'BF16' && shape.length === 2) params.set(hf, new Tensor(new Uint16Array(bytes.buffer), shape, 'bf16'));
-      else if (t === 'F32' || t === 'F16' || t === 'BF16') params.set(hf, new Tensor(dequantize(info.type, bytes, info.bytes / info.type.typeSize), shape, 'f32'));
+      if (t === 'F32' || t === 'F16' || (t === 'BF16' && shape.length !== 2)) params.set(hf, new Tensor(dequantize(info.type, bytes, info.bytes / info.type.typeSize), shape, 'f32'));
       else if (shape.length === 2) packed.set(hf, new QuantMatrix(info.type, shape as [number, number], bytes));
       else throw new GgufMetadataError(`${t} is only supported for matrices`, { file: path, tensor: name });
       params.get(hf)?.requireGrad(false);

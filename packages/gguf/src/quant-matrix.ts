@@ -1,9 +1,12 @@
-// A GGUF weight matrix kept in its stored (quantized) blocks. Products dequantize a tile of rows
-// at a time into a small float32 buffer and hand it to the WebAssembly SIMD GEMM of
-// @apertus/tensor, so memory holds the blocks plus one tile, never the float32 matrix.
+// A GGUF weight matrix kept in its stored (quantized or bf16) blocks. Products dequantize a tile
+// of rows at a time into a small float32 buffer and hand it to the WebAssembly SIMD GEMM of
+// @apertus/tensor (bf16 rows go to its bf16 GEMM as stored), so memory holds the blocks plus one
+// tile, never the float32 matrix. The input is first rounded as llama.cpp rounds it
+// (`roundActivations`), so a GGUF model computes what llama.cpp computes on the same file.
 
 import type { PackedMatrix } from '@apertus/model';
-import { sgemm } from '@apertus/tensor';
+import { sgemm, sgemmBf16 } from '@apertus/tensor';
+import { roundActivations } from './quant/activations';
 import { dequantizeInto } from './quant/index';
 import { rowBytes, type GgmlType } from './types';
 
@@ -39,8 +42,14 @@ export class QuantMatrix implements PackedMatrix {
     dequantizeInto(this.type, this.data.subarray(start * this.rowBytes, (start + count) * this.rowBytes), out.subarray(0, count * K));
   }
 
-  matmulT(x: Float32Array, M: number, y: Float32Array): void {
+  matmulT(input: Float32Array, M: number, y: Float32Array): void {
     const [N, K] = this.shape;
+    const x = roundActivations(this.type, input.subarray(0, M * K));
+    if (this.type.name === 'BF16') {
+      const bits = new Uint16Array(this.data.buffer, this.data.byteOffset, N * K);
+      sgemmBf16({ transA: false, transB: true, M, N, K, A: x, B: bits, C: y });
+      return;
+    }
     const nt = Math.max(1, Math.min(N, Math.floor(TILE_FLOATS / K)));
     if (!this.tile || this.tile.length < nt * K) this.tile = new Float32Array(nt * K);
     if (M > 1 && (!this.tileOut || this.tileOut.length < M * nt)) this.tileOut = new Float32Array(M * nt);

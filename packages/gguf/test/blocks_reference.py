@@ -115,8 +115,33 @@ def dequantize_q6_k(b):
                 y[:, 128 * h + 32 * k + l] = (s * (qs[k][:, l] - 32).astype(f32)).astype(f32)
     return y.ravel()
 
+def round_q8_k(x):
+    # quantize_row_q8_K_ref then dequantize: per 256 values d = 1/(-127/max) of the signed extreme.
+    x = x.reshape(-1, 256)
+    idx = np.abs(x).argmax(axis=1)
+    mx = x[np.arange(len(x)), idx]
+    y = np.zeros_like(x)
+    for b in range(len(x)):
+        if mx[b] == 0:
+            continue
+        iscale = f32(f32(-127) / mx[b])
+        d = f32(f32(1) / iscale)
+        q = np.minimum(127, rint((iscale * x[b]).astype(f32)))
+        y[b] = (d * q.astype(f32)).astype(f32)
+    return y.ravel()
+
+def round_q8_0(x):
+    # ggml's x86 quantize_row_q8_0: d = amax/127 (stored f16), id = 127/amax, q = rint(x*id).
+    x = x.reshape(-1, 32)
+    amax = np.abs(x).max(axis=1)
+    d = (amax / f32(127)).astype(f32).astype(f16).astype(f32)
+    idv = np.where(amax != 0, f32(127) / np.where(amax != 0, amax, f32(1)), f32(0)).astype(f32)
+    q = rint((x * idv[:, None]).astype(f32))
+    return (d[:, None] * q.astype(f32)).astype(f32).ravel()
+
 OPS = {
     'quantize': {'Q8_0': quantize_q8_0, 'Q4_0': quantize_q4_0, 'Q4_K': quantize_q4_k},
+    'round': {'Q8_K': round_q8_k, 'Q8_0': round_q8_0},
     'dequantize': {'Q8_0': dequantize_q8_0, 'Q4_0': dequantize_q4_0, 'Q4_K': dequantize_q4_k, 'Q6_K': dequantize_q6_k},
 }
 
@@ -125,6 +150,6 @@ if __name__ == '__main__':
     for line in open(os.path.join(root, 'cases.txt')):
         name, op, typ = line.split()
         data = open(os.path.join(root, name + '.in'), 'rb').read()
-        arg = np.frombuffer(data, dtype=f32) if op == 'quantize' else data
+        arg = np.frombuffer(data, dtype=f32) if op in ('quantize', 'round') else data
         res = OPS[op][typ](arg)
         open(os.path.join(root, name + '.out'), 'wb').write(res if isinstance(res, bytes) else res.astype('<f4').tobytes())

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { f32ToF16Bits, Rng } from '@apertus/tensor';
 import { describe, expect, it } from 'vitest';
 import { GGML_TYPES, type GgmlTypeName } from '../types';
+import { roundQ8_0, roundQ8_K } from './activations';
 import { dequantize, quantize } from './index';
 
 const REFERENCE = path.join(import.meta.dirname, '../../test/blocks_reference.py');
@@ -34,7 +35,10 @@ function randomBlocks(type: GgmlTypeName, blocks: number, rng: Rng): Uint8Array 
 describe('block formats vs the numpy reference', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gguf-blocks-'));
   const rng = new Rng(7);
-  const cases: { name: string; op: 'quantize' | 'dequantize'; type: GgmlTypeName; input: Uint8Array; n: number }[] = [];
+  const cases: { name: string; op: 'quantize' | 'dequantize' | 'round'; type: GgmlTypeName | 'Q8_K' | 'Q8_0'; input: Uint8Array; n: number }[] = [];
+  for (const type of ['Q8_0', 'Q8_K'] as const) {
+    floatCases(rng).forEach((x, i) => cases.push({ name: `r-${type}-${i}`, op: 'round', type, input: new Uint8Array(x.buffer), n: x.length }));
+  }
   for (const type of ['Q8_0', 'Q4_0', 'Q4_K'] as const) {
     floatCases(rng).forEach((x, i) => cases.push({ name: `q-${type}-${i}`, op: 'quantize', type, input: new Uint8Array(x.buffer), n: x.length }));
   }
@@ -49,9 +53,11 @@ describe('block formats vs the numpy reference', () => {
   for (const c of cases) {
     it(`${c.op} ${c.type} (${c.name}) is identical`, () => {
       const expected = new Uint8Array(fs.readFileSync(path.join(dir, `${c.name}.out`)));
-      const ours = c.op === 'quantize'
-        ? quantize(c.type, new Float32Array(c.input.buffer))
-        : new Uint8Array(dequantize(GGML_TYPES[c.type], c.input, c.n).buffer);
+      const floats = new Float32Array(c.input.buffer), rounded = new Float32Array(c.n);
+      if (c.op === 'round') (c.type === 'Q8_K' ? roundQ8_K : roundQ8_0)(floats, rounded);
+      const ours = c.op === 'round' ? new Uint8Array(rounded.buffer)
+        : c.op === 'quantize' ? quantize(c.type as GgmlTypeName, floats)
+        : new Uint8Array(dequantize(GGML_TYPES[c.type as GgmlTypeName], c.input, c.n).buffer);
       expect(ours.length).toBe(expected.length);
       expect(Buffer.from(ours).equals(Buffer.from(expected))).toBe(true);
     });
