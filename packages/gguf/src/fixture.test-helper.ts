@@ -5,6 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { ApertusModel, presetConfig, saveCheckpoint, type ApertusConfig } from '@apertus/model';
 import { trainApertusBpe, type TrainedBpe } from '@apertus/tokenizer';
+import { GgufFile } from './file';
+import type { GgufValue } from './header';
+import type { GgmlTypeName } from './types';
+import { writeGguf, type GgufEntry } from './writer';
 
 /** Hidden size 256 so every matrix row is a whole Q4_K super-block; vocabulary larger than the tokenizer (padding ids). */
 export const CONFIG: ApertusConfig = presetConfig('tiny', {
@@ -47,4 +51,19 @@ export function tempDir(prefix = 'apertus-gguf-'): { dir: string; remove: () => 
 export function writeFixtureCheckpoint(dir: string, model = fixtureModel()): void {
   const t = fixtureTokenizer();
   saveCheckpoint(model, dir, { dtype: 'f32', files: { 'tokenizer.json': JSON.stringify(t.tokenizerJson), 'tokenizer_config.json': JSON.stringify(t.tokenizerConfig) } });
+}
+
+/** Copy a GGUF file with metadata patched (undefined deletes a key, new keys go last) and tensors optionally renamed or re-stored. */
+export function rewrite(from: string, to: string, patch: Record<string, GgufEntry | undefined>, rename: Record<string, string> = {}, retype: Record<string, { type: GgmlTypeName; data: Uint8Array }> = {}): string {
+  const f = GgufFile.open(from);
+  const meta: [string, GgufEntry][] = [];
+  const toEntry = (type: string, value: GgufValue): GgufEntry => {
+    const m = /^array<(.+)>$/.exec(type);
+    return m ? { type: 'array', elem: m[1] as never, value: value as never } : { type: type as never, value: value as never };
+  };
+  for (const [k, v] of f.metadata) if (!(k in patch)) meta.push([k, toEntry(f.metadataTypes.get(k)!, v)]);
+  for (const [k, e] of Object.entries(patch)) if (e) meta.push([k, e]);
+  writeGguf(to, meta, f.tensors.map((t) => ({ name: rename[t.name] ?? t.name, type: retype[t.name]?.type ?? t.type.name, shape: t.shape, data: () => retype[t.name]?.data ?? f.read(t.name) })));
+  f.close();
+  return to;
 }

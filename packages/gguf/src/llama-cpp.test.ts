@@ -8,11 +8,14 @@
 // 6e-3 for 64 steps, and the test asserts each path's margin before comparing the tokens.
 import path from 'node:path';
 import { generate, KVCache, step, type ApertusModel } from '@apertus/model';
+import { f32ToF16Bits, Rng } from '@apertus/tensor';
 import { getLlama, type Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeModelGguf, type QuantizeType } from './convert';
 import { loadGguf } from './load';
-import { fixtureModel, fixtureTokenizer, tempDir } from './fixture.test-helper';
+import { fixtureModel, fixtureTokenizer, rewrite, tempDir } from './fixture.test-helper';
+import { quantize } from './quant/index';
+import { GGML_TYPES, QK_K } from './types';
 
 const tmp = tempDir();
 const source = fixtureModel(13);
@@ -63,9 +66,13 @@ function minMargin(model: ApertusModel, path: number[]): number {
   return min;
 }
 
-async function compare(type: QuantizeType): Promise<{ ours: number[]; theirs: number[]; maxProbDiff: number; margin: number }> {
+function write(type: QuantizeType): string {
   const file = path.join(tmp.dir, `p.${type}.gguf`);
   writeModelGguf(source, file, { type, tokenizer: { json: tok.tokenizerJson, config: tok.tokenizerConfig } });
+  return file;
+}
+
+async function compare(file: string): Promise<{ ours: number[]; theirs: number[]; maxProbDiff: number; margin: number }> {
   const model: ApertusModel = loadGguf(file).model;
   const ours = generate(model, prompt, { maxTokens: 64, temperature: 0, stopTokenIds: [] }).tokens;
   const p = softmax(step(model, [{ cache: new KVCache(model.config, 64), tokens: prompt }]));
@@ -79,7 +86,7 @@ describe('parity with llama.cpp (node-llama-cpp)', () => {
   // [type, probability tolerance, smallest top-2 margin the path must keep]
   for (const [type, tol, premise] of [['F32', 1e-6, 1e-4], ['BF16', 5e-4, 5e-4], ['Q8_0', 1e-4, 3e-3]] as const) {
     it(`${type}: the same 64-token greedy continuation and next-token probabilities`, async () => {
-      const { ours, theirs, maxProbDiff, margin } = await compare(type);
+      const { ours, theirs, maxProbDiff, margin } = await compare(write(type));
       expect(theirs.length).toBe(64);
       expect(margin).toBeGreaterThan(premise);
       expect(ours).toEqual(theirs);
@@ -89,6 +96,33 @@ describe('parity with llama.cpp (node-llama-cpp)', () => {
 
   it('Q4_K (Q8_K activations): the same next-token probabilities', async () => {
     // This seed's Q4_K path has a near-tie (margin 9e-4), so only the probabilities are compared.
-    expect((await compare('Q4_K')).maxProbDiff).toBeLessThan(1e-4);
+    expect((await compare(write('Q4_K'))).maxProbDiff).toBeLessThan(1e-4);
+  }, 120_000);
+
+  it('a file in llama-quantize\'s mixed layout loads in ours and gives llama.cpp\'s probabilities', async () => {
+    // As a Q4_K_M file mixes types: Q6_K output, Q4_0 and Q8_0 matrices, plus the descriptive
+    // general.* keys llama.cpp's converter adds.
+    const rng = new Rng(4), V = source.config.vocab_size, H = source.config.hidden_size;
+    const q6 = new Uint8Array((V * H / QK_K) * GGML_TYPES.Q6_K.typeSize), view = new DataView(q6.buffer);
+    for (let b = 0; b < q6.length; b += GGML_TYPES.Q6_K.typeSize) {
+      for (let i = 0; i < 192; i++) q6[b + i] = Math.floor(rng.uniform() * 256);
+      for (let i = 0; i < 16; i++) view.setInt8(b + 192 + i, Math.floor(rng.uniform() * 41) - 20);
+      view.setUint16(b + 208, f32ToF16Bits(4e-4), true);
+    }
+    const down = source.params.get('model.layers.0.mlp.down_proj.weight')!.toFloat32();
+    const file = rewrite(write('Q8_0'), path.join(tmp.dir, 'mixed.gguf'), {
+      'general.basename': { type: 'string', value: 'Apertus' },
+      'general.size_label': { type: 'string', value: '3M' },
+      'general.license': { type: 'string', value: 'apache-2.0' },
+      'general.tags': { type: 'array', elem: 'string', value: ['multilingual', 'compliant'] },
+      'general.languages': { type: 'array', elem: 'string', value: ['en', 'de', 'fr', 'it', 'rm'] },
+      'general.file_type': { type: 'u32', value: 15 },
+    }, {}, {
+      'output.weight': { type: 'Q6_K', data: q6 },
+      'blk.0.ffn_down.weight': { type: 'Q4_0', data: quantize('Q4_0', down) },
+    });
+    const { maxProbDiff } = await compare(file);
+    // A wrong block decoding would be off by ~1e-1; rounded activations leave ~1e-4.
+    expect(maxProbDiff).toBeLessThan(5e-4);
   }, 120_000);
 });

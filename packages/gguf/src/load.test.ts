@@ -7,14 +7,12 @@ import { Tokenizer } from '@apertus/tokenizer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GgufArchitectureError, GgufMetadataError } from './errors';
 import { GgufFile } from './file';
-import { type GgufValue } from './header';
 import { convertCheckpoint, writeModelGguf, type QuantizeType } from './convert';
 import { loadGguf } from './load';
 import { dequantize, quantize } from './quant/index';
 import { roundActivations } from './quant/activations';
 import { GGML_TYPES, type GgmlTypeName } from './types';
-import { writeGguf, type GgufEntry } from './writer';
-import { CONFIG, fixtureModel, fixtureTokenizer, tempDir, writeFixtureCheckpoint } from './fixture.test-helper';
+import { CONFIG, fixtureModel, fixtureTokenizer, rewrite, tempDir, writeFixtureCheckpoint } from './fixture.test-helper';
 
 const tmp = tempDir();
 afterAll(() => tmp.remove());
@@ -105,21 +103,6 @@ describe('loadGguf', () => {
     expect(run(loadGguf(out).model)[0]).toEqual(run(source)[0]);
   });
 });
-
-/** Copy a GGUF file with metadata patched (undefined deletes a key) and tensors optionally renamed. */
-function rewrite(from: string, to: string, patch: Record<string, GgufEntry | undefined>, rename: Record<string, string> = {}): string {
-  const f = GgufFile.open(from);
-  const meta: [string, GgufEntry][] = [];
-  const toEntry = (type: string, value: GgufValue): GgufEntry => {
-    const m = /^array<(.+)>$/.exec(type);
-    return m ? { type: 'array', elem: m[1] as never, value: value as never } : { type: type as never, value: value as never };
-  };
-  for (const [k, v] of f.metadata) if (!(k in patch)) meta.push([k, toEntry(f.metadataTypes.get(k)!, v)]);
-  for (const [k, e] of Object.entries(patch)) if (e) meta.push([k, e]);
-  writeGguf(to, meta, f.tensors.map((t) => ({ name: rename[t.name] ?? t.name, type: t.type.name, shape: t.shape, data: () => f.read(t.name) })));
-  f.close();
-  return to;
-}
 
 describe('loadGguf errors', () => {
   const base = () => path.join(tmp.dir, 'm.Q8_0.gguf');
