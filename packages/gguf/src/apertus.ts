@@ -105,17 +105,25 @@ function fitLlama3(factors: Float32Array, c: ApertusConfig, file?: string): Aper
   });
   const err = (why: string) => new GgufMetadataError(`llama3 RoPE factors cannot be fitted: ${why}`, { tensor: 'rope_freqs.weight', ...(file ? { file } : {}) });
   let original: number, high: number;
+  const wl = Array.from(inv, (v) => (2 * Math.PI) / v);
+  const firstFull = factors.findIndex((f) => Math.abs(f - F) <= 1e-6 * F), lastOne = factors.findLastIndex((f) => Math.abs(f - 1) <= 1e-6);
   if (mid.length >= 2) {
     const a = mid[0]!, b = mid[mid.length - 1]!;
     const slope = (b.s - a.s) / (b.x - a.x), icpt = a.s - slope * a.x;
     high = 1 - 1 / icpt;
     original = Math.round(slope * (high - 1));
     high = Math.round(high * 1e6) / 1e6;
+  } else if (mid.length === 1) {
+    // One interpolated pair (s at x = 1/wavelength): put the high boundary original/high at the
+    // geometric middle r between it and the last unscaled pair; s = (original·x − 1)/(high − 1)
+    // then gives original = r(s − 1)/(s − r·x).
+    if (lastOne < 0) throw err('no unscaled pair');
+    const { s, x } = mid[0]!, r = Math.sqrt(wl[lastOne]! / x);
+    original = Math.round((r * (s - 1)) / (s - r * x));
+    high = 1 + (original * x - 1) / s;
   } else {
-    // No interpolated pair: put the boundaries between the neighbouring wavelengths.
-    const wl = Array.from(inv, (v) => (2 * Math.PI) / v);
-    const firstFull = factors.findIndex((f) => Math.abs(f - F) <= 1e-6 * F), lastOne = factors.findLastIndex((f) => Math.abs(f - 1) <= 1e-6);
-    if (mid.length === 1 || firstFull <= 0 || lastOne < 0) throw err('a single interpolated pair');
+    // No interpolated pair: put both boundaries between the neighbouring wavelengths.
+    if (firstFull <= 0 || lastOne < 0) throw err('the factors are neither 1 nor the largest factor');
     original = Math.ceil(wl[firstFull - 1]!);
     high = original / Math.sqrt(wl[lastOne]! * wl[lastOne + 1]!);
   }
