@@ -1,11 +1,13 @@
-// A GGUF weight matrix kept in its stored (quantized or bf16) blocks. Products dequantize a tile
-// of rows at a time into a small float32 buffer and hand it to the WebAssembly SIMD GEMM of
-// @apertus/tensor (bf16 rows go to its bf16 GEMM as stored), so memory holds the blocks plus one
-// tile, never the float32 matrix. The input is first rounded as llama.cpp rounds it
-// (`roundActivations`), so a GGUF model computes what llama.cpp computes on the same file.
+// A GGUF weight matrix kept in its stored (quantized or bf16) blocks, never expanded whole.
+// Q8_0 and Q4_K products run in the WebAssembly SIMD integer kernels (kernels/), which read the
+// blocks as stored; the other types dequantize a tile of rows at a time into a small float32
+// buffer for the WebAssembly SIMD GEMM of @apertus/tensor (bf16 rows go to its bf16 GEMM as
+// stored). The input is rounded as llama.cpp rounds it (int8 activations for the kernels,
+// `roundActivations` otherwise), so a GGUF model computes what llama.cpp computes on the same file.
 
 import type { PackedMatrix } from '@apertus/model';
 import { sgemm, sgemmBf16 } from '@apertus/tensor';
+import { hasKernel, quantMatmulT } from './kernels/qmatmul';
 import { roundActivations } from './quant/activations';
 import { dequantizeInto } from './quant/index';
 import { rowBytes, type GgmlType } from './types';
@@ -44,6 +46,10 @@ export class QuantMatrix implements PackedMatrix {
 
   matmulT(input: Float32Array, M: number, y: Float32Array): void {
     const [N, K] = this.shape;
+    if (hasKernel(this.type)) {
+      quantMatmulT(this.type, this.data, N, K, input, M, y);
+      return;
+    }
     const x = roundActivations(this.type, input.subarray(0, M * K));
     if (this.type.name === 'BF16') {
       const bits = new Uint16Array(this.data.buffer, this.data.byteOffset, N * K);
