@@ -9,6 +9,7 @@ export { ropeInvFreq } from './rope';
 export { parameterShapes, initParameters, isBuffer } from './params';
 export { ApertusModel, type LayerWeights, type ForwardOptions, type LossOptions } from './model';
 export { KVCache } from './kv-cache';
+export { PrefixCache, type PrefixCacheOptions } from './prefix-cache';
 export { project, embedWeight, weightRows, isPacked, type PackedMatrix, type Weight } from './packed';
 export { loadCheckpoint, saveCheckpoint, type LoadedCheckpoint, type SaveOptions, type GenerationConfig, type WeightPrecision } from './checkpoint';
 export { step, type StepInput } from './infer';
