@@ -17,12 +17,12 @@ export const CONFIG: ApertusConfig = presetConfig('tiny', {
 });
 
 const CORPUS = [
-  'The quick brown fox jumps over the lazy dog. Hello world! How are you today?',
-  'Apertus is a fully open multilingual language model from Switzerland, trained on public data.',
-  'Grüezi mitenand, wie gaht es? Das Wetter in Bern ist heute schön und sonnig.',
-  'function add(a, b) { return a + b; } const x = add(2, 2); console.log(x);',
-  'Once upon a time there was a small model that learned to write stories about mountains.',
-];
+  'Alle Menschen sind frei und gleich an Würde und Rechten geboren. Tous les êtres humains naissent libres.',
+  'Tuts ils umans naschan libers ed eguals en dignitad ed en dretgs. Tutti gli esseri umani nascono liberi.',
+  'All human beings are born free and equal in dignity and rights; they are endowed with reason and conscience.',
+  'for (let i = 0; i < n; i++) { total += values[i] * weights[i]; } return total / n;',
+  'The model reads GGUF files: blocks of 32 or 256 values, each with its own scale and sometimes a minimum.',
+]
 
 let trained: TrainedBpe | null = null;
 /** The trained test tokenizer (once per process). */
