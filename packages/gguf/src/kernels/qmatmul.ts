@@ -2,8 +2,8 @@
 // int8 (Q8_0 blocks as ggml's x86 kernel does, or Q8_K super-blocks with per-32 sums), copy chunks
 // of weight rows into the module's memory as stored, and run the integer dot products there.
 
-import { rint, toF16 } from '../quant/rounding';
-import { GGML_TYPES, QK_K, rowBytes, type GgmlType } from '../types';
+import { quantizeActivationsQ8_0, quantizeActivationsQ8_K } from '../quant/activations';
+import { GGML_TYPES, rowBytes, type GgmlType } from '../types';
 import { QUANT_KERNELS_WASM } from './module.generated';
 
 /** The parts of the WebAssembly JS API used here (the tsconfig has no DOM/WebAssembly lib). */
@@ -37,37 +37,6 @@ function load(): Kernels | null {
 const CHUNK_BYTES = 1 << 18;
 /** Activation rows per kernel call (their int8 quants stay in L1/L2 while the chunk's rows pass). */
 const M_TILE = 16;
-
-/** Activations quantized for the dot products: int8 quants, a scale per block, and (Q8_K) the sum of each 32 quants. */
-export interface QuantizedActivations { q: Int8Array; d: Float32Array; sums: Int32Array | null }
-
-/** Q8_0 as ggml's x86 `quantize_row_q8_0`: d = f16(max|x|/127), q = rint(x·127/max|x|). */
-export function quantizeActivationsQ8_0(x: Float32Array): QuantizedActivations {
-  const q = new Int8Array(x.length), d = new Float32Array(x.length / 32);
-  for (let b = 0; b < x.length; b += 32) {
-    let amax = 0;
-    for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(x[b + j]!));
-    const id = amax !== 0 ? Math.fround(127 / amax) : 0;
-    d[b / 32] = toF16(Math.fround(amax / 127)).value;
-    for (let j = 0; j < 32; j++) q[b + j] = rint(Math.fround(x[b + j]! * id));
-  }
-  return { q, d, sums: null };
-}
-
-/** Q8_K as ggml's `quantize_row_q8_K_ref`, with the sum of every 32 quants. */
-export function quantizeActivationsQ8_K(x: Float32Array): QuantizedActivations {
-  const q = new Int8Array(x.length), d = new Float32Array(x.length / QK_K), sums = new Int32Array(x.length / 32);
-  for (let b = 0; b < x.length; b += QK_K) {
-    let amax = 0, max = 0;
-    for (let j = 0; j < QK_K; j++) { const a = Math.abs(x[b + j]!); if (a > amax) { amax = a; max = x[b + j]!; } }
-    if (amax === 0) continue;
-    const iscale = Math.fround(-127 / max);
-    d[b / QK_K] = Math.fround(1 / iscale);
-    for (let j = 0; j < QK_K; j++) q[b + j] = Math.min(127, rint(Math.fround(iscale * x[b + j]!)));
-  }
-  for (let s = 0; s < sums.length; s++) { let t = 0; for (let j = 0; j < 32; j++) t += q[32 * s + j]!; sums[s] = t; }
-  return { q, d, sums };
-}
 
 /** Whether `type` has a WebAssembly kernel here. */
 export function hasKernel(type: GgmlType): boolean {

@@ -8,44 +8,48 @@ import type { GgmlType } from '../types';
 import { QK_K } from '../types';
 import { rint, toF16 } from './rounding';
 
-/** Q8_K (ggml's `quantize_row_q8_K_ref`): per 256 values, d = −max/127 of the signed extreme, q = min(127, rint(x / d)); returns d·q. */
-export function roundQ8_K(x: Float32Array, out: Float32Array): void {
-  for (let b = 0; b < x.length; b += QK_K) {
-    let amax = 0, max = 0;
-    for (let j = 0; j < QK_K; j++) { const a = Math.abs(x[b + j]!); if (a > amax) { amax = a; max = x[b + j]!; } }
-    if (amax === 0) { out.fill(0, b, b + QK_K); continue; }
-    const iscale = Math.fround(-127 / max), d = Math.fround(1 / iscale);
-    for (let j = 0; j < QK_K; j++) out[b + j] = d * Math.min(127, rint(Math.fround(iscale * x[b + j]!)));
-  }
-}
+/** Activations quantized for the dot products: int8 quants, a scale per block, and (Q8_K) the sum of each 32 quants. */
+export interface QuantizedActivations { q: Int8Array; d: Float32Array; sums: Int32Array | null }
 
-/**
- * Q8_0 as ggml's x86 SIMD kernel quantizes a matmul input (`quantize_row_q8_0`, AVX path):
- * d = max|x| / 127 stored as f16, q = rint(x · 127 / max|x|) (ties to even); returns f16(d)·q.
- * (Weights are quantized by the reference routine instead: see q8_0.ts.)
- */
-export function roundQ8_0(x: Float32Array, out: Float32Array): void {
+/** Q8_0 as ggml's x86 `quantize_row_q8_0`: d = f16(max|x|/127), q = rint(x·127/max|x|). */
+export function quantizeActivationsQ8_0(x: Float32Array): QuantizedActivations {
+  const q = new Int8Array(x.length), d = new Float32Array(x.length / 32);
   for (let b = 0; b < x.length; b += 32) {
     let amax = 0;
     for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(x[b + j]!));
-    const d = toF16(Math.fround(amax / 127)).value, id = amax !== 0 ? Math.fround(127 / amax) : 0;
-    for (let j = 0; j < 32; j++) out[b + j] = d * rint(Math.fround(x[b + j]! * id));
+    const id = amax !== 0 ? Math.fround(127 / amax) : 0;
+    d[b / 32] = toF16(Math.fround(amax / 127)).value;
+    for (let j = 0; j < 32; j++) q[b + j] = rint(Math.fround(x[b + j]! * id));
   }
+  return { q, d, sums: null };
+}
+
+/** Q8_K as ggml's `quantize_row_q8_K_ref`, with the sum of every 32 quants. */
+export function quantizeActivationsQ8_K(x: Float32Array): QuantizedActivations {
+  const q = new Int8Array(x.length), d = new Float32Array(x.length / QK_K), sums = new Int32Array(x.length / 32);
+  for (let b = 0; b < x.length; b += QK_K) {
+    let amax = 0, max = 0;
+    for (let j = 0; j < QK_K; j++) { const a = Math.abs(x[b + j]!); if (a > amax) { amax = a; max = x[b + j]!; } }
+    if (amax === 0) continue;
+    const iscale = Math.fround(-127 / max);
+    d[b / QK_K] = Math.fround(1 / iscale);
+    for (let j = 0; j < QK_K; j++) q[b + j] = Math.min(127, rint(Math.fround(iscale * x[b + j]!)));
+  }
+  for (let s = 0; s < sums.length; s++) { let t = 0; for (let j = 0; j < 32; j++) t += q[32 * s + j]!; sums[s] = t; }
+  return { q, d, sums };
+}
+
+/** d·q of quantized activations. */
+function decode(a: QuantizedActivations): Float32Array {
+  const per = a.q.length / a.d.length;
+  return Float32Array.from(a.q, (q, i) => a.d[Math.floor(i / per)]! * q);
 }
 
 /** `x` rounded as llama.cpp rounds a matmul's input for weights of `type` (a copy; x itself when nothing changes). */
 export function roundActivations(type: GgmlType, x: Float32Array): Float32Array {
   switch (type.name) {
-    case 'Q4_0': case 'Q8_0': {
-      const out = new Float32Array(x.length);
-      roundQ8_0(x, out);
-      return out;
-    }
-    case 'Q4_K': case 'Q6_K': {
-      const out = new Float32Array(x.length);
-      roundQ8_K(x, out);
-      return out;
-    }
+    case 'Q4_0': case 'Q8_0': return decode(quantizeActivationsQ8_0(x));
+    case 'Q4_K': case 'Q6_K': return decode(quantizeActivationsQ8_K(x));
     case 'BF16': return x.map((v) => bf16BitsToF32(f32ToBf16Bits(v)));
     default: return x;
   }
