@@ -1,6 +1,7 @@
 // The WebAssembly text of the quantized matrix-vector kernels (SIMD128). Each kernel computes
 // y[m, r] = Σ_blocks (d_w · d_x) · Σ q_w · q_x over integer quants, reading the weight blocks as
-// stored; the activations arrive already quantized (int8 + scales, see ../kernels/qmatmul.ts).
+// stored; the activations arrive already quantized (int8 + scales, see qmatmul.ts). The integer
+// sums stay in i32x4 lanes, are scaled in f32x4 lanes, and are summed across lanes once per row.
 // Loops over the sub-blocks of a Q4_K super-block are unrolled here, in JavaScript.
 
 /** f16 bits (i32 expression) → f32: magnitude via the exponent shift (exact for normals and subnormals), then the sign. */
@@ -11,7 +12,8 @@ const dot16 = (a, b) => `(i32x4.add
       (i32x4.dot_i16x8_s (i16x8.extend_low_i8x16_s ${a}) (i16x8.extend_low_i8x16_s ${b}))
       (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_s ${a}) (i16x8.extend_high_i8x16_s ${b})))`;
 
-const hsum = (v) => `(i32.add (i32.add (i32x4.extract_lane 0 ${v}) (i32x4.extract_lane 1 ${v})) (i32.add (i32x4.extract_lane 2 ${v}) (i32x4.extract_lane 3 ${v})))`;
+const fsum = (v) => `(f32.add (f32.add (f32x4.extract_lane 0 ${v}) (f32x4.extract_lane 1 ${v})) (f32.add (f32x4.extract_lane 2 ${v}) (f32x4.extract_lane 3 ${v})))`;
+
 
 /** 6-bit scale (or min) j of the 12 packed bytes at $sc (ggml's get_scale_min_k4). */
 function scaleMin(j) {
@@ -46,25 +48,26 @@ export const WAT = `(module
 
   ;; y[m*nr + r] = Σ_b f16(w.d)·xd[m*nb+b] · Σ_j w.q[j]·xq[j] over Q8_0 blocks (34 bytes: f16 d, 32 int8).
   (func (export "q8_0") (param $w i32) (param $nr i32) (param $nb i32) (param $xq i32) (param $xd i32) (param $M i32) (param $y i32)
-    (local $r i32) (local $m i32) (local $b i32) (local $row i32) (local $blk i32) (local $xb i32) (local $acc f32) (local $v v128)
+    (local $r i32) (local $m i32) (local $b i32) (local $row i32) (local $blk i32) (local $xb i32) (local $acc v128) (local $v v128)
     (loop $rows
       (local.set $row (i32.add (local.get $w) (i32.mul (local.get $r) (i32.mul (local.get $nb) (i32.const 34)))))
       (local.set $m (i32.const 0))
       (loop $ms
-        (local.set $acc (f32.const 0))
+        (local.set $acc (v128.const f32x4 0 0 0 0))
         (local.set $b (i32.const 0))
         (local.set $blk (local.get $row))
         (local.set $xb (i32.add (local.get $xq) (i32.mul (i32.mul (local.get $m) (local.get $nb)) (i32.const 32))))
         (loop $blocks
           (local.set $v (i32x4.add ${dot16('(v128.load offset=2 (local.get $blk))', '(v128.load (local.get $xb))')} ${dot16('(v128.load offset=18 (local.get $blk))', '(v128.load offset=16 (local.get $xb))')}))
-          (local.set $acc (f32.add (local.get $acc)
-            (f32.mul (f32.convert_i32_s ${hsum('(local.get $v)')})
-              (f32.mul ${f16('(i32.load16_u (local.get $blk))')}
-                (f32.load (i32.add (local.get $xd) (i32.shl (i32.add (i32.mul (local.get $m) (local.get $nb)) (local.get $b)) (i32.const 2))))))))
+          ;; Per-lane partial sums scaled by d_w·d_x, summed across lanes once per row.
+          (local.set $acc (f32x4.add (local.get $acc)
+            (f32x4.mul (f32x4.convert_i32x4_s (local.get $v))
+              (f32x4.splat (f32.mul ${f16('(i32.load16_u (local.get $blk))')}
+                (f32.load (i32.add (local.get $xd) (i32.shl (i32.add (i32.mul (local.get $m) (local.get $nb)) (local.get $b)) (i32.const 2)))))))))
           (local.set $blk (i32.add (local.get $blk) (i32.const 34)))
           (local.set $xb (i32.add (local.get $xb) (i32.const 32)))
           (br_if $blocks (i32.lt_u (local.tee $b (i32.add (local.get $b) (i32.const 1))) (local.get $nb))))
-        (f32.store (i32.add (local.get $y) (i32.shl (i32.add (i32.mul (local.get $m) (local.get $nr)) (local.get $r)) (i32.const 2))) (local.get $acc))
+        (f32.store (i32.add (local.get $y) (i32.shl (i32.add (i32.mul (local.get $m) (local.get $nr)) (local.get $r)) (i32.const 2))) ${fsum('(local.get $acc)')})
         (br_if $ms (i32.lt_u (local.tee $m (i32.add (local.get $m) (i32.const 1))) (local.get $M))))
       (br_if $rows (i32.lt_u (local.tee $r (i32.add (local.get $r) (i32.const 1))) (local.get $nr)))))
 
@@ -72,13 +75,14 @@ export const WAT = `(module
   ;; 128 bytes of nibbles) against Q8_K activations (256 int8, f32 d, i32 sums per 32 in $xs):
   ;; y += d8·(d·Σ_j scale_j·isum_j − dmin·Σ_j min_j·bsum_j).
   (func (export "q4_k") (param $w i32) (param $nr i32) (param $nb i32) (param $xq i32) (param $xd i32) (param $xs i32) (param $M i32) (param $y i32)
-    (local $r i32) (local $m i32) (local $b i32) (local $row i32) (local $blk i32) (local $xb i32) (local $bs i32) (local $acc f32)
+    (local $r i32) (local $m i32) (local $b i32) (local $row i32) (local $blk i32) (local $xb i32) (local $bs i32) (local $acc v128) (local $accm f32)
     (local $vsc v128) (local $im i32) (local $sc i32) (local $qs i32) (local $xi i32) (local $d8 f32)
     (loop $rows
       (local.set $row (i32.add (local.get $w) (i32.mul (local.get $r) (i32.mul (local.get $nb) (i32.const 144)))))
       (local.set $m (i32.const 0))
       (loop $ms
-        (local.set $acc (f32.const 0))
+        (local.set $acc (v128.const f32x4 0 0 0 0))
+        (local.set $accm (f32.const 0))
         (local.set $b (i32.const 0))
         (local.set $blk (local.get $row))
         (local.set $xi (i32.mul (local.get $m) (local.get $nb)))
@@ -91,14 +95,15 @@ export const WAT = `(module
           (local.set $vsc (v128.const i32x4 0 0 0 0))
           (local.set $im (i32.const 0))
           ${q4kBody()}
-          (local.set $acc (f32.add (local.get $acc)
-            (f32.sub
-              (f32.mul (f32.mul ${f16('(i32.load16_u (local.get $blk))')} (local.get $d8)) (f32.convert_i32_s ${hsum('(local.get $vsc)')}))
-              (f32.mul (f32.mul ${f16('(i32.load16_u offset=2 (local.get $blk))')} (local.get $d8)) (f32.convert_i32_s (local.get $im))))))
+          ;; Scale lanes by d·d8 (summed across lanes once per row); the mins' term is scalar.
+          (local.set $acc (f32x4.add (local.get $acc)
+            (f32x4.mul (f32x4.convert_i32x4_s (local.get $vsc)) (f32x4.splat (f32.mul ${f16('(i32.load16_u (local.get $blk))')} (local.get $d8))))))
+          (local.set $accm (f32.add (local.get $accm)
+            (f32.mul (f32.mul ${f16('(i32.load16_u offset=2 (local.get $blk))')} (local.get $d8)) (f32.convert_i32_s (local.get $im)))))
           (local.set $blk (i32.add (local.get $blk) (i32.const 144)))
           (local.set $xi (i32.add (local.get $xi) (i32.const 1)))
           (br_if $blocks (i32.lt_u (local.tee $b (i32.add (local.get $b) (i32.const 1))) (local.get $nb))))
-        (f32.store (i32.add (local.get $y) (i32.shl (i32.add (i32.mul (local.get $m) (local.get $nr)) (local.get $r)) (i32.const 2))) (local.get $acc))
+        (f32.store (i32.add (local.get $y) (i32.shl (i32.add (i32.mul (local.get $m) (local.get $nr)) (local.get $r)) (i32.const 2))) (f32.sub ${fsum('(local.get $acc)')} (local.get $accm)))
         (br_if $ms (i32.lt_u (local.tee $m (i32.add (local.get $m) (i32.const 1))) (local.get $M))))
       (br_if $rows (i32.lt_u (local.tee $r (i32.add (local.get $r) (i32.const 1))) (local.get $nr)))))
 )
