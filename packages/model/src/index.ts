@@ -10,6 +10,8 @@ export { parameterShapes, initParameters, isBuffer } from './params';
 export { ApertusModel, type LayerWeights, type ForwardOptions, type LossOptions } from './model';
 export { decoderLayer, plainProjection, type Attend, type Projection, type ProjName } from './layer';
 export { KVCache } from './kv-cache';
+export { PrefixCache, type PrefixCacheOptions } from './prefix-cache';
+export { project, embedWeight, weightRows, isPacked, type PackedMatrix, type Weight } from './packed';
 export { loadCheckpoint, saveCheckpoint, type LoadedCheckpoint, type SaveOptions, type GenerationConfig, type WeightPrecision } from './checkpoint';
 export { step, type StepInput } from './infer';
 export { Sampler, validateSampling, type SamplingParams } from './sampling';

@@ -1,8 +1,9 @@
-import { attention, linear, noGrad, rmsnorm, Tensor, bf16ArrayToF32 } from '@apertus/tensor';
+import { attention, noGrad, rmsnorm, Tensor } from '@apertus/tensor';
 import { GenerationError } from './errors';
 import type { KVCache } from './kv-cache';
 import { decoderLayer, type Attend } from './layer';
 import type { ApertusModel } from './model';
+import { project, weightRows } from './packed';
 
 /** One sequence's share of a batched inference step. */
 export interface StepInput {
@@ -12,18 +13,12 @@ export interface StepInput {
   tokens: ArrayLike<number>;
 }
 
-/** Rows `ids` of the embedding table as float32 (bf16 tables are converted row by row, never whole). */
+/** Rows `ids` of the embedding table as float32 (bf16 or packed tables are converted row by row, never whole). */
 function embedRows(model: ApertusModel, ids: Int32Array): Float32Array {
-  const E = model.embedTokens, H = model.config.hidden_size;
-  const out = new Float32Array(ids.length * H);
-  for (let i = 0; i < ids.length; i++) {
-    const id = ids[i]!;
+  for (const id of ids) {
     if (!(id >= 0 && id < model.config.vocab_size)) throw new GenerationError('tokens', `token id ${id} outside the vocabulary of ${model.config.vocab_size}`);
-    const row = E.storage.subarray(E.offset + id * H, E.offset + (id + 1) * H);
-    if (E.dtype === 'bf16') bf16ArrayToF32(row as Uint16Array, out.subarray(i * H, (i + 1) * H));
-    else out.set(row as Float32Array, i * H);
   }
-  return out;
+  return weightRows(model.embedTokens, ids);
 }
 
 /**
@@ -76,6 +71,6 @@ export function step(model: ApertusModel, batch: readonly StepInput[]): Float32A
     const last = new Float32Array(batch.length * c.hidden_size);
     let end = 0;
     batch.forEach((s, i) => { end += s.tokens.length; last.set(h.data.subarray((end - 1) * c.hidden_size, end * c.hidden_size), i * c.hidden_size); });
-    return linear(rmsnorm(Tensor.from(last, [batch.length, c.hidden_size]), model.norm, c.rms_norm_eps), model.lmHead).data;
+    return project(rmsnorm(Tensor.from(last, [batch.length, c.hidden_size]), model.norm, c.rms_norm_eps), model.lmHead).data;
   });
 }

@@ -1,15 +1,16 @@
-import { add, linear, mul, reshape, rmsnorm, rope, silu, type Tensor } from '@apertus/tensor';
+import { add, mul, reshape, rmsnorm, rope, silu, type Tensor } from '@apertus/tensor';
 import { xielu } from '@apertus/xielu';
 import type { ApertusModel } from './model';
+import { project, type Weight } from './packed';
 
 /** The projections of a decoder layer, by their checkpoint names. */
 export type ProjName = 'q_proj' | 'k_proj' | 'v_proj' | 'o_proj' | 'gate_proj' | 'up_proj' | 'down_proj';
 
 /**
  * x·Wᵀ of one projection of one layer: x [..., in], w [out, in] → [..., out]. The model's default
- * is `linear`; an adapter (LoRA: x·Wᵀ + s·(x·Aᵀ)·Bᵀ) replaces it to reach every projection.
+ * is `linear` (`project` for packed weights); an adapter (LoRA: x·Wᵀ + s·(x·Aᵀ)·Bᵀ) replaces it to reach every projection.
  */
-export type Projection = (x: Tensor, w: Tensor, layer: number, name: ProjName) => Tensor;
+export type Projection = (x: Tensor, w: Weight, layer: number, name: ProjName) => Tensor;
 
 /**
  * Where a layer's queries meet keys and values, given the new q [B, T, nh, d] and k, v
@@ -46,5 +47,5 @@ export function decoderLayer(model: ApertusModel, l: number, h: Tensor, position
   return add(h, proj('down_proj', inner));
 }
 
-/** The default projection: a plain bias-free linear layer. */
-export const plainProjection: Projection = (x, w) => linear(x, w);
+/** The default projection: a plain bias-free linear layer (a packed matrix multiplies itself). */
+export const plainProjection: Projection = (x, w) => project(x, w);

@@ -1,21 +1,22 @@
-import { attention, embedding, linear, linearCrossEntropy, rmsnorm, Tensor } from '@apertus/tensor';
+import { attention, linearCrossEntropy, rmsnorm, Tensor } from '@apertus/tensor';
 import type { XieluParams } from '@apertus/xielu';
 import type { ApertusConfig } from './config';
-import { CheckpointError } from './errors';
+import { CheckpointError, ModelError } from './errors';
 import { decoderLayer, plainProjection, type Attend, type Projection } from './layer';
 import type { LoraAdapter } from './lora';
+import { embedWeight, isPacked, project, type PackedMatrix, type Weight } from './packed';
 import { initParameters, isBuffer, parameterShapes } from './params';
 import { ropeInvFreq } from './rope';
 
-/** The tensors of one decoder layer. */
+/** The tensors of one decoder layer (matrices may be packed, e.g. GGUF-quantized). */
 export interface LayerWeights {
   attention_layernorm: Tensor;
-  q_proj: Tensor; k_proj: Tensor; v_proj: Tensor; o_proj: Tensor;
+  q_proj: Weight; k_proj: Weight; v_proj: Weight; o_proj: Weight;
   q_norm: Tensor; k_norm: Tensor;
   feedforward_layernorm: Tensor;
-  up_proj: Tensor; down_proj: Tensor;
+  up_proj: Weight; down_proj: Weight;
   /** SwiGLU MLP only. */
-  gate_proj?: Tensor;
+  gate_proj?: Weight;
   /** xIELU MLP only: its trainable αp, αn and buffers β, ε. */
   act?: XieluParams;
 }
@@ -40,14 +41,17 @@ export interface ForwardOptions {
 
 /**
  * ApertusForCausalLM: token embedding, L pre-norm decoder layers (QK-norm, llama3 RoPE, causal
- * GQA attention, xIELU MLP — or SwiGLU for ablations), final RMSNorm and an untied LM head. Weights are named exactly as in
- * Hugging Face checkpoints (`params`); large matrices may stay bf16 for inference.
+ * GQA attention, xIELU MLP — or SwiGLU for ablations), final RMSNorm and an untied LM head. Weights
+ * are named exactly as in Hugging Face checkpoints (`params`); large matrices may stay bf16 for
+ * inference, or be packed (`packed`: quantized blocks that multiply themselves, inference only).
  */
 export class ApertusModel {
   /** Architecture. */
   readonly config: ApertusConfig;
   /** Every checkpoint tensor by its Hugging Face name. */
   readonly params: Map<string, Tensor>;
+  /** Matrices held packed instead of as tensors (by Hugging Face name; inference only). */
+  readonly packed: ReadonlyMap<string, PackedMatrix>;
   /** Typed views of the per-layer tensors. */
   readonly layers: LayerWeights[];
   /** RoPE inverse frequencies (float32, llama3-scaled). */
@@ -57,29 +61,34 @@ export class ApertusModel {
   /** The LoRA adapter attached by `LoraAdapter.attach` (then the base is frozen), or null. */
   adapter: LoraAdapter | null = null;
 
-  /** Wrap a complete set of named tensors; throws CheckpointError naming the first missing or misshapen one. */
-  constructor(config: ApertusConfig, params: Map<string, Tensor>) {
+  /**
+   * Wrap a complete set of named tensors (matrices may instead be in `packed`); throws
+   * CheckpointError naming the first missing or misshapen one.
+   */
+  constructor(config: ApertusConfig, params: Map<string, Tensor>, packed: ReadonlyMap<string, PackedMatrix> = new Map()) {
     this.config = config;
     this.params = params;
+    this.packed = packed;
     for (const [name, shape] of parameterShapes(config)) {
-      const t = params.get(name);
+      const t = params.get(name) ?? (shape.length === 2 ? packed.get(name) : undefined);
       if (!t) throw new CheckpointError('missing tensor', name);
       if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
         throw new CheckpointError(`shape [${t.shape}] does not match config (expected [${shape}])`, name);
       }
     }
     const get = (n: string) => params.get(n)!;
+    const mat = (n: string): Weight => params.get(n) ?? packed.get(n)!;
     this.layers = Array.from({ length: config.num_hidden_layers }, (_, i) => {
       const p = `model.layers.${i}.`;
       return {
         attention_layernorm: get(p + 'attention_layernorm.weight'),
-        q_proj: get(p + 'self_attn.q_proj.weight'), k_proj: get(p + 'self_attn.k_proj.weight'),
-        v_proj: get(p + 'self_attn.v_proj.weight'), o_proj: get(p + 'self_attn.o_proj.weight'),
+        q_proj: mat(p + 'self_attn.q_proj.weight'), k_proj: mat(p + 'self_attn.k_proj.weight'),
+        v_proj: mat(p + 'self_attn.v_proj.weight'), o_proj: mat(p + 'self_attn.o_proj.weight'),
         q_norm: get(p + 'self_attn.q_norm.weight'), k_norm: get(p + 'self_attn.k_norm.weight'),
         feedforward_layernorm: get(p + 'feedforward_layernorm.weight'),
-        up_proj: get(p + 'mlp.up_proj.weight'), down_proj: get(p + 'mlp.down_proj.weight'),
+        up_proj: mat(p + 'mlp.up_proj.weight'), down_proj: mat(p + 'mlp.down_proj.weight'),
         ...(config.hidden_act === 'swiglu'
-          ? { gate_proj: get(p + 'mlp.gate_proj.weight') }
+          ? { gate_proj: mat(p + 'mlp.gate_proj.weight') }
           : { act: { alpha_p: get(p + 'mlp.act_fn.alpha_p'), alpha_n: get(p + 'mlp.act_fn.alpha_n'), beta: get(p + 'mlp.act_fn.beta'), eps: get(p + 'mlp.act_fn.eps') } }),
       };
     });
@@ -98,11 +107,11 @@ export class ApertusModel {
   }
 
   /** The embedding table. */
-  get embedTokens(): Tensor { return this.params.get('model.embed_tokens.weight')!; }
+  get embedTokens(): Weight { return this.params.get('model.embed_tokens.weight') ?? this.packed.get('model.embed_tokens.weight')!; }
   /** The final norm weight. */
   get norm(): Tensor { return this.params.get('model.norm.weight')!; }
   /** The LM head [V, H]. */
-  get lmHead(): Tensor { return this.params.get('lm_head.weight')!; }
+  get lmHead(): Weight { return this.params.get('lm_head.weight') ?? this.packed.get('lm_head.weight')!; }
 
   /**
    * Final hidden states [B, T, H] for token ids [B, T], recorded for autograd when parameters
@@ -112,7 +121,7 @@ export class ApertusModel {
     const [B, T] = ids.shape as [number, number];
     const positions = opts.positions ?? Tensor.ints(Array.from({ length: B * T }, (_, i) => i % T), [B, T]);
     const attend: Attend = (_l, q, k, v) => attention(q, k, v, opts.docIds ? { docQ: opts.docIds } : {});
-    let h = embedding(ids, this.embedTokens);
+    let h = embedWeight(ids, this.embedTokens);
     for (let l = 0; l < this.layers.length; l++) h = decoderLayer(this, l, h, positions, attend);
     return rmsnorm(h, this.norm, this.config.rms_norm_eps);
   }
@@ -122,7 +131,9 @@ export class ApertusModel {
    * the loss: the [B, T, V] logits are never materialised and each logit is exponentiated once.
    */
   loss(ids: Tensor, targets: Tensor, opts: LossOptions = {}): Tensor {
-    return linearCrossEntropy(this.hidden(ids, opts), this.lmHead, targets, {
+    const head = this.lmHead;
+    if (isPacked(head)) throw new ModelError(`loss: the LM head is packed (${head.format}); the fused loss needs a float weight`);
+    return linearCrossEntropy(this.hidden(ids, opts), head, targets, {
       ...(opts.mask ? { mask: opts.mask } : {}),
       ...(opts.normalizer !== undefined ? { normalizer: opts.normalizer } : {}),
       ...(opts.reduction ? { reduction: opts.reduction } : {}),
@@ -131,6 +142,6 @@ export class ApertusModel {
 
   /** Logits [B, T, V] for token ids [B, T]. */
   forward(ids: Tensor, opts: ForwardOptions = {}): Tensor {
-    return linear(this.hidden(ids, opts), this.lmHead);
+    return project(this.hidden(ids, opts), this.lmHead);
   }
 }

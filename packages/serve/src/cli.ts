@@ -57,7 +57,7 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
   const err = options.err ?? ((s: string) => process.stderr.write(s));
   const program = new Command('apertus-serve')
     .description('OpenAI-compatible server for an Apertus checkpoint directory (HTTP + SSE + WebSocket, continuous batching).')
-    .requiredOption('-m, --model <dir>', 'checkpoint directory (config.json, *.safetensors, tokenizer.json)')
+    .requiredOption('-m, --model <path>', 'checkpoint directory (config.json, *.safetensors, tokenizer.json) or a .gguf file')
     .option('-p, --port <port>', 'port (0 picks a free one)', positiveInt('--port', true), 8080)
     .option('--host <host>', 'address to bind (localhost only by default)', '127.0.0.1')
     .option('--api-key <key>', 'require Authorization: Bearer <key> (default: $APERTUS_API_KEY)')

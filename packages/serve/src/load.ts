@@ -21,6 +21,7 @@ import {
 } from '@apertus/model';
 import { INDEX_FILE_NAME, openCheckpointAsync, SafetensorsFile, type Tensor as StTensor } from '@apertus/safetensors';
 import { bf16ArrayToF32, f16ArrayToF32, Tensor } from '@apertus/tensor';
+import { loadGguf } from '@apertus/gguf';
 import { loadTokenizerFromDirectory, type Tokenizer } from '@apertus/tokenizer';
 import { ChatPrompt } from './chat-prompt';
 import { ModelLoadError, PromptError } from './errors';
@@ -166,6 +167,7 @@ function toTensor(st: StTensor, name: string, precision: 'auto' | 'f32', file: s
  * errors of @apertus/model, @apertus/safetensors and @apertus/tokenizer naming the file at fault.
  */
 export async function loadServedModel(dir: string, options: LoadServedModelOptions = {}): Promise<ServedModel> {
+  if (dir.endsWith('.gguf')) return loadServedGguf(dir, options);
   if (!fs.existsSync(path.join(dir, 'tokenizer.json'))) throw new ModelLoadError(dir, 'no tokenizer.json in the checkpoint directory');
   const tokenizer = loadTokenizerFromDirectory(dir);
   const chat = loadChatPrompt(dir, tokenizer, options.onWarning ?? (() => {}));
@@ -209,4 +211,14 @@ export async function loadServedModel(dir: string, options: LoadServedModelOptio
   } finally {
     reader.close();
   }
+}
+
+/**
+ * A GGUF file (llama.cpp's format; see @apertus/gguf): weights, tokenizer and bos/eos ids all come
+ * from the file; quantized matrices stay quantized. `precision` does not apply.
+ */
+function loadServedGguf(file: string, options: LoadServedModelOptions): ServedModel {
+  const { model, tokenizer, generationConfig } = loadGguf(file);
+  if (!tokenizer) throw new ModelLoadError(file, 'the GGUF file has no tokenizer');
+  return { model, tokenizer, generationConfig, name: options.name ?? path.basename(file, '.gguf'), created: Math.floor(Date.now() / 1000) };
 }

@@ -71,7 +71,7 @@ export function testConfig(overrides: Partial<ApertusConfig> = {}): ApertusConfi
 /** Write a random-weight checkpoint (with tokenizer files) to `dir/name`; returns its path. */
 export function writeRandomCheckpoint(dir: string, name = 'tiny-random', seed = 11, overrides: Partial<ApertusConfig> = {}): string {
   const model = ApertusModel.init(testConfig(overrides), seed);
-  const head = model.lmHead.storage as Float32Array;
+  const head = model.params.get('lm_head.weight')!.storage as Float32Array;
   const H = model.config.hidden_size;
   head.fill(0, 0, 1000 * H);
   // Larger logits for the visible tokens, so sampling at temperature 1 is not uniform noise.
@@ -105,8 +105,8 @@ export function writeScriptedCheckpoint(dir: string, name: string, scripts: read
   }
   if (next.size > H - 1) throw new Error(`at most ${H - 1} scripted tokens, got ${next.size}`);
   const fallbackDim = H - 1;
-  const E = model.embedTokens.storage as Float32Array;
-  const head = model.lmHead.storage as Float32Array;
+  const E = model.params.get('model.embed_tokens.weight')!.storage as Float32Array;
+  const head = model.params.get('lm_head.weight')!.storage as Float32Array;
   E.fill(0);
   head.fill(0);
   for (let t = 0; t < V; t++) E[t * H + fallbackDim] = 1;
@@ -118,9 +118,8 @@ export function writeScriptedCheckpoint(dir: string, name: string, scripts: read
     d++;
   }
   head[(opts.fallback ?? 68) * H + fallbackDim] = 10;
-  for (const L of model.layers) {
-    (L.o_proj.storage as Float32Array).fill(0);
-    (L.down_proj.storage as Float32Array).fill(0);
+  for (let l = 0; l < model.config.num_hidden_layers; l++) {
+    for (const m of ['self_attn.o_proj', 'mlp.down_proj']) (model.params.get(`model.layers.${l}.${m}.weight`)!.storage as Float32Array).fill(0);
   }
   (model.norm.storage as Float32Array).fill(1);
   const out = path.join(dir, name);

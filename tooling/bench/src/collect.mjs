@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
 const results = path.join(here, '../results');
-const ORDER = ['gemm', 'model', 'memory', 'pretrain', 'tokenizer', 'serve', 'gpujs', 'gpu', 'safetensors', 'ademamix', 'goldfish', 'data'];
+const ORDER = ['gemm', 'model', 'memory', 'pretrain', 'tokenizer', 'serve', 'gguf', 'gpujs', 'gpu', 'safetensors', 'ademamix', 'goldfish', 'data'];
 const files = fs.readdirSync(results).filter((f) => f.endsWith('.md'))
   .sort((a, b) => (ORDER.indexOf(a.slice(0, -3)) + 1 || 99) - (ORDER.indexOf(b.slice(0, -3)) + 1 || 99));
 const intro = fs.readFileSync(path.join(here, 'benchmarks-intro.md'), 'utf8').trim();

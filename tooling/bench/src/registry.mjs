@@ -21,6 +21,13 @@ export const benchmarks = [
     about: 'training step, prefill and decode tokens/s of tiny/small/8B-layer models vs PyTorch eager',
   },
   {
+    name: 'gguf',
+    script: 'packages/gguf/bench/speed.mjs',
+    result: 'gguf.md',
+    needs: 'built packages; node-llama-cpp 3.22.1 (devDependency of @apertus/gguf) as the peer',
+    about: 'GGUF prefill and decode tokens/s (F32, BF16, Q8_0, Q4_K) on one thread vs llama.cpp',
+  },
+  {
     name: 'memory',
     script: 'packages/model/bench/memory.mjs',
     result: 'memory.md',

@@ -1,0 +1,49 @@
+// Conversion between float32 values and the bytes of every supported ggml type.
+import { bf16ArrayToF32, f16ArrayToF32, f32ArrayToBf16, f32ArrayToF16 } from '@apertus/tensor';
+import { GgufWriteError } from '../errors';
+import type { GgmlType, GgmlTypeName } from '../types';
+import { dequantizeQ4_0, quantizeQ4_0 } from './q4_0';
+import { dequantizeQ4_K, quantizeQ4_K } from './q4_k';
+import { dequantizeQ6_K } from './q6_k';
+import { dequantizeQ8_0, quantizeQ8_0 } from './q8_0';
+
+function u16(bytes: Uint8Array, n: number): Uint16Array {
+  // Copy to an aligned buffer (tensor data in a file read need not be 2-byte aligned in memory).
+  return new Uint16Array(bytes.slice(0, 2 * n).buffer);
+}
+
+/** Float32 values of `n` elements stored as `type`. */
+export function dequantize(type: GgmlType, bytes: Uint8Array, n: number): Float32Array {
+  const out = new Float32Array(n);
+  dequantizeInto(type, bytes, out);
+  return out;
+}
+
+/** Fill `out` with the float32 values of its length's worth of elements stored as `type`. */
+export function dequantizeInto(type: GgmlType, bytes: Uint8Array, out: Float32Array): void {
+  const n = out.length;
+  switch (type.name) {
+    case 'F32': out.set(new Float32Array(bytes.slice(0, 4 * n).buffer)); return;
+    case 'F16': out.set(f16ArrayToF32(u16(bytes, n))); return;
+    case 'BF16': out.set(bf16ArrayToF32(u16(bytes, n))); return;
+    default: ({ Q4_0: dequantizeQ4_0, Q8_0: dequantizeQ8_0, Q4_K: dequantizeQ4_K, Q6_K: dequantizeQ6_K })[type.name](bytes, out);
+  }
+}
+
+/** The types `quantize` can write. */
+export type WritableType = Extract<GgmlTypeName, 'F32' | 'F16' | 'BF16' | 'Q4_0' | 'Q8_0' | 'Q4_K'>;
+
+/** Bytes of `x` stored as `type` (round to nearest even for F16/BF16; the block quantizers of this package). */
+export function quantize(type: GgmlTypeName, x: Float32Array, tensor?: string): Uint8Array {
+  switch (type) {
+    case 'F32': return new Uint8Array(x.slice().buffer);
+    case 'F16': return new Uint8Array(f32ArrayToF16(x).buffer);
+    case 'BF16': return new Uint8Array(f32ArrayToBf16(x).buffer);
+    case 'Q4_0': return quantizeQ4_0(x);
+    case 'Q8_0': return quantizeQ8_0(x);
+    case 'Q4_K': return quantizeQ4_K(x);
+    default: throw new GgufWriteError(`cannot write ${type}`, tensor !== undefined ? { tensor } : {});
+  }
+}
+
+export { quantizeQ8_0, dequantizeQ8_0, quantizeQ4_0, dequantizeQ4_0, quantizeQ4_K, dequantizeQ4_K, dequantizeQ6_K };
