@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ablateCommand } from './ablate';
-import { ABLATION_ARMS, PretrainConfigError, runAblation, type AblationResult } from './index';
+import { ConfigError } from '@apertus/trainer';
+import { ABLATION_ARMS, runAblation, type AblationResult } from './index';
 
 const base = {
   languages: ['eng'],
@@ -91,7 +92,7 @@ describe('apertus-pretrain ablate (miniature)', () => {
   }, 600_000);
 
   it('rejects bad seeds and unreadable Goldfish results with typed errors', async () => {
-    await expect(runAblation({ out: path.join(dir, 'c'), seeds: [1, 1] })).rejects.toThrow(PretrainConfigError);
+    await expect(runAblation({ out: path.join(dir, 'c'), seeds: [1, 1] })).rejects.toThrow(ConfigError);
     await expect(runAblation({ out: path.join(dir, 'c'), seeds: [] })).rejects.toThrow(/seeds/);
     const bad = path.join(dir, 'bad.json');
     fs.writeFileSync(bad, '{"standard": {}}');

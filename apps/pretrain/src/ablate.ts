@@ -11,9 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parameterCount, parseConfig, swigluMatched, toHfConfig, type ApertusConfig } from '@apertus/model';
 import { Command } from 'commander';
-import { ConfigField, escapeXml, svgLineChart, writeFileAtomic, type RawConfig, type Series } from '@apertus/trainer';
-import { readConfigFile, resolveConfig, type PretrainConfig } from './config';
-import { PretrainConfigError } from './errors';
+import { ConfigError, ConfigField, escapeXml, readConfigLayer, svgLineChart, writeFileAtomic, type RawConfig, type Series } from '@apertus/trainer';
+import { resolveConfig, type PretrainConfig } from './config';
 import { runGoldfishExperiment, type GoldfishExperimentOptions, type GoldfishExperimentResult } from './goldfish-experiment';
 import { runPretraining } from './pretrain';
 import { buildModelConfig } from './setup';
@@ -153,7 +152,7 @@ export async function trainArm(shared: PretrainConfig, arch: ApertusConfig, opti
   const result = await runPretraining(cfg, { overwrite: true, log: () => {} });
   const seconds = (performance.now() - t0) / 1000;
   const curve = result.metrics.filter((r) => r.type === 'eval').map((r) => ({ step: r.step, valLoss: r.valLoss as number }));
-  if (curve.length === 0) throw new PretrainConfigError('base', 'the runs have no validation split (validationFraction 0 or evalSamples 0): nothing to compare');
+  if (curve.length === 0) throw new ConfigError('base', 'the runs have no validation split (validationFraction 0 or evalSamples 0): nothing to compare');
   const trained = parseConfig(JSON.parse(fs.readFileSync(path.join(result.modelDir!, 'config.json'), 'utf8')));
   return { seed, curve, finalLoss: curve[curve.length - 1]!.valLoss, seconds, parameters: parameterCount(trained) };
 }
@@ -165,11 +164,11 @@ function readGoldfishResult(goldfish: AblationOptions['goldfish']): { result: Go
     try {
       json = JSON.parse(fs.readFileSync(goldfish.resultFile, 'utf8'));
     } catch (e) {
-      throw new PretrainConfigError('goldfish', `cannot read the Goldfish result ${goldfish.resultFile} (${(e as Error).message})`);
+      throw new ConfigError('goldfish', `cannot read the Goldfish result ${goldfish.resultFile} (${(e as Error).message})`);
     }
     const r = json as Partial<GoldfishExperimentResult>;
     if (typeof r?.standard?.exactMatches !== 'number' || typeof r?.goldfish?.exactMatches !== 'number' || typeof r?.settings?.documents !== 'number') {
-      throw new PretrainConfigError('goldfish', `${goldfish.resultFile} is not a result of 'apertus-pretrain goldfish --json'`);
+      throw new ConfigError('goldfish', `${goldfish.resultFile} is not a result of 'apertus-pretrain goldfish --json'`);
     }
     return { result: json as GoldfishExperimentResult, source: goldfish.resultFile };
   }
@@ -247,7 +246,7 @@ export async function runAblation(options: AblationOptions = {}): Promise<Ablati
     base: options.base ?? {},
   };
   if (o.seeds.length === 0 || o.seeds.some((s) => !Number.isInteger(s) || s < 0) || new Set(o.seeds).size !== o.seeds.length) {
-    throw new PretrainConfigError('seeds', `expected distinct non-negative integers, got ${JSON.stringify(o.seeds)}`);
+    throw new ConfigError('seeds', `expected distinct non-negative integers, got ${JSON.stringify(o.seeds)}`);
   }
   const log = options.log ?? (() => {});
   const t0 = performance.now();
@@ -316,14 +315,14 @@ export function ablateCommand(done: (code: number) => void): Command {
     .option('--no-goldfish', 'leave the Goldfish experiment out')
     .option('--keep-runs', "keep every run's checkpoints and final model")
     .action(async (opts: Record<string, unknown>) => {
-      const field = (key: string, flag: string) => new ConfigField(key, flag, (k, m, src) => new PretrainConfigError(k, m, src));
-      const seeds = opts.seeds === undefined ? undefined : field('seeds', '--seeds').list(opts.seeds).map((x) => field('seeds', '--seeds').int(x, 0, 2 ** 32 - 1));
+      const field = (key: string) => new ConfigField(key, 'flags');
+      const seeds = opts.seeds === undefined ? undefined : field('seeds').list(opts.seeds).map((x) => field('seeds').int(x, 0, 2 ** 32 - 1));
       const result = await runAblation({
         ...(typeof opts.out === 'string' ? { out: opts.out } : {}),
         ...(seeds ? { seeds } : {}),
-        ...(opts.steps !== undefined ? { steps: field('steps', '--steps').int(opts.steps, 1) } : {}),
-        ...(opts.evalInterval !== undefined ? { evalInterval: field('evalInterval', '--eval-interval').int(opts.evalInterval, 1) } : {}),
-        ...(typeof opts.config === 'string' ? { base: readConfigFile(opts.config).values } : {}),
+        ...(opts.steps !== undefined ? { steps: field('steps').int(opts.steps, 1) } : {}),
+        ...(opts.evalInterval !== undefined ? { evalInterval: field('evalInterval').int(opts.evalInterval, 1) } : {}),
+        ...(typeof opts.config === 'string' ? { base: readConfigLayer(opts.config).values } : {}),
         goldfish: opts.goldfish === false ? false : typeof opts.goldfishResult === 'string' ? { resultFile: opts.goldfishResult } : DEFAULT_GOLDFISH,
         keepRuns: opts.keepRuns === true,
         log: (m) => process.stderr.write(`${m}\n`),

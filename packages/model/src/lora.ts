@@ -9,6 +9,7 @@ import type { Projection, ProjName } from './layer';
 import { ApertusModel } from './model';
 import { AdapterError } from './errors';
 import { parameterShapes } from './params';
+import { project } from './packed';
 
 /**
  * The linear projections of a decoder layer, by their Hugging Face module names (`gate_proj` exists
@@ -168,7 +169,7 @@ export class LoraAdapter {
    * adapter enabled (the decoder's projection hook; an arrow so it can be handed over unbound).
    */
   readonly project: Projection = (x, w, layer, name) => {
-    const base = linear(x, w);
+    const base = project(x, w);
     const pair = this.enabled ? this.modules.get(modulePath(layer, name)) : undefined;
     if (!pair) return base;
     return add(base, scale(linear(linear(this.dropout(x), pair.A), pair.B), this.scaling));

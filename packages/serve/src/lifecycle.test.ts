@@ -106,6 +106,7 @@ describe('loading', () => {
     expect(r.status).toBe(503);
     expect((await json(r)).error).toMatchObject({ code: 'model_load_failed', message: expect.stringContaining('tokenizer.json: added_tokens:') });
     await server.close();
+  });
 
   test('--adapter: a PEFT LoRA adapter is merged at load; one saved beside the weights too; a bad one is an AdapterError', async () => {
     const base = loadCheckpoint(dir, { precision: 'f32' }).model;

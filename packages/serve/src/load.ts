@@ -220,5 +220,7 @@ export async function loadServedModel(dir: string, options: LoadServedModelOptio
 function loadServedGguf(file: string, options: LoadServedModelOptions): ServedModel {
   const { model, tokenizer, generationConfig } = loadGguf(file);
   if (!tokenizer) throw new ModelLoadError(file, 'the GGUF file has no tokenizer');
-  return { model, tokenizer, generationConfig, name: options.name ?? path.basename(file, '.gguf'), created: Math.floor(Date.now() / 1000) };
+  const template = (tokenizer.config as { chat_template?: unknown }).chat_template;
+  const chat = ChatPrompt.fromTemplate(tokenizer, typeof template === 'string' ? template : null, (m) => (options.onWarning ?? (() => {}))(`${file}: tokenizer.chat_template: ${m}`));
+  return { model, tokenizer, chat, generationConfig, name: options.name ?? path.basename(file, '.gguf'), created: Math.floor(Date.now() / 1000) };
 }

@@ -5,7 +5,8 @@
  * read (NaNs in C do not leak); with alpha = 0, A and B are not read.
  */
 import { ShapeError } from '../../errors';
-import type { GemmArgs } from '../gemm/index';
+import { bf16ArrayToF32 } from '../../dtype';
+import type { GemmArgs, GemmBf16Args } from '../gemm/index';
 import { checkIndexable, inp, call, type KernelOp } from './runtime';
 
 export type { GemmArgs } from '../gemm/index';
@@ -49,7 +50,9 @@ const axpby = `function (P, C, beta) {
 const KERNELS = { NN: gemmNN, TN: gemmTN, NT: gemmNT, TT: gemmTT };
 
 /** C = alpha·op(A)·op(B) + beta·C on the gpu.js runtime. */
-export function* gemm(args: GemmArgs): KernelOp {
+export function* gemm(input: GemmArgs | GemmBf16Args): KernelOp {
+  // bf16 weights (B as bf16 bits) are widened to f32 once per call: the kernels read f32.
+  const args: GemmArgs = input.B instanceof Uint16Array ? { ...input, B: bf16ArrayToF32(input.B) } : (input as GemmArgs);
   const { transA, transB, M, N, K, A, B, C } = args;
   const alpha = args.alpha ?? 1;
   const beta = args.beta ?? 0;

@@ -11,6 +11,7 @@ import { binary, unary, unaryBackward } from './elementwise';
 import { embedding, embeddingBackward } from './embedding';
 import { GpujsBackendError } from './errors';
 import { type GemmArgs, gemm } from './gemm';
+import type { GemmBf16Args } from '../gemm/index';
 import { max, sum } from './reduce';
 import { rmsnorm, rmsnormBackward } from './rmsnorm';
 import { rope } from './rope';
@@ -29,7 +30,7 @@ const OPS = {
   unary, unaryBackward, binary, sum, max, softmax, softmaxBackward, logSoftmax, logSoftmaxBackward,
   rmsnorm, rmsnormBackward, embedding, embeddingBackward, rope, attention, attentionBackward,
   crossEntropy, crossEntropyBackward, gemm,
-} satisfies { [K in keyof KernelSet]: (...a: Parameters<KernelSet[K]>) => KernelOp } & { gemm: (args: GemmArgs) => KernelOp };
+} satisfies { [K in Exclude<keyof KernelSet, 'linearCrossEntropy'>]: (...a: Parameters<KernelSet[K]>) => KernelOp };
 
 type Ops = typeof OPS;
 /** The ops with each result mapped to `R` (void for the synchronous modes, Promise<void> for webgpu). */
@@ -44,7 +45,7 @@ function bindOps<R>(run: (op: KernelOp) => R): BoundOps<R> {
 /** A `KernelSet` of gpu.js kernels, plus GEMM, the mode they run in, and cleanup. */
 export interface GpujsKernelSet extends KernelSet {
   /** C = alpha·op(A)·op(B) + beta·C (row-major) as a gpu.js kernel. */
-  gemm(args: GemmArgs): void;
+  gemm(args: GemmArgs | GemmBf16Args): void;
   /** The gpu.js mode every kernel of this set runs in (`webasm`, `cpu`, `headlessgl`...). */
   readonly mode: string;
   /** The compiled kernels by `op|shape` key and the mode each one really ran in (diagnostics, tests). */
