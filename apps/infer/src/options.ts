@@ -3,7 +3,7 @@
 
 import path from 'node:path';
 import { CliError, loadServedModel, type ServedModel } from '@apertus/serve/engine';
-import { findModelDir } from '@apertus/trainer';
+import { findModelDir } from '@apertus/model';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 
 /** Where a CLI reads and writes; tests pass streams, the binaries pass the process's. */

@@ -12,6 +12,7 @@ export { decoderLayer, plainProjection, type Attend, type Projection, type ProjN
 export { KVCache } from './kv-cache';
 export { PrefixCache, type PrefixCacheOptions } from './prefix-cache';
 export { project, embedWeight, weightRows, isPacked, type PackedMatrix, type Weight } from './packed';
+export { findModelDir, isModelDir } from './model-dir';
 export { loadCheckpoint, saveCheckpoint, type LoadedCheckpoint, type SaveOptions, type GenerationConfig, type WeightPrecision } from './checkpoint';
 export { step, type StepInput } from './infer';
 export { Sampler, validateSampling, type SamplingParams } from './sampling';

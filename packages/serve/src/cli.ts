@@ -3,6 +3,8 @@
 // The server starts listening first and loads the checkpoint afterwards, so /health answers 503
 // while the weights load.
 
+import path from 'node:path';
+import { findModelDir } from '@apertus/model';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { CliError, EngineError } from './errors';
 import { loadServedModel } from './load';
@@ -97,7 +99,9 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
   let listening!: () => void;
   const listened = new Promise<void>((r) => (listening = r));
   const onWarning = (m: string) => err(`[apertus-serve] warning: ${m}\n`);
-  const model = listened.then(() => loadServedModel(o.model, { precision: o.precision as 'auto' | 'f32', onWarning, ...(o.name !== undefined ? { name: o.name } : {}), ...(o.adapter !== undefined ? { adapter: o.adapter } : {}) }));
+  // A run directory (its model/ or latest checkpoint) is accepted as the training apps accept it.
+  const modelDir = o.model.endsWith('.gguf') ? o.model : findModelDir(o.model) ?? o.model;
+  const model = listened.then(() => loadServedModel(modelDir, { precision: o.precision as 'auto' | 'f32', onWarning, ...(o.name !== undefined ? { name: o.name } : modelDir !== o.model ? { name: path.basename(path.resolve(o.model)) } : {}), ...(o.adapter !== undefined ? { adapter: o.adapter } : {}) }));
   const log = o.quiet ? undefined : (line: string) => err(`[apertus-serve] ${line}\n`);
   const server = createServer({
     model, apiKey, maxQueue: o.maxQueue, maxBatch: o.maxBatch, maxBodyBytes: o.maxBody, prefillChunk: o.prefillChunk, webPage: o.web,

@@ -223,6 +223,16 @@ describe('apertus-serve CLI', () => {
     expect(out.join('')).toContain(`listening on ${server!.url}`);
   });
 
+  test('a training run directory serves its model/ under the run name, as the training apps accept it', async () => {
+    const run = path.join(tmp.dir, 'udhr-run');
+    fs.cpSync(dir, path.join(run, 'model'), { recursive: true });
+    const server = await runServeCli(['--model', run, '--port', '0', '--quiet'], { out: () => {}, err: () => {} });
+    await server!.ready;
+    const models = await json(fetch(`${server!.url}/v1/models`));
+    expect(models.data[0]).toMatchObject({ id: 'udhr-run' });
+    await server!.close();
+  });
+
   test('bad arguments are CliErrors naming the option; --help prints usage', async () => {
     const quiet = { out: () => {}, err: () => {} };
     await expect(runServeCli(['--port', '1'], quiet)).rejects.toBeInstanceOf(CliError);

@@ -5,9 +5,8 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadCheckpoint, type ApertusModel } from '@apertus/model';
+import { findModelDir, loadCheckpoint, type ApertusModel } from '@apertus/model';
 import { APERTUS_STOP_IDS, TokenizerError, loadTokenizerFromDirectory, type Tokenizer } from '@apertus/tokenizer';
-import { CheckpointManager } from './checkpoint';
 import { InputError } from './errors';
 
 /** Tokenizer files carried from a base model into every checkpoint (when present). */
@@ -15,26 +14,7 @@ export const TOKENIZER_FILES: readonly string[] = Object.freeze(['tokenizer.json
 
 const isFile = (p: string): boolean => fs.statSync(p, { throwIfNoEntry: false })?.isFile() === true;
 
-/** True when `dir` holds a Hugging Face model: `config.json` and `model.safetensors` (or its shard index). */
-export function isModelDir(dir: string): boolean {
-  return isFile(path.join(dir, 'config.json')) && (isFile(path.join(dir, 'model.safetensors')) || isFile(path.join(dir, 'model.safetensors.index.json')));
-}
-
-/**
- * The Hugging Face model directory that `location` designates: `location` itself when it is a
- * model directory; else its `model/` subdirectory (a finished run); else the checkpoint its
- * `latest` pointer names (a checkpoints folder), or that of its `checkpoints/` subdirectory (a run
- * still in progress). Null when none of these exists.
- */
-export function findModelDir(location: string): string | null {
-  if (isModelDir(location)) return location;
-  if (isModelDir(path.join(location, 'model'))) return path.join(location, 'model');
-  for (const root of [location, path.join(location, 'checkpoints')]) {
-    const latest = new CheckpointManager(root).latest();
-    if (latest !== null && isModelDir(latest.dir)) return latest.dir;
-  }
-  return null;
-}
+export { findModelDir, isModelDir } from '@apertus/model';
 
 /** Why `findModelDir(location)` found nothing, for the app's error message. */
 export function missingModelReason(location: string, notFoundHint: string): string {
