@@ -27,7 +27,7 @@ describe('serving a GGUF file', () => {
     const server = createServer({ model: Promise.resolve(fromGguf), maxBatch: 2, maxQueue: 2 });
     await server.listen(0);
     try {
-      const res = await fetch(`${server.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny.F32', prompt: 'Hello world', max_tokens: 12, temperature: 0 }) });
+      const res = await fetch(`${server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny.F32', prompt: 'Hello world', max_tokens: 12, temperature: 0 }) });
       const body = await res.json() as { choices: { text: string }[] };
       expect(res.status).toBe(200);
       expect(body.choices[0]!.text).toBe(fromDir.tokenizer.decode(a, { skipSpecialTokens: true }));
