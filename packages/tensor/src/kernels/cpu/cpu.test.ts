@@ -10,8 +10,12 @@ function randn(n: number, r: Rng): Float32Array {
   return Float32Array.from({ length: n }, () => r.normal());
 }
 
-function maxRel(a: Float32Array, b: Float32Array): number {
-  let num = 0, den = 1e-6;
+/**
+ * Largest difference relative to the reference's largest magnitude, never below `floor`: gradients
+ * that are zero in exact arithmetic (one query over one key) come out as rounding noise of O(1) terms.
+ */
+function maxRel(a: Float32Array, b: Float32Array, floor = 1e-6): number {
+  let num = 0, den = floor;
   for (let i = 0; i < a.length; i++) { num = Math.max(num, Math.abs(a[i]! - b[i]!)); den = Math.max(den, Math.abs(b[i]!)); }
   return num / den;
 }
@@ -45,9 +49,9 @@ describe('cpu attention (GEMM tiles) equals the reference kernel', () => {
         const gr = { ...ref, ...grads() }, gg = { ...ref, ...grads() };
         jsKernels.attentionBackward(gr);
         cpuKernels.attentionBackward!(gg);
-        expect(maxRel(gg.gq, gr.gq)).toBeLessThan(1e-4);
-        expect(maxRel(gg.gk, gr.gk)).toBeLessThan(1e-4);
-        expect(maxRel(gg.gv, gr.gv)).toBeLessThan(1e-4);
+        expect(maxRel(gg.gq, gr.gq, 1e-2)).toBeLessThan(1e-4);
+        expect(maxRel(gg.gk, gr.gk, 1e-2)).toBeLessThan(1e-4);
+        expect(maxRel(gg.gv, gr.gv, 1e-2)).toBeLessThan(1e-4);
       }), { numRuns: 40 });
   });
 });
