@@ -82,7 +82,7 @@ function readConfig(file: string): Record<string, unknown> {
   return raw as Record<string, unknown>;
 }
 
-/** Fields whose non-default values change the adapter's math in ways not implemented here. */
+/** PEFT options outside plain LoRA (DoRA, biases, per-module ranks…): a set one is refused with an AdapterError. */
 function rejectUnsupported(raw: Record<string, unknown>, file: string): void {
   const want = (key: string, ok: (v: unknown) => boolean, what: string) => {
     if (key in raw && !ok(raw[key])) throw new AdapterError(key, `${JSON.stringify(raw[key])} is not supported (only ${what})`, file);
