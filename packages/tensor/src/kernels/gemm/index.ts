@@ -4,8 +4,9 @@
  * and `cpu` backends; which one runs is chosen in the backend registry like every other op.
  *
  * - {@link wasmGemm} (`cpu` backend): the WebAssembly SIMD kernel (register-blocked micro-kernel
- *   on packed A/B panels, Goto-style cache blocking) split over `worker_threads` that share one
- *   wasm memory; the calling thread works too and then sleeps in `Atomics.wait` until the
+ *   on packed A/B panels, Goto-style cache blocking) split over workers (Node `worker_threads`,
+ *   or Web Workers in a cross-origin isolated page) that share one wasm memory; the calling
+ *   thread works too and then sleeps in `Atomics.wait` (spins on a page's main thread) until the
  *   workers finish. {@link setGemmThreads} sets the thread count (1 = calling thread only).
  * - {@link jsGemm} (`js` backend): plain JavaScript, the reference backend.
  *
@@ -17,9 +18,9 @@ import { checkGemmArgs, type GemmArgs, type GemmBf16Args } from './args';
 import { GemmError } from './errors';
 import { gemmJs } from './js';
 import { variantValidates, WasmGemmEngine } from './wasm/engine';
+import { workersAvailable } from './wasm/threads';
 import type { GemmVariantName } from './wasm/variants';
-import { availableParallelism } from 'node:os';
-import { setFlagsFromString } from 'node:v8';
+import { canShareMemory, hardwareThreads, nodeBuiltin } from '../../host';
 import { heapStats } from '../cpu/heap';
 
 export type { GemmArgs, GemmBf16Args } from './args';
@@ -28,7 +29,7 @@ export { sgemmReference } from './reference';
 export { THREAD_MIN_WORK } from './wasm/engine';
 export type { GemmVariantName } from './wasm/variants';
 
-let threadCount = Math.max(1, availableParallelism());
+let threadCount = canShareMemory() && workersAvailable() ? hardwareThreads() : 1;
 let engine: WasmGemmEngine | null = null;
 let variant: GemmVariantName | null | undefined;
 
@@ -83,7 +84,7 @@ let fmaEngine: WasmGemmEngine | null = null;
 export function relaxedSimdAvailable(): boolean {
   if (variantValidates('relaxed')) return true;
   if (!variantValidates('simd')) return false;
-  setFlagsFromString('--experimental-wasm-relaxed-simd');
+  nodeBuiltin<{ setFlagsFromString(flags: string): void }>('node:v8')?.setFlagsFromString('--experimental-wasm-relaxed-simd');
   return variantValidates('relaxed');
 }
 
@@ -108,8 +109,8 @@ export function jsGemm(args: GemmArgs | GemmBf16Args): void {
 }
 
 /**
- * Threads {@link wasmGemm} uses, the calling thread included (default:
- * `os.availableParallelism()`; 1 runs on the calling thread only).
+ * Threads {@link wasmGemm} uses, the calling thread included (default: the hardware threads
+ * where memory can be shared with workers, else 1; 1 runs on the calling thread only).
  */
 export function setGemmThreads(n: number): void {
   if (!Number.isInteger(n) || n < 1 || n > 64) throw new GemmError('threads', `expected an integer in 1..64, got ${n}`);

@@ -1,7 +1,7 @@
 /**
  * Host side of the WebAssembly GEMM: the cpu device's shared memory (`kernels/cpu/heap.ts`), one
- * module instance on the main thread, optional worker threads running the same module on the
- * same memory.
+ * module instance on the main thread, optional workers (Node worker threads or Web Workers, see
+ * `threads.ts`) running the same module on the same memory.
  *
  * Operands that live in that memory (tensor storage) are read and written in place. Any other
  * operand (a plain JavaScript array) is staged: A and C by blocks of rows, B by chunks of its
@@ -13,18 +13,19 @@
  * other half of each double buffer. Within a step, work is split into jobs (column or row
  * ranges) that the main thread and the workers claim (see `jobs.ts`).
  */
-import { Worker } from 'node:worker_threads';
 import type { CheckedGemm } from '../args';
 import { GemmError } from '../errors';
 import { scaleC } from '../js';
 import {
   compileRunner, CTL_BYTES, CTL_CLAIM, CTL_DONE, CTL_ERROR, CTL_GEN, CTL_JOBS, CTL_QUIT, CTL_SCRATCH,
-  JOB_ALPHA_DOT, JOB_ALPHA_GEMM, JOB_DOT, JOB_GEMM, JOB_WORDS, MAX_JOBS, MAX_THREADS, WORKER_SOURCE,
+  JOB_ALPHA_DOT, JOB_ALPHA_GEMM, JOB_DOT, JOB_GEMM, JOB_WORDS, MAX_JOBS, MAX_THREADS,
   type GemmExports, type RunJobs,
 } from './jobs';
 import { GEMM_WASM_RELAXED, GEMM_WASM_SIMD } from './module.generated';
 import { heapAddress, heapMemory, heapRelease, heapScratch } from '../../cpu/heap';
 import { GEMM_VARIANTS, type GemmVariantName } from './variants';
+import { canBlock, canShareMemory } from '../../../host';
+import { startGemmWorker, workersAvailable, type GemmWorker } from './threads';
 import { wasmApi, type WasmMemory, type WasmModule } from './wasm-api';
 
 /** Tuning knobs of an engine (defaults in {@link DEFAULT_ENGINE_TUNING}). */
@@ -118,11 +119,13 @@ export class WasmGemmEngine {
   private readonly memory: WasmMemory;
   private readonly module: WasmModule;
   private readonly ex: GemmExports;
-  private readonly control = new SharedArrayBuffer(CTL_BYTES);
+  /** Whether workers can share the control block (a browser page that is not cross-origin isolated has no SharedArrayBuffer: the engine then runs on the calling thread only). */
+  private readonly threaded = canShareMemory() && workersAvailable();
+  private readonly control = this.threaded ? new SharedArrayBuffer(CTL_BYTES) : new ArrayBuffer(CTL_BYTES);
   private readonly ctl = new Int32Array(this.control);
   private readonly ctlF32 = new Float32Array(this.control);
   private readonly runJobs: RunJobs = compileRunner();
-  private workers: Worker[] = [];
+  private workers: GemmWorker[] = [];
   private workerFailure: string | null = null;
   private dead = false;
   private staged = 0;
@@ -171,7 +174,7 @@ export class WasmGemmEngine {
     }
     const { MC, NC, KC, aChunkBytes, bChunkBytes, cChunkBytes, cBlockBytes, minChunkRows, minJobCols, threadMinWork, dotMaxM } = this.tuning;
     const work = M * N * K;
-    const T = work < threadMinWork ? 1 : Math.max(1, Math.min(threads, MAX_THREADS));
+    const T = work < threadMinWork || !this.threaded ? 1 : Math.max(1, Math.min(threads, MAX_THREADS));
     if (T > 1) this.ensureWorkers(T - 1);
     const dot = g.transB && !g.transA && M <= dotMaxM;
     const es = g.bf16 ? 2 : 4;
@@ -332,7 +335,7 @@ export class WasmGemmEngine {
     Atomics.store(this.ctl, CTL_QUIT, 1);
     Atomics.add(this.ctl, CTL_GEN, 1);
     Atomics.notify(this.ctl, CTL_GEN);
-    for (const w of this.workers) void w.terminate();
+    for (const w of this.workers) w.terminate();
     this.workers = [];
   }
 
@@ -344,13 +347,8 @@ export class WasmGemmEngine {
     }
     while (this.workers.length < n) {
       const thread = this.workers.length + 1;
-      const w = new Worker(WORKER_SOURCE, {
-        eval: true,
-        workerData: { module: this.module, memory: this.memory, control: this.control, thread },
-      });
-      w.unref();
-      w.on('error', (e: unknown) => {
-        this.workerFailure = e instanceof Error ? e.message : String(e);
+      const w = startGemmWorker({ module: this.module, memory: this.memory, control: this.control as SharedArrayBuffer, thread }, (message) => {
+        this.workerFailure = message;
         this.workers = this.workers.filter((x) => x !== w);
       });
       this.workers.push(w);
@@ -430,14 +428,18 @@ export class WasmGemmEngine {
     }
   }
 
-  /** Run the published jobs that are still unclaimed, then sleep until all n are done. */
+  /**
+   * Run the published jobs that are still unclaimed, then sleep until all n are done (spin where
+   * this thread may not block: a browser page's main thread; the wait is for jobs that running
+   * workers have claimed, so it is short).
+   */
   private join(n: number): void {
     const ctl = this.ctl;
     this.runJobs(this.ex, ctl, this.ctlF32, 0);
     for (;;) {
       const d = Atomics.load(ctl, CTL_DONE);
       if (d >= n) break;
-      Atomics.wait(ctl, CTL_DONE, d);
+      if (canBlock) Atomics.wait(ctl, CTL_DONE, d);
     }
     if (Atomics.load(ctl, CTL_ERROR) !== 0) throw new GemmError('backend', 'a GEMM job trapped in WebAssembly');
   }

@@ -11,7 +11,7 @@
  * dispatch that is currently published, whose records are complete.
  *
  * The job runner is JavaScript source ({@link JOB_RUNNER_SOURCE}) so that the workers (started
- * from inline source) and the main thread run literally the same code.
+ * from inline source, in Node or in a browser) and the main thread run literally the same code.
  */
 
 /** Control-block word: bumped on every dispatch; workers sleep on it. */
@@ -83,21 +83,23 @@ export const JOB_RUNNER_SOURCE = `function runJobs(ex, ctl, f32, thread) {
   }
 }`;
 
-/** Source of a GEMM worker: instantiate the shared module, then run jobs on every wake-up. */
-export const WORKER_SOURCE = `'use strict';
-const { workerData } = require('node:worker_threads');
-const runJobs = (${JOB_RUNNER_SOURCE});
-const { module, memory, control, thread } = workerData;
-const ex = new WebAssembly.Instance(module, { env: { memory } }).exports;
-const ctl = new Int32Array(control);
-const f32 = new Float32Array(control);
-for (;;) {
-  const seen = Atomics.load(ctl, ${CTL_GEN});
-  if (Atomics.load(ctl, ${CTL_QUIT}) !== 0) break;
-  runJobs(ex, ctl, f32, thread);
-  Atomics.wait(ctl, ${CTL_GEN}, seen);
-}
-`;
+/**
+ * Body of a GEMM worker (a function expression of its start data): instantiate the shared module,
+ * then run jobs on every wake-up. The same source runs in a Node worker thread and in a Web Worker;
+ * only how the start data arrives differs (see `threads.ts`).
+ */
+export const WORKER_MAIN_SOURCE = `function workerMain({ module, memory, control, thread }) {
+  const runJobs = (${JOB_RUNNER_SOURCE});
+  const ex = new WebAssembly.Instance(module, { env: { memory } }).exports;
+  const ctl = new Int32Array(control);
+  const f32 = new Float32Array(control);
+  for (;;) {
+    const seen = Atomics.load(ctl, ${CTL_GEN});
+    if (Atomics.load(ctl, ${CTL_QUIT}) !== 0) break;
+    runJobs(ex, ctl, f32, thread);
+    Atomics.wait(ctl, ${CTL_GEN}, seen);
+  }
+}`;
 
 /** The job runner compiled for the main thread. */
 export function compileRunner(): RunJobs {
