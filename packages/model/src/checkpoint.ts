@@ -1,33 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { INDEX_FILE_NAME, openCheckpoint, SafetensorsFile, writeCheckpoint, type Tensor as StTensor, type TensorEntry } from '@apertus/safetensors';
-import { f32ArrayToBf16, Tensor, bf16ArrayToF32, f16ArrayToF32 } from '@apertus/tensor';
+import { INDEX_FILE_NAME, openCheckpoint, SafetensorsFile, writeCheckpoint } from '@apertus/safetensors';
 import { writeDirAtomically } from './atomic-dir';
-import { parseConfig, toHfConfig, type ApertusConfig } from './config';
+import { parseConfig, type ApertusConfig } from './config';
+import { configJson, generationConfigJson, modelFromWeights, weightEntries, type GenerationConfig, type WeightPrecision } from './hf-format';
 import { CheckpointError, ConfigError } from './errors';
 import { mergeAdapter } from './lora';
-import { ApertusModel } from './model';
+import type { ApertusModel } from './model';
 import { ADAPTER_CONFIG_FILE, loadAdapter, writeAdapterFiles } from './peft';
-import { isBuffer, parameterShapes } from './params';
-
-/** How weights are held in memory after loading. */
-export type WeightPrecision =
-  /** Matrices stay bf16 as stored (inference: 8B fits in ≈16 GB); vectors and scalars become f32. */
-  | 'auto'
-  /** Everything converted to f32 (training, fine-tuning). */
-  | 'f32';
-
-/** Contents of `generation_config.json` that matter here. */
-export interface GenerationConfig {
-  bos_token_id?: number;
-  eos_token_id?: number | number[];
-  pad_token_id?: number;
-  temperature?: number;
-  top_p?: number;
-  top_k?: number;
-  do_sample?: boolean;
-  max_new_tokens?: number;
-}
 
 /** A loaded checkpoint directory. */
 export interface LoadedCheckpoint {
@@ -42,16 +22,6 @@ function readJson(file: string): unknown {
   let text: string;
   try { text = fs.readFileSync(file, 'utf8'); } catch (e) { throw new CheckpointError(`cannot read (${(e as Error).message})`, undefined, file); }
   try { return JSON.parse(text); } catch (e) { throw new ConfigError('(json)', `invalid JSON: ${(e as Error).message}`, file); }
-}
-
-function toTensor(st: StTensor, name: string, precision: WeightPrecision, file: string): Tensor {
-  const keepBf16 = precision === 'auto' && st.shape.length === 2;
-  switch (st.dtype) {
-    case 'BF16': return keepBf16 ? new Tensor(st.data, st.shape, 'bf16') : new Tensor(bf16ArrayToF32(st.data), st.shape, 'f32');
-    case 'F16': return new Tensor(f16ArrayToF32(st.data), st.shape, 'f32');
-    case 'F32': return new Tensor(st.data, st.shape, 'f32');
-    default: throw new CheckpointError(`dtype ${st.dtype} is not supported (BF16, F16, F32)`, name, file);
-  }
 }
 
 /**
@@ -70,22 +40,7 @@ export function loadCheckpoint(dir: string, opts: { precision?: WeightPrecision;
   const reader = openCheckpoint(dir);
   const file = reader instanceof SafetensorsFile ? reader.path : path.join(dir, INDEX_FILE_NAME);
   try {
-    const expected = parameterShapes(config);
-    const unexpected = reader.keys().filter((k) => !expected.has(k));
-    if (unexpected.length > 0) throw new CheckpointError(`unexpected tensors for an Apertus config: ${unexpected.slice(0, 5).join(', ')}${unexpected.length > 5 ? ', …' : ''}`, undefined, file);
-    const params = new Map<string, Tensor>();
-    for (const [name, shape] of expected) {
-      if (!reader.has(name)) throw new CheckpointError('missing tensor', name, file);
-      const info = reader.info(name);
-      if (info.shape.length !== shape.length || info.shape.some((d, i) => d !== shape[i])) {
-        throw new CheckpointError(`shape [${info.shape}] does not match config.json (expected [${shape}])`, name, file);
-      }
-      const t = toTensor(reader.read(name), name, opts.precision ?? 'auto', file);
-      t.name = name;
-      if (t.dtype === 'f32' && !isBuffer(name)) t.requireGrad(opts.precision === 'f32');
-      params.set(name, t);
-    }
-    const model = new ApertusModel(config, params);
+    const model = modelFromWeights(config, reader, file, opts.precision ?? 'auto');
     if (!fs.existsSync(path.join(dir, ADAPTER_CONFIG_FILE))) return { model, generationConfig, dir };
     const attach = opts.adapter === 'attach';
     const { adapter } = loadAdapter(dir, config, { trainable: attach });
@@ -122,22 +77,9 @@ export function saveCheckpoint(model: ApertusModel, dir: string, opts: SaveOptio
   const dtype = opts.dtype ?? 'bf16';
   const c: ApertusConfig = model.config;
   writeDirAtomically(dir, (tmp) => {
-    const hf = { ...toHfConfig(c), torch_dtype: dtype === 'bf16' ? 'bfloat16' : 'float32' };
-    fs.writeFileSync(path.join(tmp, 'config.json'), JSON.stringify(hf, null, 2) + '\n');
-    const gen = opts.generationConfig ?? { bos_token_id: c.bos_token_id, eos_token_id: c.eos_token_id, pad_token_id: c.pad_token_id };
-    fs.writeFileSync(path.join(tmp, 'generation_config.json'), JSON.stringify({ _from_model_config: true, ...gen, transformers_version: '4.56.2' }, null, 2) + '\n');
-    const entries: [string, TensorEntry][] = [];
-    for (const [name] of parameterShapes(c)) {
-      const t = model.params.get(name)!;
-      entries.push([name, {
-        dtype: dtype === 'bf16' ? 'BF16' : 'F32',
-        shape: [...t.shape],
-        // Converted when the writer reaches the tensor, so only one converted tensor is alive at a time.
-        data: () => (dtype === 'bf16'
-          ? (t.dtype === 'bf16' ? t.materialize().storage as Uint16Array : f32ArrayToBf16(t.toFloat32()))
-          : t.toFloat32()),
-      }]);
-    }
+    fs.writeFileSync(path.join(tmp, 'config.json'), configJson(c, dtype));
+    fs.writeFileSync(path.join(tmp, 'generation_config.json'), generationConfigJson(c, opts.generationConfig));
+    const entries = weightEntries(model, dtype);
     writeCheckpoint(tmp, entries, { maxShardSize: opts.maxShardSize ?? '5GB', metadata: { format: 'pt' } });
     if (model.adapter) writeAdapterFiles(model.adapter, tmp, opts.baseModel ?? null);
     for (const [name, contents] of Object.entries(opts.files ?? {})) fs.writeFileSync(path.join(tmp, name), contents);

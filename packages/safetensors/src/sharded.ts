@@ -27,10 +27,9 @@ import {
 } from './serialize.js';
 import { tempPathFor, writePlanAsync, writePlanSync, type WriteFileOptions } from './write-file.js';
 
-/** File name of a single-file checkpoint. */
-export const SINGLE_FILE_NAME = 'model.safetensors';
-/** File name of the shard index. */
-export const INDEX_FILE_NAME = 'model.safetensors.index.json';
+import { INDEX_FILE_NAME, SINGLE_FILE_NAME } from './names.js';
+
+export { INDEX_FILE_NAME, SINGLE_FILE_NAME };
 /** Default `maxShardSize`: `"5GB"` (5 * 10^9 bytes), the Transformers default. */
 export const DEFAULT_MAX_SHARD_SIZE = '5GB';
 

@@ -1,62 +1,6 @@
 // @apertus/tokenizer: exact byte-level BPE (Hugging Face tokenizer.json), the Apertus chat
-// template, and BPE training in the Apertus layout.
+// template, and BPE training in the Apertus layout. This is the Node entry: everything in
+// ./browser plus tokenizer files on disk.
 
-export { TokenizerError, type TokenizerErrorCode, type TokenizerErrorContext } from './errors.js';
-export {
-  Tokenizer,
-  type TokenizerJson,
-  type TokenizerConfigJson,
-  type ConfigToken,
-  type Encoding,
-  type EncodeOptions,
-  type DecodeOptions,
-  type LoadOptions,
-} from './tokenizer.js';
+export * from './browser.js';
 export { loadTokenizer, loadTokenizerFromDirectory, saveTokenizer } from './files.js';
-export { DecodeStream, cleanUpTokenizationSpaces, type DecoderConfig } from './decoder.js';
-export { BpeModel, type BpeModelConfig } from './bpe.js';
-export { AddedVocabulary, type AddedTokenConfig } from './added-tokens.js';
-export {
-  PreTokenizer,
-  APERTUS_PRETOKENIZER_PATTERN,
-  GPT2_PRETOKENIZER_PATTERN,
-  type PreTokenizerConfig,
-  type SplitBehavior,
-  type Pieces,
-} from './pretokenizer.js';
-export { Normalizer, type NormalizerConfig, type NormalizedText } from './normalizer.js';
-export { PostProcessor, type PostProcessorConfig, type TemplatePiece } from './post-processor.js';
-export { onigurumaToJs, compileOniguruma } from './regex.js';
-export { StringTable } from './string-table.js';
-export { BYTE_TO_CHAR, bytesToByteLevel, byteLevelToBytes } from './byte-level.js';
-export {
-  APERTUS_TOKEN_IDS,
-  APERTUS_BOS_ID,
-  APERTUS_EOS_ID,
-  APERTUS_PAD_ID,
-  APERTUS_UNK_ID,
-  APERTUS_ASSISTANT_END_ID,
-  APERTUS_STOP_IDS,
-  APERTUS_BYTE_OFFSET,
-  APERTUS_FIRST_MERGE_ID,
-  APERTUS_VOCAB_SIZE,
-  APERTUS_SPECIAL_TOKENS,
-  buildApertusTokenizerJson,
-  buildApertusTokenizerConfig,
-  createApertusTokenizer,
-  type ApertusTokenizerOptions,
-} from './apertus.js';
-export {
-  renderApertusChat,
-  applyApertusChatTemplate,
-  pyJson,
-  type ChatMessage,
-  type ChatToolCall,
-  type ChatTool,
-  type AssistantBlock,
-  type JsonSchema,
-  type ChatTemplateOptions,
-  type RenderedChat,
-  type TokenizedChat,
-} from './chat-template.js';
-export { trainApertusBpe, type TrainBpeOptions, type TrainedBpe } from './train.js';

@@ -1,0 +1,20 @@
+/**
+ * @apertus/model, browser entry (the package's `browser` export): the Apertus decoder with nothing
+ * from Node — config, initialisation, training forward, generation, LoRA, and Hugging Face
+ * checkpoints in memory (from `fetch` or a File, to a download).
+ * @packageDocumentation
+ */
+export { type ApertusConfig, type RopeScaling, type PresetName, PRESETS, presetConfig, parseConfig, validateConfig, toHfConfig, parameterCount, swigluMatched } from './config';
+export { ModelError, ConfigError, CheckpointError, GenerationError, AdapterError } from './errors';
+export { ropeInvFreq } from './rope';
+export { parameterShapes, initParameters, isBuffer } from './params';
+export { ApertusModel, type LayerWeights, type ForwardOptions, type LossOptions } from './model';
+export { decoderLayer, plainProjection, type Attend, type Projection, type ProjName } from './layer';
+export { KVCache } from './kv-cache';
+export { PrefixCache, type PrefixCacheOptions } from './prefix-cache';
+export { project, embedWeight, weightRows, isPacked, type PackedMatrix, type Weight } from './packed';
+export { step, type StepInput } from './infer';
+export { Sampler, validateSampling, type SamplingParams } from './sampling';
+export { generate, generateBatch, generateStream, type GenerateOptions, type Generation, type FinishReason } from './generate';
+export { LoraAdapter, LORA_TARGET_MODULES, parseLoraConfig, mergeAdapter, type LoraConfig, type LoraPair } from './lora';
+export { modelFromWeights, modelFromHfFiles, hfCheckpointFiles, configJson, generationConfigJson, weightEntries, type WeightPrecision, type GenerationConfig } from './hf-format';

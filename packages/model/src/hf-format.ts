@@ -1,0 +1,117 @@
+/**
+ * The Hugging Face checkpoint layout of an Apertus model, independent of where the files live:
+ * the weights checked against the config and turned into tensors (from any safetensors reader:
+ * a file, a shard set, or bytes in memory), and the files a checkpoint consists of (config.json,
+ * generation_config.json, the weight entries). `checkpoint.ts` puts these on disk; in a browser
+ * they come from `fetch` or a file picker and go to a download.
+ */
+import { serialize, SINGLE_FILE_NAME, type Tensor as StTensor, type TensorEntry, type TensorReader } from '@apertus/safetensors';
+import { bf16ArrayToF32, f16ArrayToF32, f32ArrayToBf16, Tensor } from '@apertus/tensor';
+import { parseConfig, toHfConfig, type ApertusConfig } from './config';
+import { CheckpointError } from './errors';
+import { ApertusModel } from './model';
+import { isBuffer, parameterShapes } from './params';
+
+/** How weights are held in memory after loading. */
+export type WeightPrecision =
+  /** Matrices stay bf16 as stored (inference: 8B fits in ≈16 GB); vectors and scalars become f32. */
+  | 'auto'
+  /** Everything converted to f32 (training, fine-tuning). */
+  | 'f32';
+
+/** Contents of `generation_config.json` that matter here. */
+export interface GenerationConfig {
+  bos_token_id?: number;
+  eos_token_id?: number | number[];
+  pad_token_id?: number;
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  do_sample?: boolean;
+  max_new_tokens?: number;
+}
+
+function toTensor(st: StTensor, name: string, precision: WeightPrecision, file: string): Tensor {
+  const keepBf16 = precision === 'auto' && st.shape.length === 2;
+  switch (st.dtype) {
+    case 'BF16': return keepBf16 ? new Tensor(st.data, st.shape, 'bf16') : new Tensor(bf16ArrayToF32(st.data), st.shape, 'f32');
+    case 'F16': return new Tensor(f16ArrayToF32(st.data), st.shape, 'f32');
+    case 'F32': return new Tensor(st.data, st.shape, 'f32');
+    default: throw new CheckpointError(`dtype ${st.dtype} is not supported (BF16, F16, F32)`, name, file);
+  }
+}
+
+/**
+ * The model whose weights `reader` holds: every tensor the config expects must be present with the
+ * config's shape, and no other may be (`CheckpointError` naming the tensor and `file` otherwise).
+ * Tensors are read one at a time. With precision 'f32' the float parameters require gradients.
+ */
+export function modelFromWeights(config: ApertusConfig, reader: TensorReader, file: string, precision: WeightPrecision = 'auto'): ApertusModel {
+  const expected = parameterShapes(config);
+  const unexpected = reader.keys().filter((k) => !expected.has(k));
+  if (unexpected.length > 0) throw new CheckpointError(`unexpected tensors for an Apertus config: ${unexpected.slice(0, 5).join(', ')}${unexpected.length > 5 ? ', …' : ''}`, undefined, file);
+  const params = new Map<string, Tensor>();
+  for (const [name, shape] of expected) {
+    if (!reader.has(name)) throw new CheckpointError('missing tensor', name, file);
+    const info = reader.info(name);
+    if (info.shape.length !== shape.length || info.shape.some((d, i) => d !== shape[i])) {
+      throw new CheckpointError(`shape [${info.shape}] does not match config.json (expected [${shape}])`, name, file);
+    }
+    const t = toTensor(reader.read(name), name, precision, file);
+    t.name = name;
+    if (t.dtype === 'f32' && !isBuffer(name)) t.requireGrad(precision === 'f32');
+    params.set(name, t);
+  }
+  return new ApertusModel(config, params);
+}
+
+/**
+ * The model in a checkpoint held in memory: `config` is the parsed config.json, `weights` the
+ * bytes of model.safetensors (a single file). For a browser, which reads them from `fetch` or a
+ * File (see `readSafetensors` of @apertus/safetensors).
+ */
+export function modelFromHfFiles(config: unknown, weights: TensorReader, precision: WeightPrecision = 'auto'): ApertusModel {
+  return modelFromWeights(parseConfig(config, 'config.json'), weights, SINGLE_FILE_NAME, precision);
+}
+
+/** The text of config.json for `c` with weights stored as `dtype`. */
+export function configJson(c: ApertusConfig, dtype: 'bf16' | 'f32'): string {
+  return JSON.stringify({ ...toHfConfig(c), torch_dtype: dtype === 'bf16' ? 'bfloat16' : 'float32' }, null, 2) + '\n';
+}
+
+/** The text of generation_config.json (default: bos/eos/pad from the config). */
+export function generationConfigJson(c: ApertusConfig, gen?: GenerationConfig): string {
+  const g = gen ?? { bos_token_id: c.bos_token_id, eos_token_id: c.eos_token_id, pad_token_id: c.pad_token_id };
+  return JSON.stringify({ _from_model_config: true, ...g, transformers_version: '4.56.2' }, null, 2) + '\n';
+}
+
+/** The weight entries of a checkpoint, each converted to `dtype` only when the writer reaches it. */
+export function weightEntries(model: ApertusModel, dtype: 'bf16' | 'f32'): [string, TensorEntry][] {
+  const entries: [string, TensorEntry][] = [];
+  for (const [name] of parameterShapes(model.config)) {
+    const t = model.params.get(name)!;
+    entries.push([name, {
+      dtype: dtype === 'bf16' ? 'BF16' : 'F32',
+      shape: [...t.shape],
+      data: () => (dtype === 'bf16'
+        ? (t.dtype === 'bf16' ? t.materialize().storage as Uint16Array : f32ArrayToBf16(t.toFloat32()))
+        : t.toFloat32()),
+    }]);
+  }
+  return entries;
+}
+
+/**
+ * A whole single-file Hugging Face checkpoint in memory (file name → contents: config.json,
+ * generation_config.json, model.safetensors with `format: pt`, plus `files`), e.g. for a download
+ * from a browser. The model's attached adapter, if any, is not included (merge it first).
+ */
+export function hfCheckpointFiles(model: ApertusModel, opts: { dtype?: 'bf16' | 'f32'; generationConfig?: GenerationConfig; files?: Record<string, string | Uint8Array> } = {}): Map<string, string | Uint8Array> {
+  const dtype = opts.dtype ?? 'bf16';
+  const out = new Map<string, string | Uint8Array>();
+  out.set('config.json', configJson(model.config, dtype));
+  out.set('generation_config.json', generationConfigJson(model.config, opts.generationConfig));
+  out.set(SINGLE_FILE_NAME, serialize(weightEntries(model, dtype), { format: 'pt' }));
+  for (const [name, contents] of Object.entries(opts.files ?? {})) out.set(name, contents);
+  return out;
+}

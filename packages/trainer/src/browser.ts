@@ -1,0 +1,15 @@
+// @apertus/trainer, browser entry (the package's `browser` export): the step logic of the shared
+// training loop — one optimizer step with gradient accumulation, clipping and the non-finite
+// checks, and the token-normalised causal-LM loss — with nothing from Node. Run directories,
+// checkpoints, metrics files and the command line are in the Node entry.
+
+export {
+  TrainerError,
+  TrainerOptionError,
+  NonFiniteLossError,
+  NonFiniteWeightError,
+} from './errors';
+export type { LmBatch } from './batch';
+export { causalLmLoss, summedLmLoss, type CausalLm } from './loss';
+export { trainStep, type TrainStepOptions, type TrainStepResult, type StepOptimizer } from './train-step';
+export { assertFiniteParameters, nonFiniteGradient } from './finite';
