@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'apps/*', 'tooling/pack'],
+    projects: ['packages/*', 'apps/*', 'tooling/pack', 'tooling/browser'],
     reporters: ['default'],
   },
 });
