@@ -3,6 +3,7 @@
 // The server starts listening first and loads the checkpoint afterwards, so /health answers 503
 // while the weights load.
 
+import fs from 'node:fs';
 import path from 'node:path';
 import { findModelDir } from '@apertus/model';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
@@ -75,6 +76,7 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
     .option('--allowed-host <name>', 'accept this Host name while bound to loopback (repeatable; DNS-rebinding protection)', collect, [])
     .option('--adapter <dir>', 'PEFT LoRA adapter (adapter_config.json, adapter_model.safetensors) merged into the weights at load')
     .option('--no-web', 'do not serve the chat page at /')
+    .option('--studio <dir>', 'serve the built studio app (apps/studio/dist) under /studio, cross-origin isolated')
     .option('--quiet', 'do not log requests')
     .exitOverride()
     .configureOutput({ writeOut: out, writeErr: err, outputError: () => {} });
@@ -90,11 +92,12 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
   }
   const o = program.opts<{
     model: string; port: number; host: string; apiKey?: string; name?: string; maxQueue: number; maxBatch: number; maxBody: number;
-    maxTokens?: number; ctx?: number; prefillChunk: number; precision: string; adapter?: string; web: boolean; quiet?: boolean;
+    maxTokens?: number; ctx?: number; prefillChunk: number; precision: string; adapter?: string; web: boolean; studio?: string; quiet?: boolean;
     corsOrigin: string[]; allowedHost: string[];
   }>();
   const corsOrigins = o.corsOrigin.map(checkOrigin);
   if (o.precision !== 'auto' && o.precision !== 'f32') throw new CliError('--precision', `must be 'auto' or 'f32', got '${o.precision}'`);
+  if (o.studio !== undefined && !fs.existsSync(path.join(o.studio, 'index.html'))) throw new CliError('--studio', `${o.studio} has no index.html (build the studio first: npm run build -w apps/studio)`);
   const apiKey = o.apiKey ?? process.env.APERTUS_API_KEY ?? null;
   let listening!: () => void;
   const listened = new Promise<void>((r) => (listening = r));
@@ -108,6 +111,7 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
     corsOrigins, allowedHosts: o.allowedHost,
     ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
     ...(o.ctx !== undefined ? { contextLength: o.ctx } : {}),
+    ...(o.studio !== undefined ? { studioDir: o.studio } : {}),
     ...(log ? { log } : {}),
   });
   const url = await server.listen(o.port, o.host);

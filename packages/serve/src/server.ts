@@ -22,6 +22,7 @@ import { isLoopbackHost, OriginGuard } from './origin-guard';
 import { prepareChat, prepareCompletion, prepareDetokenize, prepareTokenize, type RequestLimits } from './requests';
 import { collectChat, collectCompletion, streamChat, streamCompletion, type Running, type StreamSink } from './run';
 import { Scheduler } from './scheduler';
+import { sendStaticFile } from './static-site';
 import { chatPage } from './web-page';
 import { attachWebSocket, type WebSocketEndpoint } from './ws';
 
@@ -47,6 +48,8 @@ export interface ServerOptions {
   wsPingIntervalMs?: number;
   /** Serve the chat page at `/`. Default true. */
   webPage?: boolean;
+  /** Serve this directory (the built studio app, `apps/studio/dist`) under `/studio`, cross-origin isolated. Default none. */
+  studioDir?: string | null;
   /** Origins allowed to call the API from a browser (CORS); `*` for any. Default none (same origin only). */
   corsOrigins?: readonly string[];
   /** Host names accepted besides loopback ones while bound to a loopback address (DNS-rebinding protection). */
@@ -169,6 +172,11 @@ export function createServer(options: ServerOptions): ApertusServer {
         throw new ApiError(405, `${method} is not allowed on ${path} (use ${m})`, 'invalid_request_error', null, 'method_not_allowed');
       }
     };
+    if (options.studioDir && (path === '/studio' || path.startsWith('/studio/'))) {
+      expect('GET');
+      sendStaticFile(res, options.studioDir, '/studio', path);
+      return;
+    }
     if (path === '/' && options.webPage !== false) {
       expect('GET');
       const nonce = randomBytes(16).toString('base64');
@@ -274,7 +282,7 @@ export function createServer(options: ServerOptions): ApertusServer {
   const httpServer = http.createServer((req, res) => {
     const started = performance.now();
     const path = (req.url ?? '/').split('?')[0]!;
-    const route = ROUTES.has(path) ? path : path.startsWith('/v1/models/') ? '/v1/models/:id' : 'other';
+    const route = ROUTES.has(path) ? path : path.startsWith('/v1/models/') ? '/v1/models/:id' : path.startsWith('/studio') ? '/studio' : 'other';
     inflight.add(res);
     res.on('close', () => {
       inflight.delete(res);

@@ -1,6 +1,6 @@
 // @apertus/trainer, browser entry (the package's `browser` export): the step logic of the shared
 // training loop — one optimizer step with gradient accumulation, clipping and the non-finite
-// checks, and the token-normalised causal-LM loss — with nothing from Node. Run directories,
+// checks, the token-normalised causal-LM loss, and SVG line charts — with nothing from Node. Run directories,
 // checkpoints, metrics files and the command line are in the Node entry.
 
 export {
@@ -13,3 +13,4 @@ export type { LmBatch } from './batch';
 export { causalLmLoss, summedLmLoss, type CausalLm } from './loss';
 export { trainStep, type TrainStepOptions, type TrainStepResult, type StepOptimizer } from './train-step';
 export { assertFiniteParameters, nonFiniteGradient } from './finite';
+export { svgLineChart, niceTicks, smooth, escapeXml, CHART_MARGIN, type Series, type ChartOptions } from './chart';

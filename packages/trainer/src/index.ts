@@ -44,7 +44,8 @@ export {
 } from './checkpoint';
 export { MetricsLogger, readMetrics } from './metrics';
 export { ProgressReporter, formatDuration, formatRate, type ProgressMode, type ProgressOptions, type ProgressUpdate } from './progress';
-export { renderLossCurve, writeLossCurve, svgLineChart, niceTicks, smooth, escapeXml, CHART_MARGIN, type Series, type ChartOptions, type LossCurveOptions } from './plot';
+export { renderLossCurve, writeLossCurve, type LossCurveOptions } from './plot';
+export { svgLineChart, niceTicks, smooth, escapeXml, CHART_MARGIN, type Series, type ChartOptions } from './chart';
 export { ConfigField, field, flagName, readConfigLayer, mergeConfigLayers, configFailure, changedKeys, type FieldSpec, type ConfigSchema, type ConfigLayer, type RawConfig, type Resolved } from './config';
 export {
   OPTIMIZER_FIELDS,

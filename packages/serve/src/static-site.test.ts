@@ -1,0 +1,47 @@
+// The studio mount: files of the directory under /studio with the cross-origin isolation headers,
+// index.html for /studio/, a redirect from /studio, 404 for missing files and paths that leave
+// the directory.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { loadServedModel } from './load';
+import { createServer, type ApertusServer } from './server';
+import { tempDir, writeRandomCheckpoint } from './test-fixture';
+
+const tmp = tempDir();
+let server: ApertusServer;
+let url: string;
+
+beforeAll(async () => {
+  const site = path.join(tmp.dir, 'site');
+  fs.mkdirSync(site);
+  fs.writeFileSync(path.join(site, 'index.html'), '<!doctype html><title>studio</title>');
+  fs.writeFileSync(path.join(site, 'studio.js'), 'export {};');
+  fs.writeFileSync(path.join(tmp.dir, 'secret.txt'), 'outside');
+  server = createServer({ model: loadServedModel(writeRandomCheckpoint(tmp.dir, 'tiny')), studioDir: site });
+  url = await server.listen(0);
+});
+
+afterAll(async () => {
+  await server?.close();
+  tmp.remove();
+});
+
+test('/studio/ serves the app cross-origin isolated; /studio redirects; missing and escaping paths are 404', async () => {
+  const page = await fetch(`${url}/studio/`);
+  expect(page.status).toBe(200);
+  expect(page.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+  expect(page.headers.get('cross-origin-embedder-policy')).toBe('require-corp');
+  expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+  expect(await page.text()).toContain('<title>studio</title>');
+  const js = await fetch(`${url}/studio/studio.js`);
+  expect(js.headers.get('content-type')).toMatch(/^text\/javascript/);
+  expect(await js.text()).toBe('export {};');
+  const bare = await fetch(`${url}/studio`, { redirect: 'manual' });
+  expect(bare.status).toBe(308);
+  expect(bare.headers.get('location')).toBe('/studio/');
+  expect((await fetch(`${url}/studio/nothing.js`)).status).toBe(404);
+  expect((await fetch(`${url}/studio/..%2Fsecret.txt`)).status).toBe(404);
+  expect((await fetch(`${url}/studio/studio.js`, { method: 'POST', body: 'x' })).status).toBe(405);
+});
