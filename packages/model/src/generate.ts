@@ -35,6 +35,11 @@ export interface Generation {
   stopString?: string;
 }
 
+/** Yield to the event loop: `setImmediate` in Node, a zero-delay timer where there is none (a browser). */
+function nextTurn(): Promise<void> {
+  return new Promise((r) => (typeof setImmediate === 'function' ? setImmediate(r) : setTimeout(r, 0)));
+}
+
 function eosIds(model: ApertusModel, o: GenerateOptions): Set<number> {
   const e = model.config.eos_token_id;
   return new Set(o.stopTokenIds ?? (Array.isArray(e) ? e : [e]));
@@ -131,7 +136,7 @@ export async function* generateStream(model: ApertusModel, prompt: readonly numb
   let logits: Float32Array = new Float32Array(0);
   for (let off = 0; off < prompt.length; off += chunk) {
     logits = step(model, [{ cache: s.cache, tokens: prompt.slice(off, off + chunk) }]);
-    await new Promise((r) => setImmediate(r));
+    await nextTurn();
   }
   let tok = s.sampler.sample(logits.subarray(0, V));
   for (;;) {
@@ -141,7 +146,7 @@ export async function* generateStream(model: ApertusModel, prompt: readonly numb
     if (s.out.length > before) yield tok;
     if (done) return done;
     logits = step(model, [{ cache: s.cache, tokens: [tok] }]);
-    await new Promise((r) => setImmediate(r));
+    await nextTurn();
     tok = s.sampler.sample(logits.subarray(0, V));
   }
 }
