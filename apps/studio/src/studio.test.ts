@@ -1,0 +1,114 @@
+// The studio in headless Chromium (Debian's chromium, playwright-core), served by apertus-serve
+// under /studio: it reports its device, opens a model directory through the file picker, answers
+// a chat turn with streamed tokens equal to Node's greedy answer, trains five steps with the same
+// losses as Node (within 1e-4), plots them and offers the checkpoint for download. Screenshots
+// after the chat turn and after training, and a report (chat-only bundle size, first-token time)
+// go to test-output/.
+
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { build } from 'esbuild';
+import { loadCheckpoint, saveCheckpoint, ApertusModel, presetConfig } from '@apertus/model';
+import { createServer, type ApertusServer } from '@apertus/serve';
+import { buildApertusTokenizerConfig, buildApertusTokenizerJson, loadTokenizerFromDirectory } from '@apertus/tokenizer';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { buildStudio } from '../build.mjs';
+import { chatTurn } from './chat';
+import type { StudioModel } from './model-source';
+import { trainOnText } from './train';
+
+const out = path.join(import.meta.dirname, '..', 'test-output');
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'apertus-studio-'));
+const modelDir = path.join(tmp, 'tiny-model');
+const site = path.join(tmp, 'site');
+const PROMPT = 'Grüezi! Wer bist du?';
+const TEXT = 'All human beings are born free and equal in dignity and rights. Alle Menschen sind frei und gleich an Würde und Rechten geboren. Tous les êtres humains naissent libres et égaux en dignité et en droits. Tutti gli esseri umani nascono liberi ed eguali in dignità e diritti.';
+let browser: Browser;
+let server: ApertusServer;
+let url: string;
+
+/** Wait until the page's status says `done` (or reports an error, which then fails the test with its text). */
+async function settled(page: import('playwright-core').Page, done: string): Promise<void> {
+  await page.waitForFunction((d) => {
+    const s = document.getElementById('status')!;
+    return s.dataset['state'] === 'error' || s.textContent === d;
+  }, done, { timeout: 90_000 });
+  expect(await page.textContent('#status')).toBe(done);
+}
+
+function nodeModel(): StudioModel {
+  const tokenizer = loadTokenizerFromDirectory(modelDir);
+  return { name: 'tiny', model: loadCheckpoint(modelDir, { precision: 'f32' }).model, tokenizer, tokenizerFiles: {} };
+}
+
+beforeAll(async () => {
+  fs.mkdirSync(out, { recursive: true });
+  const json = buildApertusTokenizerJson({ merges: [] });
+  // The tiny preset with the byte-level tokenizer's vocabulary (1256), as the studio's own new model.
+  saveCheckpoint(ApertusModel.init(presetConfig('tiny', { vocab_size: 1256 }), 7), modelDir, { dtype: 'f32', files: { 'tokenizer.json': JSON.stringify(json), 'tokenizer_config.json': JSON.stringify(buildApertusTokenizerConfig({ instruct: true })) } });
+  await buildStudio(site);
+  server = createServer({ model: new Promise(() => {}), studioDir: site, webPage: false });
+  url = await server.listen(0);
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'] });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close({ mode: 'cancel' });
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+test('chat and training in the tab, as in Node; screenshots and figures in test-output/', async () => {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${url}/studio/`);
+  await page.waitForSelector('body[data-ready="1"]');
+  expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
+  const device = await page.textContent('#device');
+  expect(device).toMatch(/^WebAssembly SIMD · [2-9]\d* threads \(Web Workers\)$/);
+  // SwiftShader offers a WebGPU adapter; the page says that it computes on WebAssembly instead.
+  expect(await page.getAttribute('#device', 'data-webgpu')).toMatch(/swiftshader/);
+  expect(await page.textContent('#notices')).toMatch(/WebGPU adapter found .* computes on WebAssembly/);
+
+  await page.setInputFiles('#model-dir', modelDir);
+  await settled(page, 'model ready');
+  expect(await page.textContent('#model-name')).toContain('4 layers, hidden 128, vocab 1256');
+
+  // Chat: the streamed answer is Node's greedy answer for the same conversation.
+  const expected = await chatTurn(nodeModel(), [{ role: 'user', content: PROMPT }], 48, () => {});
+  await page.fill('#prompt', PROMPT);
+  await page.click('#send');
+  await settled(page, 'answered');
+  expect(await page.textContent('#answer-1')).toBe(`apertus: ${expected.text}`);
+  expect(Number(await page.getAttribute('#chat-stats', 'data-tokens'))).toBe(expected.tokens);
+  expect(expected.tokens).toBeGreaterThan(0);
+  const firstTokenMs = Number(await page.getAttribute('#chat-stats', 'data-first-token-ms'));
+  await page.screenshot({ path: path.join(out, 'studio-chat.png') });
+
+  // Training: five steps on the same text give Node's losses.
+  const nodeLosses = await trainOnText(nodeModel(), TEXT, { steps: 5, batchSize: 4, seqLength: 64, lr: 2e-3 }, () => {});
+  await page.fill('#train-text', TEXT);
+  await page.fill('#train-steps', '5');
+  await page.click('#train');
+  await settled(page, 'trained 5 steps');
+  const losses = JSON.parse((await page.getAttribute('#loss-values', 'data-losses'))!) as number[];
+  expect(losses).toHaveLength(5);
+  for (let i = 0; i < 5; i++) expect(Math.abs(losses[i]! - nodeLosses[i]!), `step ${i + 1}`).toBeLessThan(1e-4);
+  expect(losses[4]!).toBeLessThan(losses[0]!);
+  expect(await page.textContent('#loss-values')).toContain(`loss ${losses[4]!.toFixed(4)}`);
+  expect(await page.locator('#loss-plot svg polyline').count()).toBeGreaterThan(0);
+  const links = await page.locator('#downloads a').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).download));
+  expect(links.sort()).toEqual(['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+  await page.screenshot({ path: path.join(out, 'studio-trained.png'), fullPage: true });
+  expect(errors).toEqual([]);
+
+  // The chat-only path (model directory + chat), minified, without the training code.
+  const chatOnly = await build({ stdin: { contents: "export * from './chat';\nexport * from './model-source';\n", resolveDir: import.meta.dirname, loader: 'ts' }, bundle: true, platform: 'browser', format: 'esm', minify: true, write: false, logLevel: 'silent' });
+  const chatBytes = chatOnly.outputFiles[0]!.contents.byteLength;
+  expect(new TextDecoder().decode(chatOnly.outputFiles[0]!.contents)).not.toContain('AdEMAMix');
+  const studioBytes = fs.statSync(path.join(site, 'studio.js')).size;
+  fs.writeFileSync(path.join(out, 'studio-report.json'), JSON.stringify({ device, chatOnlyBundleBytes: chatBytes, studioBundleBytes: studioBytes, firstTokenMs, chatTokens: expected.tokens, losses, nodeLosses }, null, 2) + '\n');
+});
