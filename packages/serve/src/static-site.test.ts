@@ -5,6 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { runServeCli } from './cli';
+import { CliError } from './errors';
 import { loadServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
 import { tempDir, writeRandomCheckpoint } from './test-fixture';
@@ -44,4 +46,21 @@ test('/studio/ serves the app cross-origin isolated; /studio redirects; missing 
   expect((await fetch(`${url}/studio/nothing.js`)).status).toBe(404);
   expect((await fetch(`${url}/studio/..%2Fsecret.txt`)).status).toBe(404);
   expect((await fetch(`${url}/studio/studio.js`, { method: 'POST', body: 'x' })).status).toBe(405);
+});
+
+test('apertus-serve --studio DIR: served under /studio; a directory without index.html is a CliError naming --studio', async () => {
+  const dir = writeRandomCheckpoint(tmp.dir, 'cli-model');
+  const quiet = { out: () => {}, err: () => {} };
+  const bad = await runServeCli(['--model', dir, '--port', '0', '--studio', tmp.dir, '--quiet'], quiet).catch((e: unknown) => e);
+  expect(bad).toBeInstanceOf(CliError);
+  expect(bad).toMatchObject({ option: '--studio' });
+  const server = await runServeCli(['--model', dir, '--port', '0', '--studio', path.join(tmp.dir, 'site'), '--quiet'], quiet);
+  await server!.ready;
+  try {
+    const page = await fetch(`${server!.url}/studio/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('cross-origin-embedder-policy')).toBe('require-corp');
+  } finally {
+    await server!.close();
+  }
 });
