@@ -4,8 +4,7 @@
 // the same loop. Each step yields to the page so the loss plot updates while training runs.
 
 import { AdEMAMix, constantSchedule, LrScheduler } from '@apertus/ademamix';
-import { Tensor } from '@apertus/tensor';
-import { causalLmLoss, trainStep, type LmBatch } from '@apertus/trainer';
+import { causalLmLoss, collateLm, trainStep } from '@apertus/trainer';
 import type { StudioModel } from './model-source';
 
 /** Settings of a training run in the tab. */
@@ -25,15 +24,6 @@ export function windowsOf(m: StudioModel, text: string, T: number): number[][] {
   return out;
 }
 
-function batchOf(rows: readonly number[][], T: number): LmBatch {
-  const B = rows.length;
-  const ids = new Int32Array(B * T), targets = new Int32Array(B * T);
-  rows.forEach((r, b) => {
-    for (let t = 0; t < T; t++) { ids[b * T + t] = r[t]!; targets[b * T + t] = r[t + 1]!; }
-  });
-  return { batchSize: B, seqLength: T, ids: new Tensor(ids, [B, T], 'i32'), targets: new Tensor(targets, [B * T], 'i32'), mask: new Float32Array(B * T).fill(1), keptTokens: B * T, goldfishDropped: 0 };
-}
-
 /** Train `m.model` on `text`; `onStep` gets each step's loss (1-based step). */
 export async function trainOnText(m: StudioModel, text: string, o: TabTraining, onStep: (step: number, loss: number) => void, shouldStop: () => boolean = () => false): Promise<number[]> {
   const windows = windowsOf(m, text, o.seqLength);
@@ -42,7 +32,7 @@ export async function trainOnText(m: StudioModel, text: string, o: TabTraining, 
   const losses: number[] = [];
   for (let s = 1; s <= o.steps && !shouldStop(); s++) {
     const rows = Array.from({ length: o.batchSize }, (_, i) => windows[((s - 1) * o.batchSize + i) % windows.length]!);
-    const batch = batchOf(rows, o.seqLength);
+    const batch = collateLm(rows.map((r) => ({ tokens: r.slice(0, -1), labels: r.slice(1), lossMask: r.slice(1).map(() => 1) })));
     const r = trainStep({ params: m.model.parameters(), optimizer, scheduler, microBatches: [batch], weightOf: (b) => b.keptTokens, loss: (b, n) => causalLmLoss(m.model, b, { normalizer: n }), clip: 1, step: s });
     losses.push(r.loss);
     onStep(s, r.loss);

@@ -1,7 +1,8 @@
 // @apertus/trainer, browser entry (the package's `browser` export): the step logic of the shared
-// training loop — one optimizer step with gradient accumulation, clipping and the non-finite
-// checks, the token-normalised causal-LM loss, and SVG line charts — with nothing from Node. Run directories,
-// checkpoints, metrics files and the command line are in the Node entry.
+// training loop — micro-batches from packed rows (with the Goldfish mask), one optimizer step with
+// gradient accumulation, clipping and the non-finite checks, the token-normalised causal-LM loss —
+// and SVG line charts, with nothing from Node. Run directories, checkpoints, metrics files and the
+// command line are in the Node entry.
 
 export {
   TrainerError,
@@ -9,7 +10,7 @@ export {
   NonFiniteLossError,
   NonFiniteWeightError,
 } from './errors';
-export type { LmBatch } from './batch';
+export { collateLm, type TrainingSample, type LmBatch, type CollateOptions } from './batch';
 export { causalLmLoss, summedLmLoss, type CausalLm } from './loss';
 export { trainStep, type TrainStepOptions, type TrainStepResult, type StepOptimizer } from './train-step';
 export { assertFiniteParameters, nonFiniteGradient } from './finite';

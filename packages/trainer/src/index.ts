@@ -20,7 +20,8 @@ export {
   isDiskFull,
 } from './errors';
 export { writeFileAtomic, fsyncDirectory, fsyncTree, tempSibling } from './atomic';
-export { collateLm, lmBatchOfSft, sftBatches, type TrainingSample, type LmBatch, type CollateOptions } from './batch';
+export { collateLm, type TrainingSample, type LmBatch, type CollateOptions } from './batch';
+export { lmBatchOfSft, sftBatches } from './sft-batch';
 export { causalLmLoss, summedLmLoss, type CausalLm } from './loss';
 export { trainStep, type TrainStepOptions, type TrainStepResult, type StepOptimizer } from './train-step';
 export { evaluateLm, type EvalResult } from './evaluate';

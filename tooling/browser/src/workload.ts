@@ -5,8 +5,8 @@
 import { AdEMAMix, constantSchedule, LrScheduler } from '@apertus/ademamix';
 import { ApertusModel, generate, hfCheckpointFiles, initParameters, modelFromHfFiles, presetConfig, type ApertusConfig } from '@apertus/model';
 import { readSafetensors } from '@apertus/safetensors';
-import { gemmKernelInfo, Tensor } from '@apertus/tensor';
-import { causalLmLoss, trainStep, type LmBatch } from '@apertus/trainer';
+import { gemmKernelInfo } from '@apertus/tensor';
+import { causalLmLoss, collateLm, trainStep, type LmBatch } from '@apertus/trainer';
 
 /** The tiny preset (4 layers, hidden 128, GQA 4/2, vocabulary 8192). */
 export const TINY: ApertusConfig = presetConfig('tiny');
@@ -30,12 +30,10 @@ export async function greedyTokens(config: unknown, weights: ArrayBuffer | Uint8
 export function fixedBatch(B: number, T: number, seed: number): LmBatch {
   let x = seed;
   const next = () => (x = (x * 1103515245 + 12345) % 2147483648) % (TINY.vocab_size - 4) + 4;
-  const ids = new Int32Array(B * T), targets = new Int32Array(B * T);
-  for (let b = 0; b < B; b++) {
+  return collateLm(Array.from({ length: B }, () => {
     const row = Array.from({ length: T + 1 }, next);
-    for (let t = 0; t < T; t++) { ids[b * T + t] = row[t]!; targets[b * T + t] = row[t + 1]!; }
-  }
-  return { batchSize: B, seqLength: T, ids: new Tensor(ids, [B, T], 'i32'), targets: new Tensor(targets, [B * T], 'i32'), mask: new Float32Array(B * T).fill(1), keptTokens: B * T, goldfishDropped: 0 };
+    return { tokens: row.slice(0, T), labels: row.slice(1), lossMask: row.slice(1).map(() => 1) };
+  }));
 }
 
 /** Losses of `steps` AdEMAMix steps (lr 1e-3, clipping 1.0) of the seeded tiny model on one fixed batch. */
