@@ -42,6 +42,11 @@ export class KVCache {
     return this.pool.headDim;
   }
 
+  /** The block table: block b holds tokens [b·blockSize, (b + 1)·blockSize). */
+  get blockTable(): readonly KVBlock[] {
+    return this.table;
+  }
+
   /** Blocks in this sequence's table (shared ones included). */
   get blocks(): number {
     return this.table.length;

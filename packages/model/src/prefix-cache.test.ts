@@ -48,8 +48,13 @@ describe('PrefixCache', () => {
     expect(pc.lookup(a, 128).reused).toBe(29);
     expect(pc.lookup(ids(5, 9), 128).reused).toBe(0);
     // A sequence started from `a` writes into a's shared last partial block (22 = 4 blocks + 2).
-    const { cache } = pc.lookup([...a.slice(0, 22), 9, 9, 9], 128);
+    const branch = [...a.slice(0, 22), 9, 9, 9];
+    const { cache } = pc.lookup(branch, 128);
     step(model, [{ cache, tokens: [9, 9, 9] }]);
+    // Stored, the branch adds only its own copy of block 4: blocks shared with `a` count once.
+    expect(pc.bytes).toBe(12 * block);
+    pc.store(branch, cache);
+    expect(pc.bytes).toBe(13 * block);
     const again = pc.lookup([...a, 1], 128);
     expect(again.reused).toBe(30);
     const ref = new KVCache(config, 128);

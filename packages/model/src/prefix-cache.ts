@@ -23,8 +23,8 @@ export interface PrefixCacheOptions {
  * prefix of its tokens, so only the rest goes through prefill. Nothing is copied: entries and the
  * sequences started from them share reference-counted blocks of one {@link KVBlockPool}, and a
  * shared block is copied only when a sequence writes into it, so a stored prefix never changes.
- * Memory is capped (the blocks of each entry count in full), and the least recently used entries
- * are evicted first.
+ * Memory is capped (blocks shared by entries count once), and the least recently used entries are
+ * evicted first.
  */
 export class PrefixCache {
   /** The pool whose blocks are shared. */
@@ -44,11 +44,9 @@ export class PrefixCache {
     this.minTokens = minTokens;
   }
 
-  /** Bytes of the blocks held by stored prefixes. */
+  /** Bytes of the blocks held by stored prefixes (a block shared by several counts once). */
   get bytes(): number {
-    let b = 0;
-    for (const e of this.entries) b += e.cache.bytes;
-    return b;
+    return new Set(this.entries.flatMap((e) => e.cache.blockTable)).size * this.pool.blockBytes;
   }
 
   /** Number of stored prefixes. */
@@ -95,14 +93,12 @@ export class PrefixCache {
       const e = this.entries[i]!;
       if (e.tokens.length < n && starts(e, e.tokens.length)) this.remove(i);
     }
-    let total = this.bytes;
-    while (total + bytes > this.maxBytes) {
+    this.entries.push({ tokens: Int32Array.from(tokens.slice(0, n)), cache: cache.fork(n, n), used: ++this.clock });
+    while (this.bytes > this.maxBytes) {
       let lru = 0;
       this.entries.forEach((e, i) => { if (e.used < this.entries[lru]!.used) lru = i; });
-      total -= this.entries[lru]!.cache.bytes;
       this.remove(lru);
     }
-    this.entries.push({ tokens: Int32Array.from(tokens.slice(0, n)), cache: cache.fork(n, n), used: ++this.clock });
   }
 
   /** Forget everything (the blocks go back to the pool unless sequences still share them). */
