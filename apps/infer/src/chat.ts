@@ -1,11 +1,13 @@
-// `apertus-chat --model DIR [--system TEXT] [--think] [-t 0.8] …`: an interactive terminal chat.
-// Lines from the input are user messages; lines starting with '/' are commands (/help). Replies
-// stream as they are generated; reasoning is shown dimmed (or marked) before the answer.
+// `apertus-chat --model DIR [--system TEXT] [--think] [-t 0.8] [--prefix-cache MiB] …`: an
+// interactive terminal chat. Lines from the input are user messages; lines starting with '/' are
+// commands (/help). Replies stream as they are generated; reasoning is shown dimmed (or marked)
+// before the answer. Each turn starts from the KV of the history kept by the prefix cache, so only
+// the new message is prefilled.
 
 import { createInterface } from 'node:readline';
 import { EngineError, Scheduler } from '@apertus/serve/engine';
 import { Command } from 'commander';
-import { addCommonOptions, loadModelAt, parseArgs, type AppIo, type CommonOptions } from './options';
+import { addCommonOptions, loadModelAt, numberArg, parseArgs, type AppIo, type CommonOptions } from './options';
 import { ChatSession } from './session';
 
 const HELP = `Commands:
@@ -27,9 +29,11 @@ const RESET = '\x1b[0m';
  * (0, or 1 when the model cannot be loaded). Throws CliError for bad arguments.
  */
 export async function runChat(argv: readonly string[], io: AppIo): Promise<number> {
-  const cmd = parseArgs(addCommonOptions(new Command('apertus-chat').description('Chat with an Apertus checkpoint in the terminal.')), argv, io);
+  const cmd = parseArgs(addCommonOptions(new Command('apertus-chat').description('Chat with an Apertus checkpoint in the terminal.'))
+    .option('--prefix-cache <MiB>', 'memory cap of the KV kept between turns (each turn reuses the history\'s)', numberArg('--prefix-cache', 1, 1e9, true), 1024)
+    .option('--no-prefix-cache', 'recompute the whole history every turn'), argv, io);
   if (!cmd) return 0;
-  const o = cmd.opts<CommonOptions>();
+  const o = cmd.opts<CommonOptions & { prefixCache: number | false }>();
   const out = (s: string) => io.output.write(s);
   const err = (s: string) => (io.error ?? io.output).write(s);
   let served;
@@ -39,7 +43,11 @@ export async function runChat(argv: readonly string[], io: AppIo): Promise<numbe
     err(`apertus-chat: cannot load ${o.model}: ${(e as Error).message}\n`);
     return 1;
   }
-  const scheduler = new Scheduler(served, { maxBatch: 1, ...(o.ctx !== undefined ? { contextLength: Math.min(o.ctx, served.model.config.max_position_embeddings) } : {}) });
+  const scheduler = new Scheduler(served, {
+    maxBatch: 1,
+    ...(o.prefixCache !== false ? { prefixCacheBytes: o.prefixCache * 2 ** 20 } : {}),
+    ...(o.ctx !== undefined ? { contextLength: Math.min(o.ctx, served.model.config.max_position_embeddings) } : {}),
+  });
   const gc = served.generationConfig ?? {};
   const session = new ChatSession(scheduler, {
     system: o.system ?? null,

@@ -11,6 +11,7 @@ export { parameterShapes, initParameters, isBuffer } from './params';
 export { ApertusModel, type LayerWeights, type ForwardOptions, type LossOptions } from './model';
 export { decoderLayer, plainProjection, type Attend, type Projection, type ProjName } from './layer';
 export { KVCache } from './kv-cache';
+export { KVBlockPool, type KVBlock, type KVBlockPoolOptions } from './kv-blocks';
 export { PrefixCache, type PrefixCacheOptions } from './prefix-cache';
 export { project, embedWeight, weightRows, isPacked, type PackedMatrix, type Weight } from './packed';
 export { step, type StepInput } from './infer';

@@ -1,52 +1,81 @@
 import { Tensor } from '@apertus/tensor';
 import type { ApertusConfig } from './config';
 import { GenerationError } from './errors';
+import { KVBlockPool, type KVBlock } from './kv-blocks';
 
 /**
- * Per-sequence key/value cache, preallocated for `capacity` tokens: for every layer, keys (after
- * QK-norm and RoPE) and raw values, each [capacity, num_key_value_heads, head_dim] float32.
+ * Per-sequence key/value cache of up to `capacity` tokens: for every layer, keys (after QK-norm and
+ * RoPE) and raw values, [num_key_value_heads, head_dim] float32 per token, stored in the blocks of
+ * a {@link KVBlockPool} listed by the sequence's block table (token t lives in block ⌊t / blockSize⌋).
+ * Blocks are allocated as tokens arrive; `fork` shares them with another cache, and a shared block
+ * is copied before it is written (copy-on-write).
  */
 export class KVCache {
   /** Maximum number of tokens. */
   readonly capacity: number;
-  /** Keys per layer. */
-  readonly k: Float32Array[];
-  /** Values per layer. */
-  readonly v: Float32Array[];
+  /** Where the blocks come from (a private pool unless one is given). */
+  readonly pool: KVBlockPool;
   /** Tokens cached so far (= position of the next token). */
   length = 0;
-  /** Floats per cached token per layer. */
-  readonly rowSize: number;
-  /** Floats per head. */
-  readonly headDim: number;
+  private table: KVBlock[] = [];
 
-  /** Allocate the cache of one sequence. */
-  constructor(config: ApertusConfig, capacity: number) {
+  /** The cache of one sequence; blocks come from `pool` (default: a pool of its own). */
+  constructor(config: ApertusConfig, capacity: number, pool?: KVBlockPool) {
     if (!Number.isInteger(capacity) || capacity <= 0) throw new GenerationError('capacity', `must be a positive integer, got ${capacity}`);
     if (capacity > config.max_position_embeddings) {
       throw new GenerationError('capacity', `${capacity} tokens exceed max_position_embeddings ${config.max_position_embeddings}`);
     }
+    this.pool = pool ?? new KVBlockPool(config);
+    if (this.pool.rowSize !== config.num_key_value_heads * config.head_dim || this.pool.layers !== config.num_hidden_layers || this.pool.maxPositions < capacity) {
+      throw new GenerationError('pool', 'the KV block pool was made for a model of another shape');
+    }
     this.capacity = capacity;
-    this.headDim = config.head_dim;
-    this.rowSize = config.num_key_value_heads * config.head_dim;
-    this.k = Array.from({ length: config.num_hidden_layers }, () => new Float32Array(capacity * this.rowSize));
-    this.v = Array.from({ length: config.num_hidden_layers }, () => new Float32Array(capacity * this.rowSize));
+  }
+
+  /** Floats per cached token per layer. */
+  get rowSize(): number {
+    return this.pool.rowSize;
+  }
+
+  /** Floats per head. */
+  get headDim(): number {
+    return this.pool.headDim;
+  }
+
+  /** The block table: block b holds tokens [b·blockSize, (b + 1)·blockSize). */
+  get blockTable(): readonly KVBlock[] {
+    return this.table;
+  }
+
+  /** Blocks in this sequence's table (shared ones included). */
+  get blocks(): number {
+    return this.table.length;
+  }
+
+  /** Bytes of the blocks this cache holds (shared blocks included; see KVBlockPool.bytes for the total). */
+  get bytes(): number {
+    return this.table.length * this.pool.blockBytes;
   }
 
   /**
    * Write T new rows of keys and values (float32 [T, nkv, d], row-major) of `layer` after the
    * `length` cached ones and return all S = length + T keys and values as [1, S, nkv, d] views,
-   * as Hugging Face's `Cache.update`. `length` itself advances once every layer is done (`advance`).
+   * as Hugging Face's `Cache.update` (views valid until the next update of a cache of this pool).
+   * `length` itself advances once every layer is done (`advance`).
    */
   update(layer: number, k: Float32Array, v: Float32Array): { k: Tensor; v: Tensor } {
-    const T = k.length / this.rowSize, S = this.length + T, heads = this.rowSize / this.headDim;
+    const pool = this.pool, row = pool.rowSize, bs = pool.blockSize;
+    const T = k.length / row, S = this.length + T, heads = row / pool.headDim;
     if (S > this.capacity) throw new GenerationError('context', `sequence needs ${S} positions but its cache holds ${this.capacity}`);
-    this.k[layer]!.set(k, this.length * this.rowSize);
-    this.v[layer]!.set(v, this.length * this.rowSize);
-    return {
-      k: Tensor.from(this.k[layer]!.subarray(0, S * this.rowSize), [1, S, heads, this.headDim]),
-      v: Tensor.from(this.v[layer]!.subarray(0, S * this.rowSize), [1, S, heads, this.headDim]),
-    };
+    for (let t = this.length; t < S;) {
+      const b = Math.floor(t / bs), n = Math.min(bs * (b + 1), S) - t, r = t - this.length;
+      const block = this.writable(b);
+      block.data.set(k.subarray(r * row, (r + n) * row), pool.offset(layer, 0, t - b * bs));
+      block.data.set(v.subarray(r * row, (r + n) * row), pool.offset(layer, 1, t - b * bs));
+      t += n;
+    }
+    const kv = pool.gather(this.table, layer, S);
+    return { k: Tensor.from(kv.k, [1, S, heads, pool.headDim]), v: Tensor.from(kv.v, [1, S, heads, pool.headDim]) };
   }
 
   /** Count `n` tokens written by `update` (to every layer) as cached. */
@@ -55,14 +84,44 @@ export class KVCache {
     this.length += n;
   }
 
-  /** Forget everything after the first `n` tokens (e.g. to reuse a shared prompt prefix). */
+  /** Forget everything after the first `n` tokens (e.g. to reuse a shared prompt prefix); blocks past them go back. */
   truncate(n: number): void {
-    if (n < 0 || n > this.length) throw new GenerationError('truncate', `cannot keep ${n} of ${this.length} cached tokens`);
+    if (!Number.isInteger(n) || n < 0 || n > this.length) throw new GenerationError('truncate', `cannot keep ${n} of ${this.length} cached tokens`);
     this.length = n;
+    const keep = Math.ceil(n / this.pool.blockSize);
+    for (const b of this.table.splice(keep)) this.pool.release(b);
   }
 
-  /** Bytes held by this cache. */
-  get bytes(): number {
-    return this.k.length * 2 * this.capacity * this.rowSize * 4;
+  /**
+   * A new cache of `capacity` tokens holding the first `n` tokens of this one, sharing their
+   * blocks (nothing is copied until one of the two writes into a shared block).
+   */
+  fork(n = this.length, capacity = this.capacity): KVCache {
+    if (!Number.isInteger(n) || n < 0 || n > this.length) throw new GenerationError('fork', `cannot share ${n} of ${this.length} cached tokens`);
+    if (capacity < n) throw new GenerationError('capacity', `${capacity} tokens cannot hold the ${n} shared ones`);
+    const c = new KVCache(this.pool.config, capacity, this.pool);
+    c.table = this.table.slice(0, Math.ceil(n / this.pool.blockSize));
+    for (const b of c.table) this.pool.retain(b);
+    c.length = n;
+    return c;
+  }
+
+  /** Give every block back to the pool; the cache is then empty (and may be filled again). */
+  release(): void {
+    for (const b of this.table) this.pool.release(b);
+    this.table = [];
+    this.length = 0;
+  }
+
+  /** Block `b` of the table, allocated when new and copied first when shared. */
+  private writable(b: number): KVBlock {
+    while (this.table.length <= b) this.table.push(this.pool.allocate());
+    const block = this.table[b]!;
+    if (block.refs === 1) return block;
+    const copy = this.pool.allocate();
+    copy.data.set(block.data);
+    this.pool.release(block);
+    this.table[b] = copy;
+    return copy;
   }
 }

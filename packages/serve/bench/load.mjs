@@ -20,8 +20,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ApertusModel, generate, presetConfig, saveCheckpoint } from '@apertus/model';
-import { Tokenizer, trainApertusBpe } from '@apertus/tokenizer';
+import { generate } from '@apertus/model';
+import { makeCheckpoint } from './checkpoint.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -43,36 +43,10 @@ const PROMPTS = [
   'Grüezi mitenand, wie gaht es?',
   'Numbers: 1 2 3 4 5 6 7 8 9 10 100 1000 2024 2025. Dates like 2025-09-21 are common. Think step by step: first read the question,',
 ];
-const CORPUS = [
-  'The quick brown fox jumps over the lazy dog. Hello world! How are you today?',
-  'Apertus is a fully open multilingual language model from Switzerland, trained on public data.',
-  'Grüezi mitenand, wie gaht es? Das Wetter in Bern ist heute schön und sonnig.',
-  'function add(a, b) { return a + b; } const x = add(2, 2); console.log(x);',
-  'Once upon a time there was a small model that learned to write stories about mountains.',
-  'The capital of Switzerland is Bern. Geneva, Basel, Lausanne and Lugano are other cities.',
-  'Numbers: 1 2 3 4 5 6 7 8 9 10 100 1000 2024 2025. Dates like 2025-09-21 are common.',
-  'Think step by step: first read the question, then reason, and finally answer clearly.',
-];
-
 function pct(xs, p) {
   if (xs.length === 0) return NaN;
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-}
-
-function makeCheckpoint(dir) {
-  const corpus = [];
-  for (let i = 0; i < 8; i++) corpus.push(...CORPUS);
-  const t = trainApertusBpe(corpus, { vocabSize: 1400 });
-  const model = ApertusModel.init(presetConfig('tiny', { vocab_size: t.vocabSize }), 7);
-  // Control/reserved ids (< 1000) get zero LM-head rows, so greedy output is visible text.
-  const H = model.config.hidden_size;
-  model.lmHead.storage.fill(0, 0, 1000 * H);
-  saveCheckpoint(model, dir, {
-    files: { 'tokenizer.json': JSON.stringify(t.tokenizerJson), 'tokenizer_config.json': JSON.stringify(t.tokenizerConfig) },
-    generationConfig: { bos_token_id: 1, eos_token_id: [2, 68, 72], pad_token_id: 3 },
-  });
-  return Tokenizer.fromJSON(t.tokenizerJson, t.tokenizerConfig);
 }
 
 async function startServer(dir, batch) {

@@ -1,5 +1,5 @@
 // `apertus-serve --model DIR [--port 8080] [--host 127.0.0.1] [--api-key KEY] [--max-queue N]
-//  [--max-batch N] [--max-body BYTES] [--max-tokens N] [--ctx N] …`
+//  [--max-batch N] [--max-body BYTES] [--max-tokens N] [--ctx N] [--prefix-cache MiB] …`
 // The server starts listening first and loads the checkpoint afterwards, so /health answers 503
 // while the weights load.
 
@@ -71,6 +71,8 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
     .option('--max-tokens <n>', 'largest max_tokens per request (default: the context length)', positiveInt('--max-tokens'))
     .option('--ctx <n>', 'context limit, prompt + output (default: max_position_embeddings)', positiveInt('--ctx'))
     .option('--prefill-chunk <n>', 'prompt tokens prefilled per step', positiveInt('--prefill-chunk'), 512)
+    .option('--prefix-cache <MiB>', 'memory cap of the prefix cache (KV of earlier prompts and replies reused by later requests)', positiveInt('--prefix-cache'), 1024)
+    .option('--no-prefix-cache', 'do not reuse KV across requests')
     .option('--precision <p>', "weights in memory: 'auto' (bf16 matrices as stored) or 'f32'", 'auto')
     .option('--cors-origin <origin>', 'allow browser calls from this origin (repeatable; * for any). Default: same origin only', collect, [])
     .option('--allowed-host <name>', 'accept this Host name while bound to loopback (repeatable; DNS-rebinding protection)', collect, [])
@@ -92,7 +94,7 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
   }
   const o = program.opts<{
     model: string; port: number; host: string; apiKey?: string; name?: string; maxQueue: number; maxBatch: number; maxBody: number;
-    maxTokens?: number; ctx?: number; prefillChunk: number; precision: string; adapter?: string; web: boolean; studio?: string; quiet?: boolean;
+    maxTokens?: number; ctx?: number; prefillChunk: number; prefixCache: number | false; precision: string; adapter?: string; web: boolean; studio?: string; quiet?: boolean;
     corsOrigin: string[]; allowedHost: string[];
   }>();
   const corsOrigins = o.corsOrigin.map(checkOrigin);
@@ -112,6 +114,7 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
     ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
     ...(o.ctx !== undefined ? { contextLength: o.ctx } : {}),
     ...(o.studio !== undefined ? { studioDir: o.studio } : {}),
+    ...(o.prefixCache !== false ? { prefixCacheBytes: o.prefixCache * 2 ** 20 } : {}),
     ...(log ? { log } : {}),
   });
   const url = await server.listen(o.port, o.host);

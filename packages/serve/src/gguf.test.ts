@@ -16,7 +16,15 @@ describe('serving a GGUF file', () => {
     const dir = writeRandomCheckpoint(tmp.dir, 'tiny', 11, { hidden_size: 64, head_dim: 16 });
     const file = path.join(tmp.dir, 'tiny.F32.gguf');
     convertCheckpoint(dir, file, 'F32');
-    const [fromDir, fromGguf] = [await loadServedModel(dir), await loadServedModel(file)];
+    // The event loop keeps turning while the file is read (the server answers /health meanwhile).
+    let turns = 0;
+    let next = setImmediate(function turn() { turns++; next = setImmediate(turn); });
+    const loading = loadServedModel(file);
+    const turnsBefore = turns;
+    const fromGguf = await loading;
+    clearImmediate(next);
+    expect(turns).toBeGreaterThan(turnsBefore);
+    const fromDir = await loadServedModel(dir);
     expect(fromGguf.name).toBe('tiny.F32');
     expect(fromGguf.generationConfig?.eos_token_id).toBe(2);
     const prompt = fromDir.tokenizer.encodeIds('Hello world');

@@ -238,6 +238,7 @@ describe('apertus-serve CLI', () => {
     await expect(runServeCli(['--port', '1'], quiet)).rejects.toBeInstanceOf(CliError);
     await expect(runServeCli(['--model', dir, '--port', 'abc'], quiet)).rejects.toMatchObject({ option: '--port' });
     await expect(runServeCli(['--model', dir, '--max-batch', '0'], quiet)).rejects.toMatchObject({ option: '--max-batch' });
+    for (const cap of ['0', '-5', '1.5']) await expect(runServeCli(['--model', dir, '--prefix-cache', cap], quiet)).rejects.toMatchObject({ option: '--prefix-cache' });
     await expect(runServeCli(['--model', dir, '--precision', 'fp8'], quiet)).rejects.toMatchObject({ option: '--precision' });
     const help: string[] = [];
     expect(await runServeCli(['--help'], { out: (s) => help.push(s), err: () => {} })).toBeNull();

@@ -1,7 +1,9 @@
 // Loading a checkpoint directory for serving: weights, generation_config.json and the tokenizer.
 //
 // The weights are read with async file I/O, one tensor at a time, so a server that is already
-// listening keeps answering (`GET /health` → 503) while an 8B checkpoint loads. The checks are those
+// listening keeps answering (`GET /health` → 503) while an 8B checkpoint loads. A GGUF file is
+// parsed synchronously by @apertus/gguf, after one asynchronous pass over its bytes (see
+// `prefetch`), so most of its load time does not block the server either. The checks are those
 // of `loadCheckpoint` from @apertus/model (which reads synchronously): every expected tensor present
 // with the config's shape, nothing unexpected; matrices stay bf16 as stored, vectors become f32.
 
@@ -167,7 +169,10 @@ function toTensor(st: StTensor, name: string, precision: 'auto' | 'f32', file: s
  * errors of @apertus/model, @apertus/safetensors and @apertus/tokenizer naming the file at fault.
  */
 export async function loadServedModel(dir: string, options: LoadServedModelOptions = {}): Promise<ServedModel> {
-  if (dir.endsWith('.gguf')) return loadServedGguf(dir, options);
+  if (dir.endsWith('.gguf')) {
+    await prefetch(dir);
+    return loadServedGguf(dir, options);
+  }
   if (!fs.existsSync(path.join(dir, 'tokenizer.json'))) throw new ModelLoadError(dir, 'no tokenizer.json in the checkpoint directory');
   const tokenizer = loadTokenizerFromDirectory(dir);
   const chat = loadChatPrompt(dir, tokenizer, options.onWarning ?? (() => {}));
@@ -210,6 +215,24 @@ export async function loadServedModel(dir: string, options: LoadServedModelOptio
     };
   } finally {
     reader.close();
+  }
+}
+
+/**
+ * Read `file` once with asynchronous I/O, 16 MiB at a time, so that the synchronous GGUF load that
+ * follows finds its bytes in the OS page cache: the disk reads, the slow part, happen while the
+ * event loop keeps serving. Errors are left to the loader, which reports them typed.
+ */
+async function prefetch(file: string): Promise<void> {
+  let fh: fs.promises.FileHandle | null = null;
+  try {
+    fh = await fs.promises.open(file, 'r');
+    const buf = Buffer.allocUnsafe(16 << 20);
+    while ((await fh.read(buf, 0, buf.length, null)).bytesRead > 0);
+  } catch {
+    // loadGguf names the file and what is wrong with it.
+  } finally {
+    await fh?.close();
   }
 }
 

@@ -127,6 +127,14 @@ export class ServerMetrics {
   readonly running = new Gauge('apertus_sequences_running', 'Sequences in the running batch.');
   /** Bytes held by the KV caches of running sequences. */
   readonly kvCacheBytes = new Gauge('apertus_kv_cache_bytes', 'Bytes held by the KV caches of running sequences.');
+  /** KV blocks allocated (running sequences and the prefix cache; a shared block counts once). */
+  readonly kvBlocks = new Gauge('apertus_kv_blocks', 'KV cache blocks allocated, shared blocks counted once.');
+  /** Prefix-cache lookups by result (hit, miss). */
+  readonly prefixCacheLookups = new Counter('apertus_prefix_cache_lookups_total', 'Prefix-cache lookups of admitted prompts, by result.');
+  /** Prompt tokens whose KV came from the prefix cache instead of prefill. */
+  readonly prefixCacheReusedTokens = new Counter('apertus_prefix_cache_reused_tokens_total', 'Prompt tokens reused from the prefix cache (not prefilled).');
+  /** Bytes of KV blocks held by the prefix cache. */
+  readonly prefixCacheBytes = new Gauge('apertus_prefix_cache_bytes', 'Bytes of KV blocks held by the prefix cache.');
   /** Batched decode/prefill steps run. */
   readonly steps = new Counter('apertus_steps_total', 'Batched model steps run.');
   /** 1 once the model is loaded. */
@@ -137,7 +145,8 @@ export class ServerMetrics {
     return [
       this.requests, this.rejected, this.promptTokens, this.generationTokens, this.finished, this.steps,
       this.timeToFirstToken, this.interTokenLatency, this.requestLatency, this.queueTime,
-      this.queueDepth, this.running, this.kvCacheBytes, this.modelLoaded,
+      this.queueDepth, this.running, this.kvCacheBytes, this.kvBlocks,
+      this.prefixCacheLookups, this.prefixCacheReusedTokens, this.prefixCacheBytes, this.modelLoaded,
     ].map((m) => m.render()).join('');
   }
 }

@@ -9,11 +9,14 @@
 //      emit the new text through its OutputParser (UTF-8-safe streaming decode);
 //   5. yield to the event loop (`setImmediate`) so sockets keep flowing, then go again.
 //
-// `n > 1` prefills the prompt once and copies the KV cache into the other n − 1 sequences.
-// KV caches start small and double on demand up to prompt + max_tokens, so memory follows the
-// tokens actually generated. Cancelling a request removes its sequences from the batch at once.
+// KV caches are paged: every sequence's keys and values live in fixed-size blocks of one pool,
+// allocated as tokens arrive, so memory follows the tokens actually generated. `n > 1` prefills
+// the prompt once and the other n − 1 sequences share its blocks (copy-on-write). With a prefix
+// cache, a prompt starts from the longest cached prefix of it (a chat history, a system prompt)
+// and only the rest is prefilled; prompts and finished sequences are stored in it, sharing their
+// blocks. Cancelling a request removes its sequences from the batch at once.
 
-import { GenerationError, KVCache, Sampler, step, validateSampling, type ApertusConfig, type SamplingParams } from '@apertus/model';
+import { GenerationError, KVBlockPool, KVCache, PrefixCache, Sampler, step, validateSampling, type SamplingParams } from '@apertus/model';
 import { EngineError } from './errors';
 import type { ServedModel } from './load';
 import type { ServerMetrics } from './metrics';
@@ -106,12 +109,18 @@ export interface SchedulerOptions {
   stopTokenIds?: readonly number[];
   /** Where to record counters and latencies. */
   metrics?: ServerMetrics;
+  /** Memory cap of the prefix cache in bytes (> 0); without it no KV is reused across requests. */
+  prefixCacheBytes?: number;
+  /** Tokens per KV block. Default 16. */
+  kvBlockSize?: number;
 }
 
 interface Seq {
   index: number;
   group: Group;
   cache: KVCache;
+  /** Tokens sampled so far (the cache holds the prompt and all but the last). */
+  tokens: number[];
   sampler: Sampler;
   parser: OutputParser;
   constraint: TokenConstraint | null;
@@ -171,6 +180,10 @@ export class Scheduler {
   readonly maxBatch: number;
   /** Maximum waiting requests. */
   readonly maxQueue: number;
+  /** The KV blocks of every sequence. */
+  readonly pool: KVBlockPool;
+  /** KV of earlier prompts and replies, reused by later requests (null when off). */
+  readonly prefixCache: PrefixCache | null;
   private readonly prefillChunk: number;
   private readonly metrics: ServerMetrics | undefined;
   private readonly waiting: Group[] = [];
@@ -196,6 +209,8 @@ export class Scheduler {
     if (!Number.isInteger(this.maxQueue) || this.maxQueue < 0) throw new GenerationError('maxQueue', `must be a non-negative integer, got ${this.maxQueue}`);
     this.prefillChunk = posInt(options.prefillChunk, 512, 'prefillChunk');
     this.metrics = options.metrics;
+    this.pool = new KVBlockPool(served.model.config, { blockSize: posInt(options.kvBlockSize, 16, 'kvBlockSize') });
+    this.prefixCache = options.prefixCacheBytes === undefined ? null : new PrefixCache(this.pool, { maxBytes: posInt(options.prefixCacheBytes, 0, 'prefixCacheBytes') });
     this.stopTokenIds = new Set(options.stopTokenIds ?? defaultStopIds(served));
   }
 
@@ -211,7 +226,7 @@ export class Scheduler {
     return n;
   }
 
-  /** Bytes held by KV caches of running sequences. */
+  /** Bytes held by KV caches of running sequences (blocks shared by several counted in each). */
   get kvCacheBytes(): number {
     let b = 0;
     for (const s of this.decoding) b += s.cache.bytes;
@@ -311,7 +326,11 @@ export class Scheduler {
     this.schedule();
   }
 
+  /** Take a request's sequences out of the batch and give their KV blocks back. */
   private removeGroup(g: Group): void {
+    g.cache?.release();
+    g.cache = null;
+    for (const s of g.seqs) s.cache.release();
     let i = this.waiting.indexOf(g);
     if (i >= 0) this.waiting.splice(i, 1);
     i = this.prefilling.indexOf(g);
@@ -342,13 +361,21 @@ export class Scheduler {
     m.queueDepth.set(this.waiting.length);
     m.running.set(this.running);
     m.kvCacheBytes.set(this.kvCacheBytes);
+    m.kvBlocks.set(this.pool.blocksInUse);
+    m.prefixCacheBytes.set(this.prefixCache?.bytes ?? 0);
   }
 
   private admit(): void {
     while (this.waiting.length > 0 && this.running + this.waiting[0]!.n <= this.maxBatch) {
       const g = this.waiting.shift()!;
       this.metrics?.queueTime.observe(now() - g.submittedAt);
-      g.cache = new KVCache(this.served.model.config, Math.min(g.limit, g.req.prompt.length + 256));
+      if (this.prefixCache) {
+        const { cache, reused } = this.prefixCache.lookup(g.req.prompt, g.limit);
+        g.cache = cache;
+        g.prefilled = reused;
+        this.metrics?.prefixCacheLookups.inc({ result: reused > 0 ? 'hit' : 'miss' });
+        this.metrics?.prefixCacheReusedTokens.inc({}, reused);
+      } else g.cache = new KVCache(this.served.model.config, g.limit, this.pool);
       this.prefilling.push(g);
     }
   }
@@ -356,12 +383,17 @@ export class Scheduler {
   /** One batched step (see the file header). */
   private tick(): void {
     // Defensive: a sequence whose request ended never stays in the batch.
-    for (let k = this.decoding.length - 1; k >= 0; k--) if (this.decoding[k]!.done || this.decoding[k]!.group.handle.finished) this.decoding.splice(k, 1);
+    for (let k = this.decoding.length - 1; k >= 0; k--) {
+      const s = this.decoding[k]!;
+      if (s.done || s.group.handle.finished) {
+        s.cache.release();
+        this.decoding.splice(k, 1);
+      }
+    }
     this.admit();
     const batch: { cache: KVCache; tokens: readonly number[] }[] = [];
     const owners: (Seq | { group: Group; count: number })[] = [];
     for (const s of this.decoding) {
-      s.cache = grow(this.served.model.config, s.cache, s.cache.length + 1, s.group.limit);
       batch.push({ cache: s.cache, tokens: [s.pending] });
       owners.push(s);
     }
@@ -369,8 +401,7 @@ export class Scheduler {
     for (const g of this.prefilling) {
       if (budget <= 0) break;
       const count = Math.min(budget, g.req.prompt.length - g.prefilled);
-      g.cache = grow(this.served.model.config, g.cache!, g.prefilled + count, g.limit);
-      batch.push({ cache: g.cache, tokens: g.req.prompt.slice(g.prefilled, g.prefilled + count) });
+      batch.push({ cache: g.cache!, tokens: g.req.prompt.slice(g.prefilled, g.prefilled + count) });
       owners.push({ group: g, count });
       budget -= count;
     }
@@ -403,13 +434,17 @@ export class Scheduler {
     });
   }
 
-  /** Prefill done: make the n sequences (sharing the prefilled cache) and sample their first tokens. */
+  /**
+   * Prefill done: keep the prompt's KV in the prefix cache, make the n sequences (sharing the
+   * prefilled blocks) and sample their first tokens.
+   */
   private startDecoding(g: Group, row: Float32Array, t: number): void {
     this.prefilling.splice(this.prefilling.indexOf(g), 1);
     const req = g.req;
+    this.prefixCache?.store(req.prompt, g.cache!);
     const seed = req.sampling?.seed;
     for (let i = 0; i < g.n; i++) {
-      const cache = i === 0 ? g.cache! : copyCache(this.served.model.config, g.cache!);
+      const cache = i === 0 ? g.cache! : g.cache!.fork();
       const sampling = { ...req.sampling, ...(seed !== undefined ? { seed: seed + i } : {}) };
       const parser = new OutputParser(this.served.tokenizer, {
         mode: req.mode ?? 'text',
@@ -418,7 +453,7 @@ export class Scheduler {
         skipSpecialTokens: req.skipSpecialTokens ?? true,
       });
       const constraint = req.constraint ? new TokenConstraint(this.served.tokenizer, this.served.model.config.vocab_size, req.constraint, [...g.stopIds]) : null;
-      const s: Seq = { index: i, group: g, cache, sampler: new Sampler(sampling, req.prompt), parser, constraint, generated: 0, pending: -1, lastTokenAt: t, done: false };
+      const s: Seq = { index: i, group: g, cache, tokens: [], sampler: new Sampler(sampling, req.prompt), parser, constraint, generated: 0, pending: -1, lastTokenAt: t, done: false };
       g.seqs.push(s);
     }
     g.cache = null;
@@ -454,6 +489,7 @@ export class Scheduler {
   private accept(s: Seq, token: number, t: number): void {
     const g = s.group;
     s.generated++;
+    s.tokens.push(token);
     g.completionTokens++;
     this.metrics?.generationTokens.inc();
     if (g.firstTokenAt === 0) {
@@ -496,6 +532,9 @@ export class Scheduler {
     const g = s.group;
     const k = this.decoding.indexOf(s);
     if (k >= 0) this.decoding.splice(k, 1);
+    // A reply that ended normally is kept for the next turn of its conversation.
+    if (flush) this.prefixCache?.store([...g.req.prompt, ...s.tokens], s.cache);
+    s.cache.release();
     if (flush) {
       try {
         this.emitParser(s, s.parser.finish());
@@ -580,28 +619,4 @@ export function defaultStopIds(served: ServedModel): number[] {
   const ids = new Set(Array.isArray(e) ? e : [e]);
   if (served.tokenizer.eosTokenId !== null) ids.add(served.tokenizer.eosTokenId);
   return [...ids].sort((a, b) => a - b);
-}
-
-/** The cache itself when it has room for `needed` tokens, else a copy with about twice the room (at most `limit`). */
-function grow(config: ApertusConfig, cache: KVCache, needed: number, limit: number): KVCache {
-  if (needed <= cache.capacity) return cache;
-  const next = new KVCache(config, Math.min(limit, Math.max(needed, cache.capacity * 2)));
-  copyInto(cache, next);
-  return next;
-}
-
-/** A copy of a cache (same capacity and contents). */
-function copyCache(config: ApertusConfig, cache: KVCache): KVCache {
-  const next = new KVCache(config, cache.capacity);
-  copyInto(cache, next);
-  return next;
-}
-
-function copyInto(from: KVCache, to: KVCache): void {
-  const n = from.length * from.rowSize;
-  for (let l = 0; l < from.k.length; l++) {
-    to.k[l]!.set(from.k[l]!.subarray(0, n));
-    to.v[l]!.set(from.v[l]!.subarray(0, n));
-  }
-  to.length = from.length;
 }

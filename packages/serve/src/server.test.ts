@@ -1,6 +1,7 @@
 // The server against the official `openai` client and against `generate()` from @apertus/model
 // (the independent reference: a different decode loop, the synchronous checkpoint loader, no
-// batching, no streaming).
+// batching, no streaming, no prefix cache: the server here runs with one, so every comparison
+// below also checks that reused KV gives the same tokens).
 
 import { generate, loadCheckpoint, type ApertusModel } from '@apertus/model';
 import { applyApertusChatTemplate, type Tokenizer } from '@apertus/tokenizer';
@@ -32,7 +33,7 @@ beforeAll(async () => {
   const dir = writeRandomCheckpoint(tmp.dir, MODEL);
   ref = loadCheckpoint(dir).model;
   tok = testTokenizer();
-  server = createServer({ model: loadServedModel(dir), maxBatch: 6, maxQueue: 16 });
+  server = createServer({ model: loadServedModel(dir), maxBatch: 6, maxQueue: 16, prefixCacheBytes: 1 << 24 });
   const url = await server.listen(0);
   await server.ready;
   client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'unused', maxRetries: 0 });
@@ -177,7 +178,8 @@ describe('OpenAI API with the official client', () => {
     const d = (k: string) => after.get(k)! - (before.get(k) ?? 0);
     expect(d('apertus_requests_total{route="/v1/completions",status="200"}')).toBe(3);
     expect(d('apertus_generation_tokens_total')).toBe(rs.reduce((s, r) => s + r.usage!.completion_tokens, 0));
-    expect(d('apertus_prompt_tokens_total')).toBe(rs.reduce((s, r) => s + r.usage!.prompt_tokens, 0));
+    // Prompt tokens are prefilled or reused from the prefix cache.
+    expect(d('apertus_prompt_tokens_total') + d('apertus_prefix_cache_reused_tokens_total')).toBe(rs.reduce((s, r) => s + r.usage!.prompt_tokens, 0));
     expect(d('apertus_time_to_first_token_seconds_count')).toBe(3);
     expect(d('apertus_inter_token_latency_seconds_count')).toBe(2 + 3 + 4);
     expect(d('apertus_sequences_finished_total{finish_reason="length"}')).toBe(3);
@@ -185,6 +187,23 @@ describe('OpenAI API with the official client', () => {
     expect(after.get('apertus_sequences_running')).toBe(0);
     expect(after.get('apertus_kv_cache_bytes')).toBe(0);
     expect(after.get('apertus_model_loaded')).toBe(1);
+  });
+
+  test('a second chat turn reuses the first turn’s KV (metrics) and answers as generate() on the whole history', async () => {
+    const metrics = async () => parsePrometheus(await (await fetch(`${server.url}/metrics`)).text());
+    const turn1 = [{ role: 'user' as const, content: 'Tell me about the mountains of Switzerland.' }];
+    const r1 = await client.chat.completions.create({ model: MODEL, messages: turn1, temperature: 0, max_tokens: 6 });
+    const before = await metrics();
+    const turn2 = [...turn1, { role: 'assistant' as const, content: r1.choices[0]!.message.content! }, { role: 'user' as const, content: 'And the lakes?' }];
+    const r2 = await client.chat.completions.create({ model: MODEL, messages: turn2, temperature: 0, max_tokens: 6 });
+    const after = await metrics();
+    const d = (k: string) => (after.get(k) ?? 0) - (before.get(k) ?? 0);
+    expect(d('apertus_prefix_cache_lookups_total{result="hit"}')).toBe(1);
+    expect(d('apertus_prefix_cache_reused_tokens_total')).toBeGreaterThanOrEqual(chatIds(turn1).length);
+    expect(d('apertus_prompt_tokens_total') + d('apertus_prefix_cache_reused_tokens_total')).toBe(r2.usage!.prompt_tokens);
+    expect(r2.choices[0]!.message.content).toBe(reference(chatIds(turn2), 6).text);
+    expect(after.get('apertus_prefix_cache_bytes')).toBeGreaterThan(0);
+    expect(after.get('apertus_kv_blocks')).toBeGreaterThan(0);
   });
 
   test('raw SSE framing: data lines, usage: null on chunks, [DONE] last', async () => {

@@ -38,6 +38,8 @@ export interface ServerOptions {
   maxBatch?: number;
   /** Prompt tokens prefilled per step. Default 512. */
   prefillChunk?: number;
+  /** Memory cap in bytes of the prefix cache (KV of earlier prompts and replies reused by later requests); off when absent. */
+  prefixCacheBytes?: number;
   /** Request body limit in bytes (HTTP bodies and WebSocket messages). Default 1 MiB. */
   maxBodyBytes?: number;
   /** Largest max_tokens a request may ask for, and the default. Default: the context length. */
@@ -127,11 +129,12 @@ export function createServer(options: ServerOptions): ApertusServer {
     (served) => {
       const scheduler = new Scheduler(served, {
         maxBatch: options.maxBatch, maxQueue: options.maxQueue, prefillChunk: options.prefillChunk, contextLength: options.contextLength, metrics,
+        ...(options.prefixCacheBytes !== undefined ? { prefixCacheBytes: options.prefixCacheBytes } : {}),
       });
       const limits: RequestLimits = { served, contextLength: scheduler.contextLength, maxTokens: Math.min(options.maxTokens ?? scheduler.contextLength, scheduler.contextLength), maxN: scheduler.maxBatch };
       loaded = { served, scheduler, limits };
       metrics.modelLoaded.set(1);
-      log(`model '${served.name}' loaded (context ${scheduler.contextLength}, batch ${scheduler.maxBatch}, queue ${scheduler.maxQueue})`);
+      log(`model '${served.name}' loaded (context ${scheduler.contextLength}, batch ${scheduler.maxBatch}, queue ${scheduler.maxQueue}, prefix cache ${scheduler.prefixCache ? `${options.prefixCacheBytes! / 2 ** 20} MiB` : 'off'})`);
       return served;
     },
     (e: unknown) => {

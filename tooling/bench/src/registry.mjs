@@ -63,6 +63,13 @@ export const benchmarks = [
     about: 'concurrent streaming load on loopback: throughput and latency percentiles',
   },
   {
+    name: 'prefix-cache',
+    script: 'packages/serve/bench/prefix-cache.mjs',
+    result: 'prefix-cache.md',
+    needs: 'built @apertus/serve',
+    about: 'time to first token of a second chat turn (≈2,000-token history) with and without the prefix cache',
+  },
+  {
     name: 'safetensors',
     script: 'packages/safetensors/bench/io.mjs',
     result: 'safetensors.md',

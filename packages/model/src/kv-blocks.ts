@@ -1,0 +1,116 @@
+import type { ApertusConfig } from './config';
+import { GenerationError } from './errors';
+
+/**
+ * One block of KV memory: keys and values of `blockSize` consecutive tokens for every layer,
+ * laid out [layer][k | v][blockSize][num_key_value_heads · head_dim] float32. `refs` counts the
+ * caches (sequences, stored prefixes) whose block table holds it.
+ */
+export interface KVBlock {
+  readonly data: Float32Array;
+  refs: number;
+}
+
+/** Options of {@link KVBlockPool}. */
+export interface KVBlockPoolOptions {
+  /** Tokens per block (default 16). */
+  blockSize?: number;
+}
+
+/**
+ * Paged KV memory shared by many sequences (vLLM's PagedAttention layout, with attention reading a
+ * gathered copy): fixed-size blocks handed out on demand and reference-counted, so sequences that
+ * share a prefix (n > 1 continuations, a cached chat history) hold the same blocks, and a block
+ * written while shared is copied first (copy-on-write, see KVCache.update).
+ */
+export class KVBlockPool {
+  /** The model's config. */
+  readonly config: ApertusConfig;
+  /** Tokens per block. */
+  readonly blockSize: number;
+  /** Floats per token per layer (num_key_value_heads · head_dim). */
+  readonly rowSize: number;
+  /** Floats per head. */
+  readonly headDim: number;
+  /** Layers. */
+  readonly layers: number;
+  /** Longest sequence a cache of this pool may hold (max_position_embeddings). */
+  readonly maxPositions: number;
+  private live = 0;
+  private scratchK = new Float32Array(0);
+  private scratchV = new Float32Array(0);
+
+  /** A pool for caches of a model of this config. Throws GenerationError for a bad block size. */
+  constructor(config: ApertusConfig, options: KVBlockPoolOptions = {}) {
+    const bs = options.blockSize ?? 16;
+    if (!Number.isInteger(bs) || bs < 1) throw new GenerationError('blockSize', `must be a positive integer, got ${bs}`);
+    this.config = config;
+    this.blockSize = bs;
+    this.rowSize = config.num_key_value_heads * config.head_dim;
+    this.headDim = config.head_dim;
+    this.layers = config.num_hidden_layers;
+    this.maxPositions = config.max_position_embeddings;
+  }
+
+  /** Blocks held by at least one cache. */
+  get blocksInUse(): number {
+    return this.live;
+  }
+
+  /** Bytes of one block. */
+  get blockBytes(): number {
+    return this.layers * 2 * this.blockSize * this.rowSize * 4;
+  }
+
+  /** Bytes of all blocks held (a shared block counts once). */
+  get bytes(): number {
+    return this.live * this.blockBytes;
+  }
+
+  /** A fresh block with one reference. */
+  allocate(): KVBlock {
+    this.live++;
+    return { data: new Float32Array(this.layers * 2 * this.blockSize * this.rowSize), refs: 1 };
+  }
+
+  /** One more holder of `block`. */
+  retain(block: KVBlock): void {
+    if (block.refs <= 0) throw new GenerationError('block', 'cannot share a released KV block');
+    block.refs++;
+  }
+
+  /** One holder fewer; the block is gone when none is left. */
+  release(block: KVBlock): void {
+    if (block.refs <= 0) throw new GenerationError('block', 'KV block released twice');
+    if (--block.refs === 0) this.live--;
+  }
+
+  /** Offset of token row `t` (within its block) of layer `layer`'s keys (`v` = 1: values). */
+  offset(layer: number, v: 0 | 1, t: number): number {
+    return ((layer * 2 + v) * this.blockSize + t) * this.rowSize;
+  }
+
+  /**
+   * The first S tokens' keys and values of `layer` from a block table, each [S, rowSize]
+   * contiguous. The arrays are the pool's scratch (one sequence is attended at a time): they stay
+   * valid until the next gather of this pool.
+   */
+  gather(table: readonly KVBlock[], layer: number, S: number): { k: Float32Array; v: Float32Array } {
+    const bs = this.blockSize, row = this.rowSize;
+    if (S <= bs) {
+      const d = table[0]!.data;
+      return { k: d.subarray(this.offset(layer, 0, 0), this.offset(layer, 0, S)), v: d.subarray(this.offset(layer, 1, 0), this.offset(layer, 1, S)) };
+    }
+    if (this.scratchK.length < S * row) {
+      const n = Math.min(this.maxPositions, Math.max(S, 2 * this.scratchK.length / row)) * row;
+      this.scratchK = new Float32Array(n);
+      this.scratchV = new Float32Array(n);
+    }
+    for (let b = 0, t = 0; t < S; b++, t += bs) {
+      const n = Math.min(bs, S - t), d = table[b]!.data;
+      this.scratchK.set(d.subarray(this.offset(layer, 0, 0), this.offset(layer, 0, n)), t * row);
+      this.scratchV.set(d.subarray(this.offset(layer, 1, 0), this.offset(layer, 1, n)), t * row);
+    }
+    return { k: this.scratchK.subarray(0, S * row), v: this.scratchV.subarray(0, S * row) };
+  }
+}
