@@ -202,8 +202,161 @@ function q6_k(R) {
     `(local $bi i32) (local $end i32) (local $off i32) (local $p i32) (local $xb i32) (local $d8 f32) (local $v v128) (local $x0 v128) (local $x1 v128) ${locals(R, 'a', 'v128')} ${locals(R, 's', 'v128')}`, body);
 }
 
+// Prefill: products of many activation rows. The weights of a chunk of rows are first unpacked
+// into int16 (sub-block scales folded in where they are integers: Q4_K q·scale ≤ 945, Q6_K
+// (q − 32)·scale ≤ 4064 in magnitude) with a float scale per block (and, for Q4_K, dmin·min per 32
+// values); then a kernel over R rows × T activation rows multiplies int16 weights by int8
+// activations sign-extended on load (v128.load8x8_s), i32x4.dot_i16x8_s, exact within a block.
+
+/** Q8_0 rows → int16 quants at $dst, f32 d per block at $sw. */
+const unpackQ8_0 = `
+  (func (export "unpack_q8_0") (param $w i32) (param $rs i32) (param $nr i32) (param $nb i32) (param $dst i32) (param $sw i32) (param $mw i32)
+    (local $p i32) (local $end i32) (local $v v128)
+    (local.set $end (i32.add (local.get $w) (i32.mul (local.get $nr) (local.get $rs))))
+    (local.set $p (local.get $w))
+    (loop $blocks
+      (f32.store (local.get $sw) ${f16('(i32.load16_u (local.get $p))')})
+      (local.set $v (v128.load offset=2 (local.get $p)))
+      (v128.store (local.get $dst) (i16x8.extend_low_i8x16_s (local.get $v)))
+      (v128.store offset=16 (local.get $dst) (i16x8.extend_high_i8x16_s (local.get $v)))
+      (local.set $v (v128.load offset=18 (local.get $p)))
+      (v128.store offset=32 (local.get $dst) (i16x8.extend_low_i8x16_s (local.get $v)))
+      (v128.store offset=48 (local.get $dst) (i16x8.extend_high_i8x16_s (local.get $v)))
+      (local.set $sw (i32.add (local.get $sw) (i32.const 4)))
+      (local.set $dst (i32.add (local.get $dst) (i32.const 64)))
+      (br_if $blocks (i32.lt_u (local.tee $p (i32.add (local.get $p) (i32.const 34))) (local.get $end)))))`;
+
+/** Q4_K rows → int16 q·scale_j at $dst, f32 d per super-block at $sw, f32 dmin·min_j per 32 values at $mw. */
+function unpackQ4_K() {
+  const sub = [];
+  for (let j = 0; j < 8; j++) {
+    const c = j >> 1, half = j & 1, [sc, mn] = scaleMin(j);
+    const q = (k) => half === 0
+      ? `(v128.and (v128.load offset=${16 + 32 * c + 16 * k} (local.get $p)) (i8x16.splat (i32.const 15)))`
+      : `(i8x16.shr_u (v128.load offset=${16 + 32 * c + 16 * k} (local.get $p)) (i32.const 4))`;
+    sub.push(`(local.set $s (i16x8.splat ${sc}))
+      (f32.store offset=${4 * j} (local.get $mw) (f32.mul (local.get $dmin) (f32.convert_i32_u ${mn})))
+      (local.set $v ${q(0)})
+      (v128.store offset=${64 * j} (local.get $dst) (i16x8.mul (i16x8.extend_low_i8x16_u (local.get $v)) (local.get $s)))
+      (v128.store offset=${64 * j + 16} (local.get $dst) (i16x8.mul (i16x8.extend_high_i8x16_u (local.get $v)) (local.get $s)))
+      (local.set $v ${q(1)})
+      (v128.store offset=${64 * j + 32} (local.get $dst) (i16x8.mul (i16x8.extend_low_i8x16_u (local.get $v)) (local.get $s)))
+      (v128.store offset=${64 * j + 48} (local.get $dst) (i16x8.mul (i16x8.extend_high_i8x16_u (local.get $v)) (local.get $s)))`);
+  }
+  return `
+  (func (export "unpack_q4_k") (param $w i32) (param $rs i32) (param $nr i32) (param $nb i32) (param $dst i32) (param $sw i32) (param $mw i32)
+    (local $p i32) (local $end i32) (local $v v128) (local $s v128) (local $dmin f32)
+    (local.set $end (i32.add (local.get $w) (i32.mul (local.get $nr) (local.get $rs))))
+    (local.set $p (local.get $w))
+    (loop $blocks
+      (f32.store (local.get $sw) ${f16('(i32.load16_u (local.get $p))')})
+      (local.set $dmin ${f16('(i32.load16_u offset=2 (local.get $p))')})
+      ${sub.join('\n      ')}
+      (local.set $sw (i32.add (local.get $sw) (i32.const 4)))
+      (local.set $mw (i32.add (local.get $mw) (i32.const 32)))
+      (local.set $dst (i32.add (local.get $dst) (i32.const 512)))
+      (br_if $blocks (i32.lt_u (local.tee $p (i32.add (local.get $p) (i32.const 144))) (local.get $end)))))`;
+}
+
+/** Q6_K rows → int16 (q − 32)·scale at $dst, f32 d per super-block at $sw. */
+function unpackQ6_K() {
+  const sub = [];
+  for (let h = 0; h < 2; h++) {
+    for (let l0 = 0; l0 < 32; l0 += 16) {
+      for (let s = 0; s < 4; s++) {
+        const xo = 128 * h + l0 + 32 * s, ql = 64 * h + l0 + (s & 1 ? 32 : 0), qh = 128 + 32 * h + l0, sc = 192 + 8 * h + (l0 >> 4) + 2 * s;
+        const lo = `(v128.load offset=${ql} (local.get $p))`;
+        const nib = s < 2 ? `(v128.and ${lo} (i8x16.splat (i32.const 15)))` : `(i8x16.shr_u ${lo} (i32.const 4))`;
+        const hi = `(i8x16.shl (v128.and (i8x16.shr_u (v128.load offset=${qh} (local.get $p)) (i32.const ${2 * s})) (i8x16.splat (i32.const 3))) (i32.const 4))`;
+        sub.push(`(local.set $v (i8x16.sub (v128.or ${nib} ${hi}) (i8x16.splat (i32.const 32))))
+      (local.set $s (i16x8.splat (i32.load8_s offset=${sc} (local.get $p))))
+      (v128.store offset=${2 * xo} (local.get $dst) (i16x8.mul (i16x8.extend_low_i8x16_s (local.get $v)) (local.get $s)))
+      (v128.store offset=${2 * xo + 16} (local.get $dst) (i16x8.mul (i16x8.extend_high_i8x16_s (local.get $v)) (local.get $s)))`);
+      }
+    }
+  }
+  return `
+  (func (export "unpack_q6_k") (param $w i32) (param $rs i32) (param $nr i32) (param $nb i32) (param $dst i32) (param $sw i32) (param $mw i32)
+    (local $p i32) (local $end i32) (local $v v128) (local $s v128)
+    (local.set $end (i32.add (local.get $w) (i32.mul (local.get $nr) (local.get $rs))))
+    (local.set $p (local.get $w))
+    (loop $blocks
+      (f32.store (local.get $sw) ${f16('(i32.load16_u offset=208 (local.get $p))')})
+      ${sub.join('\n      ')}
+      (local.set $sw (i32.add (local.get $sw) (i32.const 4)))
+      (local.set $dst (i32.add (local.get $dst) (i32.const 512)))
+      (br_if $blocks (i32.lt_u (local.tee $p (i32.add (local.get $p) (i32.const 210))) (local.get $end)))))`;
+}
+
+/**
+ * int16 weights [nr, K] at $w16 × int8 activations [M, K] at $x: y[m·ldy + r] = Σ_blocks of B
+ * values sw[r, b]·xd[m, b]·Σ w16·x, minus (mins) Σ_j mw[r, j]·xsf[m, j] over 32-value groups
+ * (xsf = d8·Σ of the 32 quants). R weight rows × T activation rows per tile; nr % R = M % T = 0.
+ */
+function igemm(B, mins, R, T) {
+  const acc = (i, t) => `$i${i}_${t}`, fac = (i, t) => `$f${i}_${t}`, mac = (i, t) => `$g${i}_${t}`;
+  const tiles = (f) => rep(R, (i) => rep(T, (t) => f(i, t)));
+  const step = (o) => `${rep(T, (t) => `(local.set $x${t} (v128.load8x8_s offset=${o} (local.get $xp${t})))`)}
+            ${rep(R, (i) => `(local.set $v (v128.load offset=${2 * o} (local.get $wp${i})))
+            ${rep(T, (t) => `(local.set ${acc(i, t)} (i32x4.add (local.get ${acc(i, t)}) (i32x4.dot_i16x8_s (local.get $v) (local.get $x${t}))))`)}`)}`;
+  const inner = B === 32
+    ? `${[0, 8, 16, 24].map(step).join('\n            ')}`
+    : `(local.set $k (i32.const 0))
+          (loop $ks
+            ${step(0)}
+            ${step(8)}
+            ${rep(T, (t) => `(local.set $xp${t} (i32.add (local.get $xp${t}) (i32.const 16)))`)}
+            ${rep(R, (i) => `(local.set $wp${i} (i32.add (local.get $wp${i}) (i32.const 32)))`)}
+            (br_if $ks (i32.lt_u (local.tee $k (i32.add (local.get $k) (i32.const 16))) (i32.const ${B}))))`;
+  const adv = B === 32
+    ? `${rep(T, (t) => `(local.set $xp${t} (i32.add (local.get $xp${t}) (i32.const 32)))`)}
+          ${rep(R, (i) => `(local.set $wp${i} (i32.add (local.get $wp${i}) (i32.const 64)))`)}`
+    : '';
+  const minsTerm = mins ? tiles((i, t) => `(local.set ${mac(i, t)} (f32x4.add (local.get ${mac(i, t)}) (f32x4.add
+            (f32x4.mul (v128.load (i32.add (local.get $mw) (i32.shl (i32.add (i32.mul (i32.add (local.get $r) (i32.const ${i})) (local.get $nsub)) (i32.shl (local.get $b) (i32.const 3))) (i32.const 2)))) (v128.load (i32.add (local.get $xsf) (i32.shl (i32.add (i32.mul (i32.add (local.get $m) (i32.const ${t})) (local.get $nsub)) (i32.shl (local.get $b) (i32.const 3))) (i32.const 2)))))
+            (f32x4.mul (v128.load offset=16 (i32.add (local.get $mw) (i32.shl (i32.add (i32.mul (i32.add (local.get $r) (i32.const ${i})) (local.get $nsub)) (i32.shl (local.get $b) (i32.const 3))) (i32.const 2)))) (v128.load offset=16 (i32.add (local.get $xsf) (i32.shl (i32.add (i32.mul (i32.add (local.get $m) (i32.const ${t})) (local.get $nsub)) (i32.shl (local.get $b) (i32.const 3))) (i32.const 2))))))))`) : '';
+  return `
+  (func (export "igemm${B}${mins ? 'm' : ''}_${R}x${T}") (param $w16 i32) (param $nr i32) (param $K i32) (param $sw i32) (param $mw i32) (param $x i32) (param $xd i32) (param $xsf i32) (param $M i32) (param $y i32) (param $ldy i32)
+    (local $r i32) (local $m i32) (local $b i32) (local $k i32) (local $nb i32) (local $nsub i32) (local $v v128)
+    ${rep(R, (i) => `(local $wp${i} i32)`)} ${rep(T, (t) => `(local $xp${t} i32) (local $x${t} v128)`)}
+    ${tiles((i, t) => `(local ${acc(i, t)} v128) (local ${fac(i, t)} v128) (local ${mac(i, t)} v128)`)}
+    (local.set $nb (i32.div_u (local.get $K) (i32.const ${B})))
+    (local.set $nsub (i32.shr_u (local.get $K) (i32.const 5)))
+    (block $done (loop $rows
+      (br_if $done (i32.ge_u (local.get $r) (local.get $nr)))
+      (local.set $m (i32.const 0))
+      (block $mdone (loop $ms
+        (br_if $mdone (i32.ge_u (local.get $m) (local.get $M)))
+        ${tiles((i, t) => `(local.set ${fac(i, t)} (v128.const f32x4 0 0 0 0)) (local.set ${mac(i, t)} (v128.const f32x4 0 0 0 0))`)}
+        ${rep(R, (i) => `(local.set $wp${i} (i32.add (local.get $w16) (i32.shl (i32.mul (i32.add (local.get $r) (i32.const ${i})) (local.get $K)) (i32.const 1))))`)}
+        ${rep(T, (t) => `(local.set $xp${t} (i32.add (local.get $x) (i32.mul (i32.add (local.get $m) (i32.const ${t})) (local.get $K))))`)}
+        (local.set $b (i32.const 0))
+        (loop $blocks
+          ${tiles((i, t) => `(local.set ${acc(i, t)} (v128.const i32x4 0 0 0 0))`)}
+          ${inner}
+          ${adv}
+          ${tiles((i, t) => `(local.set ${fac(i, t)} (f32x4.add (local.get ${fac(i, t)}) (f32x4.mul (f32x4.convert_i32x4_s (local.get ${acc(i, t)}))
+            (f32x4.splat (f32.mul (f32.load (i32.add (local.get $sw) (i32.shl (i32.add (i32.mul (i32.add (local.get $r) (i32.const ${i})) (local.get $nb)) (local.get $b)) (i32.const 2))))
+              (f32.load (i32.add (local.get $xd) (i32.shl (i32.add (i32.mul (i32.add (local.get $m) (i32.const ${t})) (local.get $nb)) (local.get $b)) (i32.const 2)))))))))`)}
+          ${minsTerm}
+          (br_if $blocks (i32.lt_u (local.tee $b (i32.add (local.get $b) (i32.const 1))) (local.get $nb))))
+        ${tiles((i, t) => `(f32.store (i32.add (local.get $y) (i32.shl (i32.add (i32.mul (i32.add (local.get $m) (i32.const ${t})) (local.get $ldy)) (i32.add (local.get $r) (i32.const ${i}))) (i32.const 2)))
+          (f32.sub ${fsum(`(local.get ${fac(i, t)})`)} ${fsum(`(local.get ${mac(i, t)})`)}))`)}
+        (local.set $m (i32.add (local.get $m) (i32.const ${T})))
+        (br $ms)))
+      (local.set $r (i32.add (local.get $r) (i32.const ${R})))
+      (br $rows)))
+  )`;
+}
+
+const IGEMMS = [[32, false], [256, false], [256, true]].flatMap(([B, mins]) => [[4, 2], [4, 1], [1, 2], [1, 1]].map(([R, T]) => igemm(B, mins, R, T)));
+
 export const WAT = `(module
   (memory (export "memory") 1 65536)
   ${[f32, bf16, q8_0, q4_k, q6_k].flatMap((k) => [k(4), k(1)]).join('\n')}
+  ${unpackQ8_0}
+  ${unpackQ4_K()}
+  ${unpackQ6_K()}
+  ${IGEMMS.join('\n')}
 )
 `;

@@ -61,6 +61,16 @@ describe('matrix kernels on resident weights', () => {
     });
   }
 
+  for (const type of ['Q8_0', 'Q4_K', 'Q6_K'] as const) {
+    it(`${type}: a many-row product over several chunks of unpacked weight rows (N = 1030, M = 5)`, () => {
+      const rng = new Rng(9), M = 5, N = 1030, K = 256, t = GGML_TYPES[type];
+      const data = weights(type, rng, N, K), x = Float32Array.from({ length: M * K }, () => rng.normal());
+      const y = new Float32Array(M * N);
+      new QuantMatrix(t, [N, K], data).matmulT(x, M, y);
+      expect(relError(type, data, x, M, N, K, y)).toBeLessThan(1e-5);
+    });
+  }
+
   it('matrices of one arena keep their bytes as later ones grow the memory', () => {
     const rng = new Rng(5), arena = new WeightArena(), t = GGML_TYPES.Q4_K;
     const a = weights('Q4_K', rng, 16, 512), b = weights('Q4_K', rng, 3000, 512);

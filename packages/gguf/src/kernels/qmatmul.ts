@@ -4,8 +4,8 @@
 // quantizes them (Q8_0 blocks for Q8_0 weights, Q8_K super-blocks for the k-quants), float
 // activations go in as float32 (BF16 weights take them rounded to bf16 by the caller).
 
-import { quantizeActivationsQ8_0, quantizeActivationsQ8_K } from '../quant/activations';
-import { rowBytes, type GgmlType } from '../types';
+import { quantizeActivationsQ8_0, quantizeActivationsQ8_K, type QuantizedActivations } from '../quant/activations';
+import { GGML_TYPES, rowBytes, type GgmlType } from '../types';
 import { QUANT_KERNELS_WASM } from './module.generated';
 
 /** The parts of the WebAssembly JS API used here (the tsconfig has no DOM/WebAssembly lib). */
@@ -36,6 +36,9 @@ function module(): object | null {
 
 /** Kernel names by type: the stored types the module multiplies directly. */
 const KERNELS: Readonly<Record<string, string>> = { F32: 'f32', BF16: 'bf16', Q8_0: 'q8_0', Q4_K: 'q4_k', Q6_K: 'q6_k' };
+
+/** The stored type of each quantized kernel. */
+const GGML_BY_KERNEL: Readonly<Record<string, GgmlType>> = { q8_0: GGML_TYPES.Q8_0, q4_k: GGML_TYPES.Q4_K, q6_k: GGML_TYPES.Q6_K };
 
 /** Whether `type` (with rows of K values) has a kernel here. */
 export function hasKernel(type: GgmlType, K = type.blockSize * 8): boolean {
@@ -130,6 +133,10 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
   }
   const isK = name !== 'q8_0';
   const act = isK ? quantizeActivationsQ8_K(x.subarray(0, M * K)) : quantizeActivationsQ8_0(x.subarray(0, M * K));
+  if (M >= IGEMM_MIN_ROWS) {
+    igemm(slab, name, w, N, K, act, M, y);
+    return;
+  }
   const [xq, xd, xs, yo] = scratch(slab, [act.q.byteLength, act.d.byteLength, act.sums?.byteLength ?? 0, 4 * M * N]);
   u8().set(new Uint8Array(act.q.buffer, act.q.byteOffset, act.q.byteLength), xq!);
   f32().set(act.d, xd! / 4);
@@ -137,3 +144,42 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
   runRows(slab, name, w.offset, rs, N, K / type.blockSize, xq!, M, yo!, xd!, xs!);
   y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
 }
+
+/** From this many activation rows on, quantized products unpack chunks of weight rows to int16 and reuse them across rows. */
+export const IGEMM_MIN_ROWS = 4;
+/** Bytes of unpacked int16 weights per chunk (stays in L2 while every activation row passes). */
+const CHUNK_BYTES = 1 << 18;
+
+/**
+ * The many-row product of a quantized matrix: per chunk of weight rows, unpack (kernels'
+ * unpack_*), then the int16 × int8 tile kernels (igemm*) over 4 rows × 2 activation rows, with
+ * the leftover rows and activation rows in narrower tiles.
+ */
+function igemm(slab: Slab, name: string, w: Resident, N: number, K: number, act: QuantizedActivations, M: number, y: Float32Array): void {
+  const B = name === 'q8_0' ? 32 : 256, mins = name === 'q4_k', nb = K / B, nsub = K / 32, rs = rowBytes(GGML_BY_KERNEL[name]!, K);
+  const ch = Math.max(4, Math.floor(CHUNK_BYTES / (2 * K)) & ~3);
+  // d8 · (sum of each 32 quants), the activations' side of the Q4_K mins term.
+  const xsf = new Float32Array(M * nsub);
+  if (mins) for (let i = 0; i < xsf.length; i++) xsf[i] = act.d[Math.floor(i / 8)]! * act.sums![i]!;
+  const [xq, xd, xs, yo, w16, sw, mw] = scratch(slab, [M * K, 4 * M * nb, 4 * M * nsub, 4 * M * N, 2 * ch * K, 4 * ch * nb, 4 * ch * nsub]);
+  const mem = slab.exports.memory.buffer;
+  new Int8Array(mem, xq!, M * K).set(act.q);
+  new Float32Array(mem, xd!, M * nb).set(act.d);
+  new Float32Array(mem, xs!, M * nsub).set(xsf);
+  const unpack = slab.kernel(`unpack_${name}`) as unknown as (w: number, rs: number, nr: number, nb: number, dst: number, sw: number, mw: number) => void;
+  const tile = (R: number, T: number) => slab.kernel(`igemm${B}${mins ? 'm' : ''}_${R}x${T}`) as unknown as IgemmKernel;
+  const m2 = M & ~1;
+  for (let n0 = 0; n0 < N; n0 += ch) {
+    const nr = Math.min(ch, N - n0), r4 = nr & ~3;
+    unpack(w.offset + n0 * rs, rs, nr, K / GGML_BY_KERNEL[name]!.blockSize, w16!, sw!, mw!);
+    for (const [r0, rows, R] of [[0, r4, 4], [r4, nr - r4, 1]] as const) {
+      if (rows === 0) continue;
+      const wr = w16! + 2 * r0 * K, swr = sw! + 4 * r0 * nb, mwr = mw! + 4 * r0 * nsub;
+      if (m2 > 0) tile(R, 2)(wr, rows, K, swr, mwr, xq!, xd!, xs!, m2, yo! + 4 * (n0 + r0), N);
+      if (M > m2) tile(R, 1)(wr, rows, K, swr, mwr, xq! + m2 * K, xd! + 4 * m2 * nb, xs! + 4 * m2 * nsub, 1, yo! + 4 * (m2 * N + n0 + r0), N);
+    }
+  }
+  y.set(new Float32Array(slab.exports.memory.buffer, yo!, M * N));
+}
+
+type IgemmKernel = (w16: number, nr: number, K: number, sw: number, mw: number, x: number, xd: number, xsf: number, M: number, y: number, ldy: number) => void;
