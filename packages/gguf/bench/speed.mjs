@@ -1,7 +1,7 @@
 // Prefill and decode tokens/s on one thread: our GGUF inference vs llama.cpp (node-llama-cpp
 // 3.22.1, its prebuilt CPU binary) on the same file, for F32, BF16, Q8_0 and Q4_K, plus our decode
 // at batch 8 (eight sequences per step: a GEMM of 8 rows) against our batch 1.
-//   node packages/gguf/bench/speed.mjs [--quick] [--write] [--presets small,0.5b] [--types F32,Q4_K] [--rounds 3]
+//   node packages/gguf/bench/speed.mjs [--quick] [--write] [--cpu-time] [--presets small,0.5b] [--types F32,Q4_K] [--rounds 3]
 // Each case writes a random-weight model of the preset as GGUF and loads it on both sides once;
 // then rounds alternate ours and theirs (prefill, then greedy decode) so both see the same machine
 // load, and each ratio is the median over rounds of ours ÷ theirs in the same round. Prints the
@@ -50,29 +50,33 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gguf-bench-'));
 const llama = await getLlama({ gpu: false, build: 'never', logLevel: 'error' });
 const prompt = Array.from({ length: PREFILL }, (_, i) => 1000 + ((i * 37) % 20000));
 const rows = [];
+/** Seconds of CPU time this process has used (both sides run in it: ours on the main thread, llama.cpp on its one thread). */
+const cpuNow = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+/** Wall-clock seconds, or with --cpu-time this process's CPU seconds (steadier on a machine shared with other jobs). */
+const clock = process.argv.includes('--cpu-time') ? cpuNow : () => performance.now() / 1000;
 
 /** Our prefill and decode tokens/s for `batch` sequences (each the same prompt, offset ids). */
 function ours(model, batch) {
   const V = model.config.vocab_size;
   const seqs = Array.from({ length: batch }, (_, b) => ({ cache: new KVCache(model.config, PREFILL + DECODE + 1), tokens: prompt.map((t) => t + b) }));
-  let t = performance.now();
+  let t = clock();
   let logits = step(model, seqs);
-  const prefill = (batch * PREFILL) / ((performance.now() - t) / 1000);
-  t = performance.now();
+  const prefill = (batch * PREFILL) / (clock() - t);
+  t = clock();
   for (let i = 0; i < DECODE; i++) logits = step(model, seqs.map((s, b) => ({ cache: s.cache, tokens: [argmax(logits, V, b)] })));
-  return { prefill, decode: (batch * DECODE) / ((performance.now() - t) / 1000) };
+  return { prefill, decode: (batch * DECODE) / (clock() - t) };
 }
 
 async function theirs(model) {
   const context = await model.createContext({ contextSize: 512, batchSize: PREFILL, threads: 1 });
   const seq = context.getSequence();
-  let t = performance.now();
+  let t = clock();
   await seq.evaluateWithoutGeneratingNewTokens(prompt);
-  const prefill = PREFILL / ((performance.now() - t) / 1000);
-  t = performance.now();
+  const prefill = PREFILL / (clock() - t);
+  t = clock();
   let n = 0;
   for await (const _ of seq.evaluate([1001], { temperature: 0 })) if (++n === DECODE) break;
-  const decode = DECODE / ((performance.now() - t) / 1000);
+  const decode = DECODE / (clock() - t);
   await context.dispose();
   return { prefill, decode };
 }
@@ -110,11 +114,12 @@ fs.rmSync(tmp, { recursive: true, force: true });
 const table = [
   `# GGUF inference: ours vs llama.cpp (node-llama-cpp 3.22.1), one thread`,
   '',
-  `Command: \`node packages/gguf/bench/speed.mjs --write${quick ? ' --quick' : ''}\` (after \`npm run build\`). Random-weight models written`,
+  `Command: \`node packages/gguf/bench/speed.mjs ${process.argv.slice(2).join(' ')}\` (after \`npm run build\`). Random-weight models written`,
   `as GGUF by \`writeModelGguf\` (\`small\`, and \`0.5b\`: hidden 1280, FFN 5120, 24 layers, 20 heads, 4 KV heads, 32k vocabulary);`,
   `prefill of ${PREFILL} tokens, then ${DECODE} greedy decode steps; both sides on one thread, loaded once, then ${ROUNDS} interleaved round(s)`,
   '(ours, theirs, our batch 8); ratios are medians over rounds of ours ÷ theirs in the same round. llama.cpp runs with its',
   'defaults (f16 KV cache). Decode B8: our tokens/s with 8 sequences per step (and its ratio to our batch 1).',
+  `Times: ${clock === cpuNow ? 'CPU seconds of the process (--cpu-time), not wall clock' : 'wall clock'}.`,
   `CPU: ${machine}; ${os.cpus().length} logical cores (load average over the case in the table).`,
   '',
   '| model | type | prefill tok/s (ours) | prefill tok/s (llama.cpp) | ratio | decode tok/s (ours) | decode tok/s (llama.cpp) | ratio | decode B8 tok/s (ours) | load avg |',

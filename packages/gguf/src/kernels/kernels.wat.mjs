@@ -1,8 +1,9 @@
 // The WebAssembly text of the matrix kernels (SIMD128): y[m, r] = x[m, :] · W[r, :] for weights
-// resident in the module's memory, stored as F32, BF16, Q8_0, Q4_K or Q6_K. Every kernel walks
-// the rows R at a time (R = 4, then R = 1 for the rest) and, for each group of rows, every
-// activation row m: the group's weights stay in L1 while all M activation rows pass (decode:
-// M = 1 or the batch, prefill: the prompt), and each activation load is shared by R rows.
+// resident in the module's memory, stored as F32, BF16, Q8_0, Q4_K or Q6_K. The matrix-vector
+// kernels (decode) walk the rows one at a time and, for each row, every activation row m: the row
+// stays in L1 while all M activation rows pass. The generators take R rows per step, but R = 1 is
+// what is built: V8 spills registers with more rows in flight (measured on Zen 4: a Q4_K kernel at
+// R = 4 ran at half the speed of R = 1, F32 at 0.55×).
 //
 // Float kernels: f32x4 products (bf16 widened in-register: bits << 16), two accumulators per row.
 // Quantized kernels: activations arrive quantized as ggml quantizes them (int8 Q8_0 blocks for
@@ -102,15 +103,27 @@ function q8_0(R) {
   return kernel(`q8_0_${R}`, R, '(param $xd i32)', `(local $bi i32) (local $end i32) (local $off i32) (local $p i32) (local $dx f32) (local $v v128) (local $x0 v128) (local $x1 v128) (local $x2 v128) (local $x3 v128) ${locals(R, 'a', 'v128')}`, body);
 }
 
-/** 6-bit scale (or min) j of the 12 packed bytes at $p + 4 (ggml's get_scale_min_k4). */
-function scaleMin(j) {
-  const b = (k) => `(i32.load8_u offset=${4 + k} (local.get $p))`;
-  if (j < 4) return [`(i32.and ${b(j)} (i32.const 63))`, `(i32.and ${b(j + 4)} (i32.const 63))`];
-  return [
-    `(i32.or (i32.and ${b(j + 4)} (i32.const 15)) (i32.shl (i32.shr_u ${b(j - 4)} (i32.const 6)) (i32.const 4)))`,
-    `(i32.or (i32.shr_u ${b(j + 4)} (i32.const 4)) (i32.shl (i32.shr_u ${b(j)} (i32.const 6)) (i32.const 4)))`,
-  ];
-}
+/**
+ * The eight 6-bit scales and eight 6-bit mins of the Q4_K super-block at $p (12 packed bytes at
+ * $p + 4, ggml's get_scale_min_k4) as one i8x16: lanes 0–7 the scales, 8–15 the mins. Scale j < 4
+ * is b[j] & 63 and min j < 4 is b[j + 4] & 63; for j ≥ 4 the low four bits come from b[j + 4]
+ * (low nibble: scale, high nibble: min) and the high two from the top bits of b[j − 4] (scale) or b[j].
+ */
+const scalesMins = `(v128.or
+            (v128.and
+              (v128.bitselect
+                (i8x16.shr_u (i8x16.shuffle 0 1 2 3 8 9 10 11 4 5 6 7 8 9 10 11 (local.get $sv) (local.get $sv)) (i32.const 4))
+                (i8x16.shuffle 0 1 2 3 8 9 10 11 4 5 6 7 8 9 10 11 (local.get $sv) (local.get $sv))
+                (v128.const i8x16 0 0 0 0 0 0 0 0 0 0 0 0 -1 -1 -1 -1))
+              (v128.const i8x16 63 63 63 63 15 15 15 15 63 63 63 63 -1 -1 -1 -1))
+            (i8x16.shl (i8x16.shr_u (i8x16.shuffle 16 16 16 16 0 1 2 3 16 16 16 16 4 5 6 7 (local.get $sv) (v128.const i32x4 0 0 0 0)) (i32.const 6)) (i32.const 4)))`;
+
+/** Decode the scales and mins of the super-block at $p into $scm (via $sv). */
+const loadScalesMins = `(local.set $sv (v128.load offset=4 (local.get $p)))
+          (local.set $scm ${scalesMins})`;
+const scaleOf = (j) => `(i8x16.extract_lane_u ${j} (local.get $scm))`;
+/** Mins 0–3 (half 0) or 4–7 (half 1) of $scm as i32x4. */
+const minsI32 = (half) => `(i32x4.extend_${half ? 'high' : 'low'}_i16x8_u (i16x8.extend_high_i8x16_u (local.get $scm)))`;
 
 /** Activation quants of a Q8_K super-block at $xb, bytes [o, o + 32), sign-extended into $x0 … $x3. */
 const loadX32 = (o) => `(local.set $v (v128.load offset=${o} (local.get $xb)))
@@ -132,15 +145,12 @@ function q4_k(R) {
     const q = (k) => half === 0
       ? `(v128.and (v128.load offset=${16 + 32 * c + 16 * k} (local.get $p)) (i8x16.splat (i32.const 15)))`
       : `(i8x16.shr_u (v128.load offset=${16 + 32 * c + 16 * k} (local.get $p)) (i32.const 4))`;
-    const [sc, mn] = scaleMin(j);
     sub.push(`${loadX32(32 * j)}
-          (local.set $bs (i32.load offset=${4 * j} (local.get $xsb)))
           ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
-          (local.set $s${i} (i32x4.add (local.get $s${i}) (i32x4.mul (i32x4.add ${dotx(q(0), '$x0', '$x1')} ${dotx(q(1), '$x2', '$x3')}) (i32x4.splat ${sc}))))
-          (local.set $im${i} (i32.add (local.get $im${i}) (i32.mul ${mn} (local.get $bs))))`)}`);
+          (local.set $s${i} (i32x4.add (local.get $s${i}) (i32x4.mul (i32x4.add ${dotx(q(0), '$x0', '$x1')} ${dotx(q(1), '$x2', '$x3')}) (i32x4.splat (i8x16.extract_lane_u ${j} (local.get $scm${i}))))))`)}`);
   }
   const body = `
-        ${rep(R, (i) => `(local.set $a${i} (v128.const f32x4 0 0 0 0)) (local.set $am${i} (f32.const 0))`)}
+        ${rep(R, (i) => `(local.set $a${i} (v128.const f32x4 0 0 0 0)) (local.set $am${i} (v128.const f32x4 0 0 0 0))`)}
         (local.set $bi (i32.mul (local.get $m) (local.get $n)))
         (local.set $end (i32.add (local.get $bi) (local.get $n)))
         (local.set $off (i32.const 0))
@@ -148,16 +158,24 @@ function q4_k(R) {
           (local.set $xb (i32.add (local.get $x) (i32.shl (local.get $bi) (i32.const 8))))
           (local.set $xsb (i32.add (local.get $xs) (i32.shl (local.get $bi) (i32.const 5))))
           (local.set $d8 (f32.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))
-          ${rep(R, (i) => `(local.set $s${i} (v128.const i32x4 0 0 0 0)) (local.set $im${i} (i32.const 0))`)}
+          (local.set $bs0 (v128.load (local.get $xsb)))
+          (local.set $bs1 (v128.load offset=16 (local.get $xsb)))
+          ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
+          ${loadScalesMins}
+          (local.set $scm${i} (local.get $scm))
+          (local.set $s${i} (v128.const i32x4 0 0 0 0))
+          ;; Σ_j min_j·bsum_j in i32 lanes, scaled by dmin·d8.
+          (local.set $am${i} (f32x4.add (local.get $am${i}) (f32x4.mul
+            (f32x4.convert_i32x4_s (i32x4.add (i32x4.mul ${minsI32(0)} (local.get $bs0)) (i32x4.mul ${minsI32(1)} (local.get $bs1))))
+            (f32x4.splat (f32.mul ${f16('(i32.load16_u offset=2 (local.get $p))')} (local.get $d8))))))`)}
           ${sub.join('\n          ')}
           ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
-          (local.set $a${i} (f32x4.add (local.get $a${i}) (f32x4.mul (f32x4.convert_i32x4_s (local.get $s${i})) (f32x4.splat (f32.mul ${f16('(i32.load16_u (local.get $p))')} (local.get $d8))))))
-          (local.set $am${i} (f32.add (local.get $am${i}) (f32.mul (f32.mul ${f16('(i32.load16_u offset=2 (local.get $p))')} (local.get $d8)) (f32.convert_i32_s (local.get $im${i})))))`)}
+          (local.set $a${i} (f32x4.add (local.get $a${i}) (f32x4.mul (f32x4.convert_i32x4_s (local.get $s${i})) (f32x4.splat (f32.mul ${f16('(i32.load16_u (local.get $p))')} (local.get $d8))))))`)}
           (local.set $off (i32.add (local.get $off) (i32.const 144)))
           (br_if $blocks (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 1))) (local.get $end))))
-        ${rep(R, (i) => `(local.set $out${i} (f32.sub ${fsum(`(local.get $a${i})`)} (local.get $am${i})))`)}`;
+        ${rep(R, (i) => `(local.set $out${i} (f32.sub ${fsum(`(local.get $a${i})`)} ${fsum(`(local.get $am${i})`)}))`)}`;
   return kernel(`q4_k_${R}`, R, '(param $xd i32) (param $xs i32)',
-    `(local $bi i32) (local $end i32) (local $off i32) (local $p i32) (local $xb i32) (local $xsb i32) (local $bs i32) (local $d8 f32) (local $v v128) (local $x0 v128) (local $x1 v128) (local $x2 v128) (local $x3 v128) ${locals(R, 'a', 'v128')} ${locals(R, 'am', 'f32')} ${locals(R, 's', 'v128')} ${locals(R, 'im', 'i32')}`, body);
+    `(local $bi i32) (local $end i32) (local $off i32) (local $p i32) (local $xb i32) (local $xsb i32) (local $d8 f32) (local $v v128) (local $sv v128) (local $scm v128) (local $bs0 v128) (local $bs1 v128) (local $x0 v128) (local $x1 v128) (local $x2 v128) (local $x3 v128) ${locals(R, 'a', 'v128')} ${locals(R, 'am', 'v128')} ${locals(R, 's', 'v128')} ${locals(R, 'scm', 'v128')}`, body);
 }
 
 /**
@@ -230,12 +248,11 @@ const unpackQ8_0 = `
 function unpackQ4_K() {
   const sub = [];
   for (let j = 0; j < 8; j++) {
-    const c = j >> 1, half = j & 1, [sc, mn] = scaleMin(j);
+    const c = j >> 1, half = j & 1;
     const q = (k) => half === 0
       ? `(v128.and (v128.load offset=${16 + 32 * c + 16 * k} (local.get $p)) (i8x16.splat (i32.const 15)))`
       : `(i8x16.shr_u (v128.load offset=${16 + 32 * c + 16 * k} (local.get $p)) (i32.const 4))`;
-    sub.push(`(local.set $s (i16x8.splat ${sc}))
-      (f32.store offset=${4 * j} (local.get $mw) (f32.mul (local.get $dmin) (f32.convert_i32_u ${mn})))
+    sub.push(`(local.set $s (i16x8.splat ${scaleOf(j)}))
       (local.set $v ${q(0)})
       (v128.store offset=${64 * j} (local.get $dst) (i16x8.mul (i16x8.extend_low_i8x16_u (local.get $v)) (local.get $s)))
       (v128.store offset=${64 * j + 16} (local.get $dst) (i16x8.mul (i16x8.extend_high_i8x16_u (local.get $v)) (local.get $s)))
@@ -245,12 +262,15 @@ function unpackQ4_K() {
   }
   return `
   (func (export "unpack_q4_k") (param $w i32) (param $rs i32) (param $nr i32) (param $nb i32) (param $dst i32) (param $sw i32) (param $mw i32)
-    (local $p i32) (local $end i32) (local $v v128) (local $s v128) (local $dmin f32)
+    (local $p i32) (local $end i32) (local $v v128) (local $s v128) (local $sv v128) (local $scm v128) (local $dmin v128)
     (local.set $end (i32.add (local.get $w) (i32.mul (local.get $nr) (local.get $rs))))
     (local.set $p (local.get $w))
     (loop $blocks
       (f32.store (local.get $sw) ${f16('(i32.load16_u (local.get $p))')})
-      (local.set $dmin ${f16('(i32.load16_u offset=2 (local.get $p))')})
+      (local.set $dmin (f32x4.splat ${f16('(i32.load16_u offset=2 (local.get $p))')}))
+      ${loadScalesMins}
+      (v128.store (local.get $mw) (f32x4.mul (f32x4.convert_i32x4_u ${minsI32(0)}) (local.get $dmin)))
+      (v128.store offset=16 (local.get $mw) (f32x4.mul (f32x4.convert_i32x4_u ${minsI32(1)}) (local.get $dmin)))
       ${sub.join('\n      ')}
       (local.set $sw (i32.add (local.get $sw) (i32.const 4)))
       (local.set $mw (i32.add (local.get $mw) (i32.const 32)))
@@ -349,11 +369,12 @@ function igemm(B, mins, R, T) {
   )`;
 }
 
-const IGEMMS = [[32, false], [256, false], [256, true]].flatMap(([B, mins]) => [[4, 2], [4, 1], [1, 2], [1, 1]].map(([R, T]) => igemm(B, mins, R, T)));
+/** Tiles built: 2 weight rows × 2 activation rows (the fastest measured on Zen 4; 4 × 2 spilled), and the narrower tails. */
+const IGEMMS = [[32, false], [256, false], [256, true]].flatMap(([B, mins]) => [[2, 2], [2, 1], [1, 2], [1, 1]].map(([R, T]) => igemm(B, mins, R, T)));
 
 export const WAT = `(module
   (memory (export "memory") 1 65536)
-  ${[f32, bf16, q8_0, q4_k, q6_k].flatMap((k) => [k(4), k(1)]).join('\n')}
+  ${[f32, bf16, q8_0, q4_k, q6_k].map((k) => k(1)).join('\n')}
   ${unpackQ8_0}
   ${unpackQ4_K()}
   ${unpackQ6_K()}

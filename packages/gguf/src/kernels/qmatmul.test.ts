@@ -1,6 +1,6 @@
 // The WebAssembly matrix kernels against a double-precision reference on the dequantized weights
 // and the rounded activations (quant/activations.ts, checked against numpy), over random shapes
-// that cover the four-row groups and the leftover rows (fast-check), and the committed module
+// that cover the two-row tiles and the leftover rows and activation rows (fast-check), and the committed module
 // against a fresh build of kernels.wat.mjs. Integer sums are exact in the kernels, so the only
 // differences are the order and rounding of float32 additions: |y − ref| ≤ 1e-5 · Σ|x_k·w_k|.
 import { f32ToF16Bits, Rng } from '@apertus/tensor';
@@ -62,8 +62,8 @@ describe('matrix kernels on resident weights', () => {
   }
 
   for (const type of ['Q8_0', 'Q4_K', 'Q6_K'] as const) {
-    it(`${type}: a many-row product over several chunks of unpacked weight rows (N = 1030, M = 5)`, () => {
-      const rng = new Rng(9), M = 5, N = 1030, K = 256, t = GGML_TYPES[type];
+    it(`${type}: a many-row product over several chunks of unpacked weight rows (N = 1031, M = 5)`, () => {
+      const rng = new Rng(9), M = 5, N = 1031, K = 256, t = GGML_TYPES[type];
       const data = weights(type, rng, N, K), x = Float32Array.from({ length: M * K }, () => rng.normal());
       const y = new Float32Array(M * N);
       new QuantMatrix(t, [N, K], data).matmulT(x, M, y);

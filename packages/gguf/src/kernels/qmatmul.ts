@@ -14,7 +14,7 @@ interface Wasm {
   Instance: new (module: object, imports: object) => { exports: unknown };
 }
 
-/** A kernel: y[m·ldy + r] = x[m] · W[r] for r < nr (a multiple of its row group), m < M. */
+/** A matrix-vector kernel: y[m·ldy + r] = x[m] · W[r] for r < nr, m < M. */
 type Kernel = (w: number, rs: number, nr: number, n: number, x: number, M: number, y: number, ldy: number, xd?: number, xs?: number) => void;
 
 interface Instance { memory: { buffer: ArrayBuffer; grow(pages: number): number }; [kernel: string]: unknown }
@@ -110,13 +110,6 @@ function scratch(slab: Slab, sizes: readonly number[]): number[] {
   return out;
 }
 
-/** Run kernel `name` over rows [0, N): four rows at a time, then one at a time. */
-function runRows(slab: Slab, name: string, w: number, rs: number, N: number, n: number, x: number, M: number, y: number, xd = 0, xs = 0): void {
-  const n4 = N & ~3;
-  if (n4 > 0) slab.kernel(`${name}_4`)(w, rs, n4, n, x, M, y, N, xd, xs);
-  if (N > n4) slab.kernel(`${name}_1`)(w + n4 * rs, rs, N - n4, n, x, M, y + 4 * n4, N, xd, xs);
-}
-
 /**
  * y [M, N] = x [M, K] · Wᵀ for W [N, K] of `type` resident in its arena (`hasKernel(type, K)`).
  * Float activations are used as given; quantized types quantize them as llama.cpp does.
@@ -127,7 +120,7 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
   if (name === 'f32' || name === 'bf16') {
     const [xo, yo] = scratch(slab, [4 * M * K, 4 * M * N]);
     f32().set(x.subarray(0, M * K), xo! / 4);
-    runRows(slab, name, w.offset, rs, N, K, xo!, M, yo!);
+    slab.kernel(`${name}_1`)(w.offset, rs, N, K, xo!, M, yo!, N);
     y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
     return;
   }
@@ -141,7 +134,7 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
   u8().set(new Uint8Array(act.q.buffer, act.q.byteOffset, act.q.byteLength), xq!);
   f32().set(act.d, xd! / 4);
   if (act.sums) new Int32Array(slab.exports.memory.buffer).set(act.sums, xs! / 4);
-  runRows(slab, name, w.offset, rs, N, K / type.blockSize, xq!, M, yo!, xd!, xs!);
+  slab.kernel(`${name}_1`)(w.offset, rs, N, K / type.blockSize, xq!, M, yo!, N, xd!, xs!);
   y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
 }
 
@@ -152,12 +145,12 @@ const CHUNK_BYTES = 1 << 18;
 
 /**
  * The many-row product of a quantized matrix: per chunk of weight rows, unpack (kernels'
- * unpack_*), then the int16 × int8 tile kernels (igemm*) over 4 rows × 2 activation rows, with
+ * unpack_*), then the int16 × int8 tile kernels (igemm*) over 2 rows × 2 activation rows, with
  * the leftover rows and activation rows in narrower tiles.
  */
 function igemm(slab: Slab, name: string, w: Resident, N: number, K: number, act: QuantizedActivations, M: number, y: Float32Array): void {
   const B = name === 'q8_0' ? 32 : 256, mins = name === 'q4_k', nb = K / B, nsub = K / 32, rs = rowBytes(GGML_BY_KERNEL[name]!, K);
-  const ch = Math.max(4, Math.floor(CHUNK_BYTES / (2 * K)) & ~3);
+  const ch = Math.max(2, Math.floor(CHUNK_BYTES / (2 * K)) & ~1);
   // d8 · (sum of each 32 quants), the activations' side of the Q4_K mins term.
   const xsf = new Float32Array(M * nsub);
   if (mins) for (let i = 0; i < xsf.length; i++) xsf[i] = act.d[Math.floor(i / 8)]! * act.sums![i]!;
@@ -170,9 +163,9 @@ function igemm(slab: Slab, name: string, w: Resident, N: number, K: number, act:
   const tile = (R: number, T: number) => slab.kernel(`igemm${B}${mins ? 'm' : ''}_${R}x${T}`) as unknown as IgemmKernel;
   const m2 = M & ~1;
   for (let n0 = 0; n0 < N; n0 += ch) {
-    const nr = Math.min(ch, N - n0), r4 = nr & ~3;
+    const nr = Math.min(ch, N - n0), r2 = nr & ~1;
     unpack(w.offset + n0 * rs, rs, nr, K / GGML_BY_KERNEL[name]!.blockSize, w16!, sw!, mw!);
-    for (const [r0, rows, R] of [[0, r4, 4], [r4, nr - r4, 1]] as const) {
+    for (const [r0, rows, R] of [[0, r2, 2], [r2, nr - r2, 1]] as const) {
       if (rows === 0) continue;
       const wr = w16! + 2 * r0 * K, swr = sw! + 4 * r0 * nb, mwr = mw! + 4 * r0 * nsub;
       if (m2 > 0) tile(R, 2)(wr, rows, K, swr, mwr, xq!, xd!, xs!, m2, yo! + 4 * (n0 + r0), N);
