@@ -1,7 +1,7 @@
 // A GGUF weight matrix kept in its stored (float, bf16 or quantized) blocks, never expanded whole.
 // The bytes are copied once, at load, into the memory of the WebAssembly kernels (a WeightArena)
 // and multiplied there: F32, BF16, Q8_0, Q4_K and Q6_K by the kernels of kernels/ (every product
-// for the quantized types; matrix-vector products and small batches for F32/BF16, whose larger
+// for the quantized types; matrix-vector products and batches under 16 rows for F32/BF16, whose larger
 // products go to the GEMM of @apertus/tensor); the other types dequantize a tile of rows at a
 // time into a small float32 buffer for that GEMM. The input is rounded as llama.cpp rounds it
 // (int8 activations for the quantized kernels, `roundActivations` otherwise), so a GGUF model
@@ -17,7 +17,7 @@ import { rowBytes, type GgmlType } from './types';
 /** Float32 values per dequantized tile (1 MiB). */
 const TILE_FLOATS = 1 << 18;
 /** From this many activation rows on, F32/BF16 products run in the packed GEMM of @apertus/tensor. */
-export const FLOAT_GEMM_MIN_ROWS = 8;
+export const FLOAT_GEMM_MIN_ROWS = 16;
 
 /** A [out, in] matrix held as ggml blocks (any supported type). */
 export class QuantMatrix implements PackedMatrix {
