@@ -1,9 +1,13 @@
 // Prefill and decode tokens/s on one thread: our GGUF inference vs llama.cpp (node-llama-cpp
-// 3.22.1, its prebuilt CPU binary) on the same file, for F32, BF16, Q8_0 and Q4_K.
-//   node packages/gguf/bench/speed.mjs [--quick] [--write]
-// Each case writes a random-weight model of the preset as GGUF, then times both sides back to back
-// (ours first), so both see the same machine load. Prints a markdown table; --write puts it in
-// tooling/bench/results/gguf.md.
+// 3.22.1, its prebuilt CPU binary) on the same file, for F32, BF16, Q8_0 and Q4_K, plus our decode
+// at batch 8 (eight sequences per step: a GEMM of 8 rows) against our batch 1.
+//   node packages/gguf/bench/speed.mjs [--quick] [--write] [--cpu-time] [--presets small,0.5b] [--types F32,Q4_K] [--rounds 3]
+// Each case writes a random-weight model of the preset as GGUF and loads it on both sides once;
+// then rounds alternate ours and theirs (prefill, then greedy decode) so both see the same machine
+// load, and each ratio is the median over rounds of ours ÷ theirs in the same round. Prints the
+// CPU (lscpu model and SIMD flags), the load average per case and a markdown table; --write puts
+// it in tooling/bench/results/gguf.md.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,57 +19,93 @@ import { buildApertusTokenizerConfig, buildApertusTokenizerJson } from '@apertus
 import { getLlama } from 'node-llama-cpp';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+const arg = (name, dflt) => { const i = process.argv.indexOf(name); return i >= 0 ? process.argv[i + 1] : dflt; };
 const quick = process.argv.includes('--quick');
-const PREFILL = quick ? 32 : 128, DECODE = quick ? 8 : 32;
-const presets = [['small', presetConfig('small')]];
-const types = ['F32', 'BF16', 'Q8_0', 'Q4_K'];
+const PREFILL = quick ? 32 : 128, DECODE = quick ? 8 : 32, BATCH = 8, ROUNDS = Number(arg('--rounds', quick ? 1 : 3));
+/** `small` and a ≈0.5B configuration (the small preset widened and deepened; 32k vocabulary). */
+const PRESETS = {
+  small: presetConfig('small'),
+  '0.5b': presetConfig('small', { hidden_size: 1280, intermediate_size: 5120, num_hidden_layers: 24, num_attention_heads: 20, num_key_value_heads: 4, head_dim: 64 }),
+};
+const presets = arg('--presets', 'small,0.5b').split(',');
+const types = arg('--types', 'F32,BF16,Q8_0,Q4_K').split(',');
 setGemmThreads(1);
+
+/** lscpu's model name and the SIMD-relevant flags. */
+function cpu() {
+  try {
+    const out = execFileSync('lscpu', { encoding: 'utf8' });
+    const field = (k) => new RegExp(`^${k}:\\s*(.*)$`, 'm').exec(out)?.[1]?.trim() ?? '';
+    const flags = field('Flags').split(/\s+/).filter((f) => /^(sse4_2|avx|avx2|fma|f16c|avx512|avx_vnni|amx)/.test(f));
+    return `${field('Model name')}; flags: ${flags.join(' ')}`;
+  } catch {
+    return `${os.cpus()[0]?.model ?? 'unknown CPU'} (lscpu unavailable)`;
+  }
+}
+
+const median = (v) => { const s = [...v].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
+const argmax = (l, V, i) => { let best = 0; for (let j = 1; j < V; j++) if (l[i * V + j] > l[i * V + best]) best = j; return best; };
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gguf-bench-'));
 const llama = await getLlama({ gpu: false, build: 'never', logLevel: 'error' });
 const prompt = Array.from({ length: PREFILL }, (_, i) => 1000 + ((i * 37) % 20000));
 const rows = [];
+/** Seconds of CPU time this process has used (both sides run in it: ours on the main thread, llama.cpp on its one thread). */
+const cpuNow = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+/** Wall-clock seconds, or with --cpu-time this process's CPU seconds (steadier on a machine shared with other jobs). */
+const clock = process.argv.includes('--cpu-time') ? cpuNow : () => performance.now() / 1000;
 
-function ours(file) {
-  const { model } = loadGguf(file, { tokenizer: false });
-  const cache = new KVCache(model.config, PREFILL + DECODE + 1);
-  let t = performance.now();
-  let logits = step(model, [{ cache, tokens: prompt }]);
-  const prefill = PREFILL / ((performance.now() - t) / 1000);
-  t = performance.now();
-  for (let i = 0; i < DECODE; i++) {
-    let best = 0;
-    for (let j = 1; j < logits.length; j++) if (logits[j] > logits[best]) best = j;
-    logits = step(model, [{ cache, tokens: [best] }]);
-  }
-  return { prefill, decode: DECODE / ((performance.now() - t) / 1000) };
+/** Our prefill and decode tokens/s for `batch` sequences (each the same prompt, offset ids). */
+function ours(model, batch) {
+  const V = model.config.vocab_size;
+  const seqs = Array.from({ length: batch }, (_, b) => ({ cache: new KVCache(model.config, PREFILL + DECODE + 1), tokens: prompt.map((t) => t + b) }));
+  let t = clock();
+  let logits = step(model, seqs);
+  const prefill = (batch * PREFILL) / (clock() - t);
+  t = clock();
+  for (let i = 0; i < DECODE; i++) logits = step(model, seqs.map((s, b) => ({ cache: s.cache, tokens: [argmax(logits, V, b)] })));
+  return { prefill, decode: (batch * DECODE) / (clock() - t) };
 }
 
-async function theirs(file) {
-  const model = await llama.loadModel({ modelPath: file, gpuLayers: 0 });
+async function theirs(model) {
   const context = await model.createContext({ contextSize: 512, batchSize: PREFILL, threads: 1 });
   const seq = context.getSequence();
-  let t = performance.now();
+  let t = clock();
   await seq.evaluateWithoutGeneratingNewTokens(prompt);
-  const prefill = PREFILL / ((performance.now() - t) / 1000);
-  t = performance.now();
+  const prefill = PREFILL / (clock() - t);
+  t = clock();
   let n = 0;
   for await (const _ of seq.evaluate([1001], { temperature: 0 })) if (++n === DECODE) break;
-  const decode = DECODE / ((performance.now() - t) / 1000);
+  const decode = DECODE / (clock() - t);
   await context.dispose();
-  await model.dispose();
   return { prefill, decode };
 }
 
-for (const [name, config] of presets) {
+const machine = cpu();
+console.log(`CPU: ${machine}`);
+for (const name of presets) {
+  const config = PRESETS[name];
   const source = ApertusModel.init(config, 0);
   for (const type of types) {
     const file = path.join(tmp, `${name}.${type}.gguf`);
     // llama.cpp needs a vocabulary: the Apertus layout without merges (ids past it are padding).
     writeModelGguf(source, file, { type, tokenizer: { json: buildApertusTokenizerJson({ merges: [] }), config: buildApertusTokenizerConfig() } });
-    const load = os.loadavg()[0];
-    const a = ours(file), b = await theirs(file);
-    rows.push(`| ${name} | ${type} | ${a.prefill.toFixed(1)} | ${b.prefill.toFixed(1)} | ${(a.prefill / b.prefill).toFixed(2)}× | ${a.decode.toFixed(2)} | ${b.decode.toFixed(2)} | ${(a.decode / b.decode).toFixed(2)}× | ${load.toFixed(1)} |`);
+    const { model } = loadGguf(file, { tokenizer: false });
+    const peer = await llama.loadModel({ modelPath: file, gpuLayers: 0 });
+    const load = [os.loadavg()[0]];
+    const r = { pre: [], dec: [], a: [], b: [], b8: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      const a = ours(model, 1), b = await theirs(peer);
+      // Batch 8 once per case (its prefill of 8 prompts is the slow part).
+      if (round === 0) r.b8.push(ours(model, BATCH).decode);
+      r.a.push(a); r.b.push(b);
+      r.pre.push(a.prefill / b.prefill); r.dec.push(a.decode / b.decode);
+      load.push(os.loadavg()[0]);
+    }
+    await peer.dispose();
+    const m = (k, side) => median(r[side].map((x) => x[k]));
+    const dec1 = m('decode', 'a');
+    rows.push(`| ${name} | ${type} | ${m('prefill', 'a').toFixed(1)} | ${m('prefill', 'b').toFixed(1)} | ${median(r.pre).toFixed(2)}× | ${dec1.toFixed(2)} | ${m('decode', 'b').toFixed(2)} | ${median(r.dec).toFixed(2)}× | ${median(r.b8).toFixed(1)} (${(median(r.b8) / dec1).toFixed(1)}×) | ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} |`);
     console.log(rows.at(-1));
     fs.rmSync(file);
   }
@@ -76,13 +116,16 @@ fs.rmSync(tmp, { recursive: true, force: true });
 const table = [
   `# GGUF inference: ours vs llama.cpp (node-llama-cpp 3.22.1), one thread`,
   '',
-  `Command: \`node packages/gguf/bench/speed.mjs --write${quick ? ' --quick' : ''}\` (after \`npm run build\`). Random-weight models written`,
-  `as GGUF by \`writeModelGguf\`; prefill of ${PREFILL} tokens, then ${DECODE} greedy decode steps; both sides on`,
-  'one thread, back to back on the same file. llama.cpp runs with its defaults (f16 KV cache).',
-  `Machine: ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores, shared with other jobs (load average in the table).`,
+  `Command: \`node packages/gguf/bench/speed.mjs ${process.argv.slice(2).join(' ')}\` (after \`npm run build\`). Random-weight models written`,
+  `as GGUF by \`writeModelGguf\` (\`small\`, and \`0.5b\`: hidden 1280, FFN 5120, 24 layers, 20 heads, 4 KV heads, 32k vocabulary);`,
+  `prefill of ${PREFILL} tokens, then ${DECODE} greedy decode steps; both sides on one thread, loaded once, then ${ROUNDS} interleaved round(s)`,
+  '(ours, theirs; our batch 8 in the first); ratios are medians over rounds of ours ÷ theirs in the same round. llama.cpp runs with its',
+  'defaults (f16 KV cache). Decode B8: our tokens/s with 8 sequences per step (and its ratio to our batch 1).',
+  `Times: ${clock === cpuNow ? 'CPU seconds of the process (--cpu-time), not wall clock' : 'wall clock'}.`,
+  `CPU: ${machine}; ${os.cpus().length} logical cores (load average over the case in the table).`,
   '',
-  '| model | type | prefill tok/s (ours) | prefill tok/s (llama.cpp) | ratio | decode tok/s (ours) | decode tok/s (llama.cpp) | ratio | load avg |',
-  '|---|---|---|---|---|---|---|---|---|',
+  '| model | type | prefill tok/s (ours) | prefill tok/s (llama.cpp) | ratio | decode tok/s (ours) | decode tok/s (llama.cpp) | ratio | decode B8 tok/s (ours) | load avg |',
+  '|---|---|---|---|---|---|---|---|---|---|',
   ...rows,
   '',
 ].join('\n');

@@ -100,7 +100,8 @@ describe('loadGguf', () => {
     expect(f.metadata.get('tokenizer.ggml.pre')).toBe('tekken');
     expect((f.metadata.get('tokenizer.ggml.tokens') as string[]).length).toBe(CONFIG.vocab_size);
     f.close();
-    expect(run(loadGguf(out).model)[0]).toEqual(run(source)[0]);
+    // F32 stores the weights exactly: equal up to summation order.
+    run(loadGguf(out).model).forEach((got, i) => expect(relErr(got, run(source)[i]!)).toBeLessThan(1e-5));
   });
 });
 

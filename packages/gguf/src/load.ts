@@ -1,6 +1,7 @@
-// Loading an Apertus GGUF file into ApertusModel: f32/f16 tensors and vectors as float32 tensors,
-// quantized and bf16 matrices as QuantMatrix (their stored bytes are kept; nothing is expanded
-// whole, and products round their input as llama.cpp does).
+// Loading an Apertus GGUF file into ApertusModel: vectors and f16 matrices as float32 tensors,
+// f32, bf16 and quantized matrices as QuantMatrix (their stored bytes are copied once into the
+// model's WeightArena, where the kernels multiply them; nothing is expanded whole, and products
+// round their input as llama.cpp does).
 
 import { ApertusModel, parameterShapes, type GenerationConfig, type PackedMatrix } from '@apertus/model';
 import { Tensor } from '@apertus/tensor';
@@ -8,6 +9,7 @@ import type { Tokenizer } from '@apertus/tokenizer';
 import { configFromMetadata, ggufTensorName, XIELU_KEYS } from './apertus';
 import { GgufMetadataError } from './errors';
 import { GgufFile } from './file';
+import { WeightArena } from './kernels/qmatmul';
 import { QuantMatrix } from './quant-matrix';
 import { dequantize } from './quant/index';
 import { specialIds, tokenizerFromMetadata } from './vocab';
@@ -54,6 +56,7 @@ export function loadGguf(path: string, options: LoadGgufOptions = {}): LoadedGgu
     })) as Record<keyof typeof XIELU_KEYS, readonly number[]>;
     const expected = parameterShapes(config);
     const wanted = new Set<string>(['rope_freqs.weight']);
+    const arena = new WeightArena();
     const params = new Map<string, Tensor>(), packed = new Map<string, PackedMatrix>(), types = new Map<string, string>();
     for (const [hf, shape] of expected) {
       const name = ggufTensorName(hf);
@@ -72,8 +75,8 @@ export function loadGguf(path: string, options: LoadGgufOptions = {}): LoadedGgu
       types.set(name, info.type.name);
       const bytes = file.read(name);
       const t = info.type.name;
-      if (t === 'F32' || t === 'F16' || (t === 'BF16' && shape.length !== 2)) params.set(hf, new Tensor(dequantize(info.type, bytes, info.bytes / info.type.typeSize), shape, 'f32'));
-      else if (shape.length === 2) packed.set(hf, new QuantMatrix(info.type, shape as [number, number], bytes));
+      if (shape.length === 2 && t !== 'F16') packed.set(hf, new QuantMatrix(info.type, shape as [number, number], bytes, arena));
+      else if (t === 'F32' || t === 'F16' || t === 'BF16') params.set(hf, new Tensor(dequantize(info.type, bytes, info.bytes / info.type.typeSize), shape, 'f32'));
       else throw new GgufMetadataError(`${t} is only supported for matrices`, { file: path, tensor: name });
       params.get(hf)?.requireGrad(false);
     }

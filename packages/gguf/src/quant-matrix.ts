@@ -1,19 +1,23 @@
-// A GGUF weight matrix kept in its stored (quantized or bf16) blocks, never expanded whole.
-// Q8_0 and Q4_K products run in the WebAssembly SIMD integer kernels (kernels/), which read the
-// blocks as stored; the other types dequantize a tile of rows at a time into a small float32
-// buffer for the WebAssembly SIMD GEMM of @apertus/tensor (bf16 rows go to its bf16 GEMM as
-// stored). The input is rounded as llama.cpp rounds it (int8 activations for the kernels,
-// `roundActivations` otherwise), so a GGUF model computes what llama.cpp computes on the same file.
+// A GGUF weight matrix kept in its stored (float, bf16 or quantized) blocks, never expanded whole.
+// The bytes are copied once, at load, into the memory of the WebAssembly kernels (a WeightArena)
+// and multiplied there: F32, BF16, Q8_0, Q4_K and Q6_K by the kernels of kernels/ (every product
+// for the quantized types; matrix-vector products and batches under 16 rows for F32/BF16, whose larger
+// products go to the GEMM of @apertus/tensor); the other types dequantize a tile of rows at a
+// time into a small float32 buffer for that GEMM. The input is rounded as llama.cpp rounds it
+// (int8 activations for the quantized kernels, `roundActivations` otherwise), so a GGUF model
+// computes what llama.cpp computes on the same file.
 
 import type { PackedMatrix } from '@apertus/model';
 import { sgemm, sgemmBf16 } from '@apertus/tensor';
-import { hasKernel, quantMatmulT } from './kernels/qmatmul';
+import { hasKernel, residentBytes, residentMatmulT, WeightArena, type Resident } from './kernels/qmatmul';
 import { roundActivations } from './quant/activations';
 import { dequantizeInto } from './quant/index';
 import { rowBytes, type GgmlType } from './types';
 
 /** Float32 values per dequantized tile (1 MiB). */
 const TILE_FLOATS = 1 << 18;
+/** From this many activation rows on, F32/BF16 products run in the packed GEMM of @apertus/tensor. */
+export const FLOAT_GEMM_MIN_ROWS = 16;
 
 /** A [out, in] matrix held as ggml blocks (any supported type). */
 export class QuantMatrix implements PackedMatrix {
@@ -21,56 +25,57 @@ export class QuantMatrix implements PackedMatrix {
   readonly format: string;
   /** Bytes of one stored row. */
   readonly rowBytes: number;
-  private readonly data: Uint8Array;
+  private readonly stored: Resident;
   private tile: Float32Array | null = null;
-  private tileOut: Float32Array | null = null;
 
-  /** Wrap the stored bytes of a [out, in] matrix of type `type`. */
-  constructor(readonly type: GgmlType, shape: readonly [number, number], data: Uint8Array) {
+  /** Copy the stored bytes of a [out, in] matrix of type `type` into `arena` (a model shares one). */
+  constructor(readonly type: GgmlType, shape: readonly [number, number], data: Uint8Array, arena: WeightArena = new WeightArena()) {
     this.shape = [shape[0], shape[1]];
     this.format = type.name;
     this.rowBytes = rowBytes(type, shape[1]);
-    this.data = data;
+    this.stored = arena.store(data);
   }
 
   /** Bytes held. */
   get bytes(): number {
-    return this.data.byteLength;
+    return this.stored.byteLength;
   }
 
   /** Rows [start, start + count) as float32 into `out`. */
   dequantizeRows(start: number, count: number, out: Float32Array): void {
     const K = this.shape[1];
-    dequantizeInto(this.type, this.data.subarray(start * this.rowBytes, (start + count) * this.rowBytes), out.subarray(0, count * K));
+    dequantizeInto(this.type, residentBytes(this.stored).subarray(start * this.rowBytes, (start + count) * this.rowBytes), out.subarray(0, count * K));
   }
 
   matmulT(input: Float32Array, M: number, y: Float32Array): void {
-    const [N, K] = this.shape;
-    if (hasKernel(this.type)) {
-      quantMatmulT(this.type, this.data, N, K, input, M, y);
+    const [N, K] = this.shape, name = this.type.name, float = name === 'F32' || name === 'BF16';
+    const kernel = this.stored.slab !== null && hasKernel(this.type, K);
+    if (kernel && !(float && M >= FLOAT_GEMM_MIN_ROWS)) {
+      residentMatmulT(this.type, this.stored, N, K, float ? roundActivations(this.type, input.subarray(0, M * K)) : input, M, y);
       return;
     }
-    const x = roundActivations(this.type, input.subarray(0, M * K));
-    if (this.type.name === 'BF16') {
-      const bits = new Uint16Array(this.data.buffer, this.data.byteOffset, N * K);
-      sgemmBf16({ transA: false, transB: true, M, N, K, A: x, B: bits, C: y });
+    const x = roundActivations(this.type, input.subarray(0, M * K)), bytes = residentBytes(this.stored);
+    if (name === 'F32') {
+      sgemm({ transA: false, transB: true, M, N, K, A: x, B: new Float32Array(bytes.buffer, bytes.byteOffset, N * K), C: y });
+      return;
+    }
+    if (name === 'BF16') {
+      sgemmBf16({ transA: false, transB: true, M, N, K, A: x, B: new Uint16Array(bytes.buffer, bytes.byteOffset, N * K), C: y });
       return;
     }
     const nt = Math.max(1, Math.min(N, Math.floor(TILE_FLOATS / K)));
     if (!this.tile || this.tile.length < nt * K) this.tile = new Float32Array(nt * K);
-    if (M > 1 && (!this.tileOut || this.tileOut.length < M * nt)) this.tileOut = new Float32Array(M * nt);
+    const C = M > 1 ? new Float32Array(M * nt) : null;
     for (let n0 = 0; n0 < N; n0 += nt) {
       const n = Math.min(nt, N - n0);
       this.dequantizeRows(n0, n, this.tile);
-      if (M === 1) {
+      if (!C) {
         sgemm({ transA: false, transB: true, M: 1, N: n, K, A: x, B: this.tile, C: y.subarray(n0, n0 + n) });
         continue;
       }
-      const C = this.tileOut!;
       sgemm({ transA: false, transB: true, M, N: n, K, A: x, B: this.tile, C });
       for (let m = 0; m < M; m++) y.set(C.subarray(m * n, (m + 1) * n), m * N + n0);
     }
-    if (M > 1) this.tileOut = null;
   }
 
   rows(ids: Int32Array, out: Float32Array): void {

@@ -1,33 +1,88 @@
-// The WebAssembly kernels against a double-precision reference on the dequantized weights and the
-// rounded activations (quant/activations.ts, checked against numpy), and the committed module
-// against a fresh build of kernels.wat.mjs.
-import { Rng, sgemmReference } from '@apertus/tensor';
+// The WebAssembly matrix kernels against a double-precision reference on the dequantized weights
+// and the rounded activations (quant/activations.ts, checked against numpy), over random shapes
+// that cover the two-row tiles and the leftover rows and activation rows (fast-check), and the committed module
+// against a fresh build of kernels.wat.mjs. Integer sums are exact in the kernels, so the only
+// differences are the order and rounding of float32 additions: |y − ref| ≤ 1e-5 · Σ|x_k·w_k|.
+import { f32ToF16Bits, Rng } from '@apertus/tensor';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { roundActivations } from '../quant/activations';
+import { quantizeActivationsQ8_K, roundActivations } from '../quant/activations';
 import { dequantize, quantize } from '../quant/index';
-import { GGML_TYPES } from '../types';
+import { FLOAT_GEMM_MIN_ROWS, QuantMatrix } from '../quant-matrix';
+import { GGML_TYPES, QK_K, type GgmlTypeName } from '../types';
+import { hasKernel, residentBytes, WeightArena } from './qmatmul';
 import { QUANT_KERNELS_WASM } from './module.generated';
-import { quantizeActivationsQ8_K } from '../quant/activations';
-import { hasKernel, quantMatmulT } from './qmatmul';
 
-describe('quantized WebAssembly kernels', () => {
-  for (const type of ['Q8_0', 'Q4_K'] as const) {
-    for (const [M, N, K] of [[1, 37, 256], [3, 700, 512], [21, 64, 1024]] as const) {
-      it(`${type}: y = x·Wᵀ for M=${M}, N=${N}, K=${K}`, () => {
-        const rng = new Rng(M * N + K);
-        const w = Float32Array.from({ length: N * K }, () => rng.normal() * 0.05);
-        const x = Float32Array.from({ length: M * K }, (_, i) => rng.normal() + (i % 7 === 0 ? 3 : 0));
-        const data = quantize(type, w), t = GGML_TYPES[type];
-        expect(hasKernel(t)).toBe(true);
-        const y = new Float32Array(M * N), ref = new Float32Array(M * N);
-        quantMatmulT(t, data, N, K, x, M, y);
-        sgemmReference({ transA: false, transB: true, M, N, K, A: roundActivations(t, x), B: dequantize(t, data, N * K), C: ref });
-        let err = 0, scale = 0;
-        ref.forEach((v, i) => { err = Math.max(err, Math.abs(v - y[i]!)); scale = Math.max(scale, Math.abs(v)); });
-        expect(err / scale).toBeLessThan(2e-6);
-      });
+/** Random Q6_K super-blocks (no quantizer is written for Q6_K): random quants and scales, d a small f16. */
+function randomQ6K(rng: Rng, n: number): Uint8Array {
+  const size = GGML_TYPES.Q6_K.typeSize, out = Uint8Array.from({ length: (n / QK_K) * size }, () => Math.floor(rng.uniform() * 256));
+  const d = f32ToF16Bits(1e-3 * (1 + rng.uniform()));
+  for (let o = 0; o < out.length; o += size) { out[o + 208] = d & 255; out[o + 209] = d >> 8; }
+  return out;
+}
+
+/** Stored bytes of a random [N, K] matrix of `type`. */
+function weights(type: GgmlTypeName, rng: Rng, N: number, K: number): Uint8Array {
+  if (type === 'Q6_K') return randomQ6K(rng, N * K);
+  return quantize(type, Float32Array.from({ length: N * K }, () => rng.normal() * 0.05));
+}
+
+/** max over outputs of |y − ref| / Σ_k |x_k·w_k| against the float64 product of the rounded input and the dequantized weights. */
+function relError(type: GgmlTypeName, data: Uint8Array, x: Float32Array, M: number, N: number, K: number, y: Float32Array): number {
+  const t = GGML_TYPES[type], w = dequantize(t, data, N * K), xr = roundActivations(t, x);
+  let worst = 0;
+  for (let m = 0; m < M; m++) {
+    for (let n = 0; n < N; n++) {
+      let s = 0, a = 0;
+      for (let k = 0; k < K; k++) { const p = xr[m * K + k]! * w[n * K + k]!; s += p; a += Math.abs(p); }
+      worst = Math.max(worst, Math.abs(y[m * N + n]! - s) / (a || 1));
     }
   }
+  return worst;
+}
+
+const TYPES = ['F32', 'BF16', 'Q8_0', 'Q4_K', 'Q6_K'] as const;
+
+describe('matrix kernels on resident weights', () => {
+  for (const type of TYPES) {
+    it(`${type}: y = x·Wᵀ within 1e-5·Σ|x·w| over random shapes (odd row counts, 1 to ${FLOAT_GEMM_MIN_ROWS + 3} activation rows)`, () => {
+      const t = GGML_TYPES[type], unit = t.blockSize === 1 ? 8 : t.blockSize;
+      expect(hasKernel(t, unit)).toBe(true);
+      fc.assert(fc.property(
+        fc.integer({ min: 1, max: FLOAT_GEMM_MIN_ROWS + 3 }), fc.integer({ min: 1, max: 13 }), fc.integer({ min: 1, max: t.blockSize === 1 ? 40 : 3 }), fc.integer({ min: 0, max: 1000 }),
+        (M, N, blocks, seed) => {
+          const K = blocks * unit, rng = new Rng(seed);
+          const data = weights(type, rng, N, K);
+          const x = Float32Array.from({ length: M * K }, (_, i) => rng.normal() + (i % 7 === 0 ? 3 : 0));
+          const y = new Float32Array(M * N);
+          new QuantMatrix(t, [N, K], data).matmulT(x, M, y);
+          expect(relError(type, data, x, M, N, K, y)).toBeLessThan(1e-5);
+        }), { numRuns: 40 });
+    });
+  }
+
+  for (const type of ['Q8_0', 'Q4_K', 'Q6_K'] as const) {
+    it(`${type}: a many-row product over several chunks of unpacked weight rows (N = 1031, M = 5)`, () => {
+      const rng = new Rng(9), M = 5, N = 1031, K = 256, t = GGML_TYPES[type];
+      const data = weights(type, rng, N, K), x = Float32Array.from({ length: M * K }, () => rng.normal());
+      const y = new Float32Array(M * N);
+      new QuantMatrix(t, [N, K], data).matmulT(x, M, y);
+      expect(relError(type, data, x, M, N, K, y)).toBeLessThan(1e-5);
+    });
+  }
+
+  it('matrices of one arena keep their bytes as later ones grow the memory', () => {
+    const rng = new Rng(5), arena = new WeightArena(), t = GGML_TYPES.Q4_K;
+    const a = weights('Q4_K', rng, 16, 512), b = weights('Q4_K', rng, 3000, 512);
+    const A = new QuantMatrix(t, [16, 512], a, arena), B = new QuantMatrix(t, [3000, 512], b, arena);
+    const x = Float32Array.from({ length: 512 }, () => rng.normal()), y = new Float32Array(16);
+    A.matmulT(x, 1, y);
+    expect(relError('Q4_K', a, x, 1, 16, 512, y)).toBeLessThan(1e-5);
+    const out = new Float32Array(512);
+    B.rows(Int32Array.of(2999), out);
+    expect(out).toEqual(dequantize(t, b.subarray(2999 * B.rowBytes), 512));
+    expect(residentBytes({ slab: null, offset: 0, byteLength: 3, plain: Uint8Array.of(1, 2, 3) })).toEqual(Uint8Array.of(1, 2, 3));
+  });
 
   it('Q8_K activations carry the sum of every 32 quants', () => {
     const rng = new Rng(2), x = Float32Array.from({ length: 1024 }, () => rng.normal());

@@ -1,8 +1,10 @@
-// Host side of the quantized WebAssembly kernels (kernels.wat.mjs): quantize the activations to
-// int8 (Q8_0 blocks as ggml's x86 kernel does, or Q8_K super-blocks with per-32 sums), copy chunks
-// of weight rows into the module's memory as stored, and run the integer dot products there.
+// Host side of the matrix kernels (kernels.wat.mjs). A matrix's stored bytes are copied once, when
+// it is loaded, into the memory of a module instance (a `WeightArena`) and stay there: a product
+// copies only its activations in and its outputs out. The activations are quantized as llama.cpp
+// quantizes them (Q8_0 blocks for Q8_0 weights, Q8_K super-blocks for the k-quants), float
+// activations go in as float32 (BF16 weights take them rounded to bf16 by the caller).
 
-import { quantizeActivationsQ8_0, quantizeActivationsQ8_K } from '../quant/activations';
+import { quantizeActivationsQ8_0, quantizeActivationsQ8_K, type QuantizedActivations } from '../quant/activations';
 import { GGML_TYPES, rowBytes, type GgmlType } from '../types';
 import { QUANT_KERNELS_WASM } from './module.generated';
 
@@ -12,65 +14,165 @@ interface Wasm {
   Instance: new (module: object, imports: object) => { exports: unknown };
 }
 
-interface Kernels {
-  memory: { buffer: ArrayBuffer; grow(pages: number): number };
-  q8_0(w: number, nr: number, nb: number, xq: number, xd: number, M: number, y: number): void;
-  q4_k(w: number, nr: number, nb: number, xq: number, xd: number, xs: number, M: number, y: number): void;
-}
+/** A matrix-vector kernel: y[m·ldy + r] = x[m] · W[r] for r < nr, m < M. */
+type Kernel = (w: number, rs: number, nr: number, n: number, x: number, M: number, y: number, ldy: number, xd?: number, xs?: number) => void;
 
-let kernels: Kernels | null | undefined;
+interface Instance { memory: { buffer: ArrayBuffer; grow(pages: number): number }; [kernel: string]: unknown }
 
-/** The instantiated module, or null where WebAssembly SIMD is unavailable. */
-function load(): Kernels | null {
-  if (kernels !== undefined) return kernels;
+let compiled: object | null | undefined;
+
+/** The compiled module, or null where WebAssembly SIMD is unavailable. */
+function module(): object | null {
+  if (compiled !== undefined) return compiled;
   const wasm = (globalThis as unknown as { WebAssembly?: Wasm }).WebAssembly;
   try {
     if (!wasm) throw new Error('no WebAssembly');
-    kernels = new wasm.Instance(new wasm.Module(Buffer.from(QUANT_KERNELS_WASM, 'base64')), {}).exports as Kernels;
+    compiled = new wasm.Module(Buffer.from(QUANT_KERNELS_WASM, 'base64'));
   } catch {
-    kernels = null;
+    compiled = null;
   }
-  return kernels;
+  return compiled;
 }
 
-/** Weight bytes copied into the module per kernel call (stays in L2 while every activation row passes). */
-const CHUNK_BYTES = 1 << 18;
-/** Activation rows per kernel call (their int8 quants stay in L1/L2 while the chunk's rows pass). */
-const M_TILE = 16;
+/** Kernel names by type: the stored types the module multiplies directly. */
+const KERNELS: Readonly<Record<string, string>> = { F32: 'f32', BF16: 'bf16', Q8_0: 'q8_0', Q4_K: 'q4_k', Q6_K: 'q6_k' };
 
-/** Whether `type` has a WebAssembly kernel here. */
-export function hasKernel(type: GgmlType): boolean {
-  return (type === GGML_TYPES.Q8_0 || type === GGML_TYPES.Q4_K) && load() !== null;
+/** The stored type of each quantized kernel. */
+const GGML_BY_KERNEL: Readonly<Record<string, GgmlType>> = { q8_0: GGML_TYPES.Q8_0, q4_k: GGML_TYPES.Q4_K, q6_k: GGML_TYPES.Q6_K };
+
+/** Whether `type` (with rows of K values) has a kernel here. */
+export function hasKernel(type: GgmlType, K = type.blockSize * 8): boolean {
+  return type.name in KERNELS && K % 8 === 0 && module() !== null;
+}
+
+/** Weight bytes per module instance (a 32-bit memory holds 4 GiB; the rest is room for activations). */
+const INSTANCE_WEIGHT_BYTES = 2 ** 31;
+const PAGE = 65536;
+const align = (n: number) => (n + 15) & ~15;
+
+/** One module instance: resident weights in [0, top), scratch for a product above. */
+class Slab {
+  readonly exports: Instance;
+  top = 0;
+  constructor(mod: object) {
+    const wasm = (globalThis as unknown as { WebAssembly: Wasm }).WebAssembly;
+    this.exports = new wasm.Instance(mod, {}).exports as Instance;
+  }
+  /** Make the memory at least `end` bytes long. */
+  reserve(end: number): void {
+    const mem = this.exports.memory;
+    if (end > mem.buffer.byteLength) mem.grow(Math.ceil((end - mem.buffer.byteLength) / PAGE));
+  }
+  kernel(name: string): Kernel {
+    return this.exports[name] as Kernel;
+  }
+}
+
+/** Where a matrix's bytes live: in an instance's memory (offset) or, without WebAssembly, in a plain array. */
+export interface Resident {
+  readonly slab: Slab | null;
+  readonly offset: number;
+  readonly byteLength: number;
+  readonly plain: Uint8Array | null;
 }
 
 /**
- * y [M, N] = x [M, K] · Wᵀ for W [N, K] stored as Q8_0 or Q4_K blocks (`data`), in the
- * WebAssembly kernels. The activations are quantized as llama.cpp quantizes them.
+ * The memory that a model's matrices are loaded into, once: one or more instances of the kernel
+ * module. It lives as long as the matrices that reference it (a model's arena is freed with it).
  */
-export function quantMatmulT(type: GgmlType, data: Uint8Array, N: number, K: number, x: Float32Array, M: number, y: Float32Array): void {
-  const k = load()!;
-  const isK = type === GGML_TYPES.Q4_K;
-  const act = isK ? quantizeActivationsQ8_K(x.subarray(0, M * K)) : quantizeActivationsQ8_0(x.subarray(0, M * K));
-  const rb = rowBytes(type, K), nb = K / type.blockSize;
-  const rows = Math.max(1, Math.min(N, Math.floor(CHUNK_BYTES / rb)));
-  // Memory layout: [xq][xd][sums][y tile][weight chunk], 16-byte aligned.
-  const al = (n: number) => (n + 15) & ~15;
-  const xq = 0, xd = al(act.q.length), xs = xd + al(act.d.byteLength), yt = xs + al(act.sums?.byteLength ?? 0);
-  const wt = yt + al(Math.min(M, M_TILE) * rows * 4), end = wt + rows * rb;
-  const mem = k.memory;
-  if (end > mem.buffer.byteLength) mem.grow(Math.ceil((end - mem.buffer.byteLength) / 65536));
-  const u8 = new Uint8Array(mem.buffer), f32 = new Float32Array(mem.buffer);
-  u8.set(new Uint8Array(act.q.buffer), xq);
-  f32.set(act.d, xd / 4);
-  if (act.sums) new Int32Array(mem.buffer).set(act.sums, xs / 4);
-  for (let n0 = 0; n0 < N; n0 += rows) {
-    const nr = Math.min(rows, N - n0);
-    u8.set(data.subarray(n0 * rb, (n0 + nr) * rb), wt);
-    for (let m0 = 0; m0 < M; m0 += M_TILE) {
-      const mt = Math.min(M_TILE, M - m0);
-      if (isK) k.q4_k(wt, nr, nb, xq + m0 * K, xd + m0 * nb * 4, xs + m0 * (K / 32) * 4, mt, yt);
-      else k.q8_0(wt, nr, nb, xq + m0 * K, xd + m0 * nb * 4, mt, yt);
-      for (let m = 0; m < mt; m++) y.set(f32.subarray(yt / 4 + m * nr, yt / 4 + (m + 1) * nr), (m0 + m) * N + n0);
-    }
+export class WeightArena {
+  private readonly slabs: Slab[] = [];
+
+  /** Copy `bytes` in; the matrix multiplies them where they now are. */
+  store(bytes: Uint8Array): Resident {
+    const mod = module();
+    if (mod === null) return { slab: null, offset: 0, byteLength: bytes.byteLength, plain: bytes.slice() };
+    let slab = this.slabs.at(-1);
+    if (!slab || (slab.top > 0 && slab.top + bytes.byteLength > INSTANCE_WEIGHT_BYTES)) this.slabs.push(slab = new Slab(mod));
+    const offset = slab.top;
+    slab.reserve(offset + bytes.byteLength);
+    new Uint8Array(slab.exports.memory.buffer, offset, bytes.byteLength).set(bytes);
+    slab.top = align(offset + bytes.byteLength);
+    return { slab, offset, byteLength: bytes.byteLength, plain: null };
   }
 }
+
+/** The stored bytes (a view: valid until the next product or load grows the memory). */
+export function residentBytes(r: Resident): Uint8Array {
+  return r.plain ?? new Uint8Array(r.slab!.exports.memory.buffer, r.offset, r.byteLength);
+}
+
+/** Lay out scratch regions above the weights of `slab`: returns their offsets, memory grown to hold them. */
+function scratch(slab: Slab, sizes: readonly number[]): number[] {
+  let at = slab.top;
+  const out = sizes.map((s) => { const o = at; at = align(at + s); return o; });
+  slab.reserve(at);
+  return out;
+}
+
+/**
+ * y [M, N] = x [M, K] · Wᵀ for W [N, K] of `type` resident in its arena (`hasKernel(type, K)`).
+ * Float activations are used as given; quantized types quantize them as llama.cpp does.
+ */
+export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: number, x: Float32Array, M: number, y: Float32Array): void {
+  const slab = w.slab!, name = KERNELS[type.name]!, rs = rowBytes(type, K);
+  const u8 = () => new Uint8Array(slab.exports.memory.buffer), f32 = () => new Float32Array(slab.exports.memory.buffer);
+  if (name === 'f32' || name === 'bf16') {
+    const [xo, yo] = scratch(slab, [4 * M * K, 4 * M * N]);
+    f32().set(x.subarray(0, M * K), xo! / 4);
+    slab.kernel(`${name}_1`)(w.offset, rs, N, K, xo!, M, yo!, N);
+    y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
+    return;
+  }
+  const isK = name !== 'q8_0';
+  const act = isK ? quantizeActivationsQ8_K(x.subarray(0, M * K)) : quantizeActivationsQ8_0(x.subarray(0, M * K));
+  if (M >= IGEMM_MIN_ROWS) {
+    igemm(slab, name, w, N, K, act, M, y);
+    return;
+  }
+  const [xq, xd, xs, yo] = scratch(slab, [act.q.byteLength, act.d.byteLength, act.sums?.byteLength ?? 0, 4 * M * N]);
+  u8().set(new Uint8Array(act.q.buffer, act.q.byteOffset, act.q.byteLength), xq!);
+  f32().set(act.d, xd! / 4);
+  if (act.sums) new Int32Array(slab.exports.memory.buffer).set(act.sums, xs! / 4);
+  slab.kernel(`${name}_1`)(w.offset, rs, N, K / type.blockSize, xq!, M, yo!, N, xd!, xs!);
+  y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
+}
+
+/** From this many activation rows on, quantized products unpack chunks of weight rows to int16 and reuse them across rows. */
+export const IGEMM_MIN_ROWS = 4;
+/** Bytes of unpacked int16 weights per chunk (stays in L2 while every activation row passes). */
+const CHUNK_BYTES = 1 << 18;
+
+/**
+ * The many-row product of a quantized matrix: per chunk of weight rows, unpack (kernels'
+ * unpack_*), then the int16 × int8 tile kernels (igemm*) over 2 rows × 2 activation rows, with
+ * the leftover rows and activation rows in narrower tiles.
+ */
+function igemm(slab: Slab, name: string, w: Resident, N: number, K: number, act: QuantizedActivations, M: number, y: Float32Array): void {
+  const B = name === 'q8_0' ? 32 : 256, mins = name === 'q4_k', nb = K / B, nsub = K / 32, rs = rowBytes(GGML_BY_KERNEL[name]!, K);
+  const ch = Math.max(2, Math.floor(CHUNK_BYTES / (2 * K)) & ~1);
+  // d8 · (sum of each 32 quants), the activations' side of the Q4_K mins term.
+  const xsf = new Float32Array(M * nsub);
+  if (mins) for (let i = 0; i < xsf.length; i++) xsf[i] = act.d[Math.floor(i / 8)]! * act.sums![i]!;
+  const [xq, xd, xs, yo, w16, sw, mw] = scratch(slab, [M * K, 4 * M * nb, 4 * M * nsub, 4 * M * N, 2 * ch * K, 4 * ch * nb, 4 * ch * nsub]);
+  const mem = slab.exports.memory.buffer;
+  new Int8Array(mem, xq!, M * K).set(act.q);
+  new Float32Array(mem, xd!, M * nb).set(act.d);
+  new Float32Array(mem, xs!, M * nsub).set(xsf);
+  const unpack = slab.kernel(`unpack_${name}`) as unknown as (w: number, rs: number, nr: number, nb: number, dst: number, sw: number, mw: number) => void;
+  const tile = (R: number, T: number) => slab.kernel(`igemm${B}${mins ? 'm' : ''}_${R}x${T}`) as unknown as IgemmKernel;
+  const m2 = M & ~1;
+  for (let n0 = 0; n0 < N; n0 += ch) {
+    const nr = Math.min(ch, N - n0), r2 = nr & ~1;
+    unpack(w.offset + n0 * rs, rs, nr, K / GGML_BY_KERNEL[name]!.blockSize, w16!, sw!, mw!);
+    for (const [r0, rows, R] of [[0, r2, 2], [r2, nr - r2, 1]] as const) {
+      if (rows === 0) continue;
+      const wr = w16! + 2 * r0 * K, swr = sw! + 4 * r0 * nb, mwr = mw! + 4 * r0 * nsub;
+      if (m2 > 0) tile(R, 2)(wr, rows, K, swr, mwr, xq!, xd!, xs!, m2, yo! + 4 * (n0 + r0), N);
+      if (M > m2) tile(R, 1)(wr, rows, K, swr, mwr, xq! + m2 * K, xd! + 4 * m2 * nb, xs! + 4 * m2 * nsub, 1, yo! + 4 * (m2 * N + n0 + r0), N);
+    }
+  }
+  y.set(new Float32Array(slab.exports.memory.buffer, yo!, M * N));
+}
+
+type IgemmKernel = (w16: number, nr: number, K: number, sw: number, mw: number, x: number, xd: number, xsf: number, M: number, y: number, ldy: number) => void;
