@@ -17,5 +17,5 @@ export { loadCheckpoint, saveCheckpoint, type LoadedCheckpoint, type SaveOptions
 export { step, type StepInput } from './infer';
 export { Sampler, validateSampling, type SamplingParams } from './sampling';
 export { generate, generateBatch, generateStream, type GenerateOptions, type Generation, type FinishReason } from './generate';
-export { LoraAdapter, LORA_TARGET_MODULES, parseLoraConfig, mergeAdapter, type LoraConfig, type LoraPair } from './lora';
+export { LoraAdapter, LORA_TARGET_MODULES, parseLoraConfig, mergeAdapter, type LoraConfig, type LoraPair, type TrainableTokens } from './lora';
 export { saveAdapter, loadAdapter, adapterConfigJson, ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, type LoadedAdapter } from './peft';
