@@ -63,6 +63,15 @@ function peftRead(dir: string, hf: Record<string, number>): { config: Record<str
   return { config, tensors };
 }
 
+/** Save base, adapter and merged model as f32 directories and compare them with the independent PyTorch float64 script. */
+function checkMerge(name: string, base: ApertusModel, a: LoraAdapter): Record<string, number> {
+  const dirs = [`${name}-base`, `${name}-adapter`, `${name}-merged`].map((d) => path.join(tmp, d));
+  saveCheckpoint(base, dirs[0]!, { dtype: 'f32' });
+  saveAdapter(a, dirs[1]!);
+  saveCheckpoint(mergeAdapter(base, a), dirs[2]!, { dtype: 'f32' });
+  return JSON.parse(execFileSync('/usr/bin/python3', [path.join(__dirname, '../test/peft_merge.py'), ...dirs], { encoding: 'utf8' })) as Record<string, number>;
+}
+
 describe('saveAdapter: the PEFT layout', () => {
   test('adapter_config.json and tensor names, shapes and values as PEFT writes them', () => {
     const a = trainedAdapter();
@@ -145,18 +154,13 @@ describe('trainable_token_indices in the PEFT layout', () => {
 
   test('the merged checkpoint has the rows copied in (PEFT\'s index_copy), checked by the independent PyTorch float64 script', () => {
     const base = ApertusModel.init(SMALL, 3);
-    const a = tokenAdapter(base);
-    const dirs = { base: path.join(tmp, 't-base'), adapter: path.join(tmp, 't-adapter'), merged: path.join(tmp, 't-merged') };
-    saveCheckpoint(base, dirs.base, { dtype: 'f32' });
-    saveAdapter(a, dirs.adapter);
-    saveCheckpoint(mergeAdapter(base, a), dirs.merged, { dtype: 'f32' });
-    const out = JSON.parse(execFileSync('/usr/bin/python3', [path.join(__dirname, '../test/peft_merge.py'), dirs.base, dirs.adapter, dirs.merged], { encoding: 'utf8' })) as Record<string, number>;
+    const out = checkMerge('t', base, tokenAdapter(base));
     expect(out.modules).toBe(2 * SMALL.num_hidden_layers);
     expect(out.token_tables).toBe(2);
     expect(out.token_err).toBe(0);
     expect(out.other_err).toBe(0);
     expect(out.adapted_err).toBeLessThan(1e-6 * out.scale!);
-  });
+  }, 180_000);
 });
 
 describe('loadAdapter rejects what it cannot apply, naming file and field or tensor', () => {
@@ -209,17 +213,11 @@ describe('loadAdapter rejects what it cannot apply, naming file and field or ten
 
 describe('mergeAdapter', () => {
   test('the merged checkpoint equals base + (α/r)·B·A computed by an independent PyTorch float64 script', () => {
-    const base = ApertusModel.init(SMALL, 3);
-    const a = trainedAdapter();
-    const dirs = { base: path.join(tmp, 'm-base'), adapter: path.join(tmp, 'm-adapter'), merged: path.join(tmp, 'm-merged') };
-    saveCheckpoint(base, dirs.base, { dtype: 'f32' });
-    saveAdapter(a, dirs.adapter);
-    saveCheckpoint(mergeAdapter(base, a), dirs.merged, { dtype: 'f32' });
-    const out = JSON.parse(execFileSync('/usr/bin/python3', [path.join(__dirname, '../test/peft_merge.py'), dirs.base, dirs.adapter, dirs.merged], { encoding: 'utf8' })) as Record<string, number>;
+    const out = checkMerge('m', ApertusModel.init(SMALL, 3), trainedAdapter());
     expect(out.modules).toBe(4 * SMALL.num_hidden_layers);
     expect(out.other_err).toBe(0);
     expect(out.adapted_err).toBeLessThan(1e-6 * out.scale!);
-  });
+  }, 180_000);
 });
 
 describe('a checkpoint of a model with an attached adapter', () => {
