@@ -7,7 +7,7 @@
 // `trainable_tokens_delta`, initialised to the base rows), and the effective table is the base
 // with those rows replaced (PEFT's `index_copy`), so special tokens a base never saw can learn.
 
-import { matmul, noGrad, Rng, Tensor } from '@apertus/tensor';
+import { isGradEnabled, matmul, noGrad, Rng, Tensor } from '@apertus/tensor';
 import type { ApertusConfig } from './config';
 import type { Projection, ProjName } from './layer';
 import { ApertusModel } from './model';
@@ -156,6 +156,8 @@ export class LoraAdapter {
   /** When true, dropout is applied to the adapter's input. */
   training = false;
   private readonly rng: Rng;
+  /** Inference: the last merged table per module with the rows it was built from (reused while they are unchanged). */
+  private readonly tables = new Map<string, { w: Weight; rows: Float32Array; table: Tensor }>();
 
   /**
    * Wrap existing factors and token rows (shapes are checked against `r` and the token lists).
@@ -245,7 +247,13 @@ export class LoraAdapter {
     const t = this.enabled ? this.tokens.get(module) : undefined;
     if (!t) return w;
     if (isPacked(w)) throw new AdapterError(module, `trainable token rows over a ${w.format} table: merge the adapter into a float model instead`);
-    return replaceRows(w, t.indices, t.values);
+    if (isGradEnabled()) return replaceRows(w, t.indices, t.values);
+    // Generation asks for the tables at every token: reuse the merged copy while the rows are unchanged.
+    const rows = t.values.data, cached = this.tables.get(module);
+    if (cached && cached.w === w && cached.rows.every((v, i) => v === rows[i])) return cached.table;
+    const table = replaceRows(w, t.indices, t.values);
+    this.tables.set(module, { w, rows: rows.slice(), table });
+    return table;
   }
 
   /**
