@@ -135,7 +135,7 @@ async function setup(cfg: AlignConfig, options: AlignRunOptions, ctx: SetupConte
   const total = epochSteps(cfg, data.pairs.length);
   const model: ApertusModel = ctx.resume?.model ?? reference ?? loadModel(refDir);
   // LoRA: the fresh policy is π_ref plus a zero-initialised adapter (log π_ref above was computed without it).
-  if (ctx.resume === null && cfg.lora) LoraAdapter.init(model.config, cfg.lora, cfg.seed).attach(model);
+  if (ctx.resume === null && cfg.lora) LoraAdapter.init(model, cfg.lora, cfg.seed).attach(model);
   if (cfg.maxLength > model.config.max_position_embeddings) throw new ConfigError('maxLength', `${cfg.maxLength} exceeds the model's max_position_embeddings (${model.config.max_position_embeddings})`);
   const order = ctx.resume ? new EpochOrder(data.pairs.length, { state: ctx.resume.state.loader }) : new EpochOrder(data.pairs.length, { seed: cfg.seed });
   const refRows = heldOut.map((e) => ({ messages: [...e.messages, { role: 'assistant' as const, content: e.reference }] }));

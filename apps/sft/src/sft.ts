@@ -45,7 +45,7 @@ async function setup(cfg: SftConfig, ctx: SetupContext<SftConfig>): Promise<Trai
   const sourceDir = ctx.resume?.dir ?? resolveModelDir(cfg.model, 'run apertus-pretrain first, or pass --model <dir>');
   const model = ctx.resume?.model ?? loadModel(sourceDir);
   // LoRA: a frozen base and a fresh adapter (a resumed model has its adapter attached already).
-  if (ctx.resume === null && cfg.lora) LoraAdapter.init(model.config, cfg.lora, cfg.seed).attach(model);
+  if (ctx.resume === null && cfg.lora) LoraAdapter.init(model, cfg.lora, cfg.seed).attach(model);
   if (ctx.resume === null) ctx.log(`base model: ${sourceDir}`);
   const { tokenizer, files: tokenizerFiles } = loadModelTokenizer(sourceDir);
   const c = model.config;

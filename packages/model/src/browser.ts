@@ -17,5 +17,5 @@ export { project, embedWeight, weightRows, isPacked, type PackedMatrix, type Wei
 export { step, type StepInput } from './infer';
 export { Sampler, validateSampling, type SamplingParams } from './sampling';
 export { generate, generateBatch, generateStream, type GenerateOptions, type Generation, type FinishReason } from './generate';
-export { LoraAdapter, LORA_TARGET_MODULES, parseLoraConfig, mergeAdapter, type LoraConfig, type LoraPair } from './lora';
+export { LoraAdapter, LORA_TARGET_MODULES, parseLoraConfig, mergeAdapter, type LoraConfig, type LoraPair, type TrainableTokens } from './lora';
 export { modelFromWeights, modelFromHfFiles, hfCheckpointFiles, configJson, generationConfigJson, weightEntries, type WeightPrecision, type GenerationConfig } from './hf-format';

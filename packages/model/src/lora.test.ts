@@ -20,7 +20,7 @@ function single(out: number, inp: number, cfg: Partial<LoraConfig> = {}, seed = 
 
 describe('parseLoraConfig', () => {
   test('PEFT defaults: r 8, lora_alpha 8, no dropout, q_proj and v_proj', () => {
-    expect(parseLoraConfig({})).toEqual({ r: 8, lora_alpha: 8, lora_dropout: 0, target_modules: ['q_proj', 'v_proj'], use_rslora: false });
+    expect(parseLoraConfig({})).toEqual({ r: 8, lora_alpha: 8, lora_dropout: 0, target_modules: ['q_proj', 'v_proj'], use_rslora: false, trainable_token_indices: null });
   });
   test('target modules are kept in layer order; "all-linear" is resolved by init', () => {
     expect(parseLoraConfig({ target_modules: ['down_proj', 'q_proj'] }).target_modules).toEqual(['q_proj', 'down_proj']);
@@ -232,5 +232,102 @@ describe('LoRA on an Apertus model', () => {
     const other = { ...cfg, hidden_size: 48, num_attention_heads: 6 };
     const adapter = LoraAdapter.init(other, parseLoraConfig({}));
     expect(() => adapter.attach(ApertusModel.init(cfg, 1))).toThrow(AdapterError);
+  });
+});
+
+describe('trainable_token_indices (PEFT TrainableTokens): rows of the embedding and LM head trained in place', () => {
+  const cfg = { ...SMALL, initializer_range: 0.2 };
+  const ids = Tensor.ints([1, 5, 9, 13, 2, 40, 7, 22, 31, 3, 11, 60, 8, 19, 4, 50], [2, 8]);
+  const targets = Tensor.ints([5, 9, 13, 2, 40, 7, 22, 31, 11, 60, 8, 19, 4, 50, 6, 1], [16]);
+  const EMBED = [5, 40, 11], HEAD = [2, 60, 4, 9];
+  const tokenConfig = (extra: Record<string, unknown> = {}) => parseLoraConfig({ r: 2, lora_alpha: 4, target_modules: ['q_proj'], trainable_token_indices: { embed_tokens: EMBED, lm_head: HEAD }, ...extra });
+  const logits = (m: ApertusModel) => noGrad(() => m.forward(ids)).data;
+
+  test('parsing: a list means the input embedding (PEFT), a dict names tables; bad values name the field', () => {
+    expect(parseLoraConfig({ trainable_token_indices: [3, 1] }).trainable_token_indices).toEqual({ embed_tokens: [3, 1] });
+    expect(tokenConfig().trainable_token_indices).toEqual({ embed_tokens: EMBED, lm_head: HEAD });
+    const bad: [unknown, string][] = [[[], 'trainable_token_indices'], [[1, 1], 'trainable_token_indices'], [[-1], 'trainable_token_indices'], [{ wte: [1] }, 'trainable_token_indices'], [{ lm_head: [0.5] }, 'trainable_token_indices.lm_head'], [{}, 'trainable_token_indices'], ['61', 'trainable_token_indices']];
+    for (const [v, field] of bad) {
+      try { parseLoraConfig({ trainable_token_indices: v }); expect.fail(`accepted ${JSON.stringify(v)}`); } catch (e) {
+        expect(e).toBeInstanceOf(AdapterError);
+        expect((e as AdapterError).field).toBe(field);
+      }
+    }
+    expect(() => LoraAdapter.init(cfg, tokenConfig())).toThrow(/initialise the adapter from the model/);
+    expect(() => LoraAdapter.init(ApertusModel.init(cfg, 1), parseLoraConfig({ trainable_token_indices: [64] }))).toThrow(/token id 64 is outside the vocabulary \(64\)/);
+  });
+
+  test('rows start as the base rows (the model is unchanged), are named as PEFT saves them and count as trainable', () => {
+    const model = ApertusModel.init(cfg, 7), base = logits(model);
+    const adapter = LoraAdapter.init(model, tokenConfig(), 3);
+    const emb = adapter.tokens.get('model.embed_tokens')!, head = adapter.tokens.get('lm_head')!;
+    expect(emb.values.shape).toEqual([3, cfg.hidden_size]);
+    const E = model.params.get('model.embed_tokens.weight')!.data, H = cfg.hidden_size;
+    EMBED.forEach((id, k) => expect(emb.values.data.subarray(k * H, (k + 1) * H)).toEqual(E.subarray(id * H, (id + 1) * H)));
+    expect(head.values.requiresGrad).toBe(true);
+    expect(adapter.parameters().map(([n]) => n).slice(-2)).toEqual(['base_model.model.model.embed_tokens.token_adapter.trainable_tokens_delta', 'base_model.model.lm_head.token_adapter.trainable_tokens_delta']);
+    expect(adapter.parameterCount()).toBe(2 * 2 * (2 * 32) + (3 + 4) * 32);
+    adapter.attach(model);
+    expect(logits(model)).toEqual(base);
+  });
+
+  test('gradient check of the token rows through the whole model (finite differences)', () => {
+    const model = ApertusModel.init(cfg, 7);
+    const adapter = LoraAdapter.init(model, tokenConfig(), 3);
+    adapter.attach(model);
+    const rows = [adapter.tokens.get('model.embed_tokens')!.values, adapter.tokens.get('lm_head')!.values];
+    const r = gradcheck(() => model.loss(ids, targets), rows, { eps: 1e-2, maxElements: 32 });
+    expect(r.maxError).toBeLessThan(2e-2);
+  });
+
+  test('training changes exactly the listed rows of the effective tables; the base tables stay bit-identical; disabled gives the base back', () => {
+    const model = ApertusModel.init(cfg, 7), base = logits(model);
+    const adapter = LoraAdapter.init(model, tokenConfig(), 3);
+    adapter.attach(model);
+    const before = new Map([...model.params].map(([n, t]) => [n, t.data.slice()]));
+    const trainable = adapter.parameters().map(([, t]) => t);
+    for (let s = 0; s < 3; s++) {
+      for (const t of trainable) t.zeroGrad();
+      backward(model.loss(ids, targets));
+      for (const t of trainable) { const g = t.grad!.data; t.data.forEach((v, i) => { t.data[i] = v - 0.5 * g[i]!; }); }
+    }
+    for (const [n, t] of model.params) { expect(t.data).toEqual(before.get(n)); expect(t.grad ?? null).toBeNull(); }
+    const H = cfg.hidden_size;
+    for (const [name, list] of [['model.embed_tokens', EMBED], ['lm_head', HEAD]] as const) {
+      const eff = noGrad(() => (name === 'lm_head' ? model.lmHead : model.embedTokens) as Tensor).data, W = before.get(`${name}.weight`)!;
+      for (let id = 0; id < cfg.vocab_size; id++) {
+        const row = eff.subarray(id * H, (id + 1) * H), orig = W.subarray(id * H, (id + 1) * H);
+        if ((list as readonly number[]).includes(id)) expect(row).not.toEqual(orig);
+        else expect(row).toEqual(orig);
+      }
+    }
+    expect(logits(model)).not.toEqual(base);
+    adapter.enabled = false;
+    expect(logits(model)).toEqual(base);
+  });
+
+  test('the merged model has the rows copied into its tables and computes what the adapted model computes', () => {
+    const model = ApertusModel.init(cfg, 7);
+    const adapter = LoraAdapter.init(model, tokenConfig(), 3);
+    const rng = new Rng(5);
+    for (const { values } of adapter.tokens.values()) values.data.set(Tensor.randn(values.shape, rng, 0.5).data);
+    for (const { B } of adapter.modules.values()) B.data.set(Tensor.randn(B.shape, rng, 0.2).data);
+    adapter.attach(model);
+    const merged = mergeAdapter(model, adapter);
+    const H = cfg.hidden_size, head = merged.params.get('lm_head.weight')!.data, baseHead = model.params.get('lm_head.weight')!.data;
+    const rows = adapter.tokens.get('lm_head')!.values.data;
+    for (let id = 0; id < cfg.vocab_size; id++) {
+      const k = HEAD.indexOf(id);
+      expect(head.subarray(id * H, (id + 1) * H)).toEqual(k >= 0 ? rows.subarray(k * H, (k + 1) * H) : baseHead.subarray(id * H, (id + 1) * H));
+    }
+    const a = logits(model), b = logits(merged);
+    let err = 0, scaleMax = 0;
+    a.forEach((v, i) => { err = Math.max(err, Math.abs(v - b[i]!)); scaleMax = Math.max(scaleMax, Math.abs(v)); });
+    expect(err).toBeLessThan(1e-5 * scaleMax);
+    const c1 = new KVCache(cfg, 8), c2 = new KVCache(cfg, 8);
+    for (const t of [5, 40, 9, 11]) {
+      const x = step(model, [{ cache: c1, tokens: [t] }]), y = step(merged, [{ cache: c2, tokens: [t] }]);
+      x.forEach((v, i) => expect(Math.abs(v - y[i]!)).toBeLessThan(1e-4));
+    }
   });
 });

@@ -2,14 +2,20 @@
 //   y = x·Wᵀ + s · dropout(x)·Aᵀ·Bᵀ,  A [r, in], B [out, r],  s = lora_alpha / r  (√r with rsLoRA)
 // A starts kaiming-uniform (a = √5, i.e. U(−1/√in, 1/√in)), B starts at zero, so a fresh adapter
 // leaves the model unchanged. The base weights W stay frozen; only A and B are trained.
+// PEFT's `trainable_token_indices` (TrainableTokens) adds rows of the embedding and of the LM head
+// that are trained in place: the adapter holds their new values [n, H] (PEFT's
+// `trainable_tokens_delta`, initialised to the base rows), and the effective table is the base
+// with those rows replaced (PEFT's `index_copy`), so special tokens a base never saw can learn.
 
-import { add, linear, matmul, mul, noGrad, Rng, scale, Tensor } from '@apertus/tensor';
+import { isGradEnabled, matmul, noGrad, Rng, Tensor } from '@apertus/tensor';
 import type { ApertusConfig } from './config';
 import type { Projection, ProjName } from './layer';
 import { ApertusModel } from './model';
 import { AdapterError } from './errors';
+import { loraLinear } from './lora-linear';
 import { parameterShapes } from './params';
-import { project } from './packed';
+import { isPacked, project, type Weight } from './packed';
+import { replaceRows } from './replace-rows';
 
 /**
  * The linear projections of a decoder layer, by their Hugging Face module names (`gate_proj` exists
@@ -17,6 +23,10 @@ import { project } from './packed';
  */
 export const LORA_TARGET_MODULES: readonly ProjName[] = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'];
 
+/** The tables whose rows `trainable_token_indices` may name (PEFT's keys) and their module paths. */
+export const TOKEN_MODULES = { embed_tokens: 'model.embed_tokens', lm_head: 'lm_head' } as const;
+/** A key of {@link TOKEN_MODULES}. */
+export type TokenModule = keyof typeof TOKEN_MODULES;
 
 /** LoRA hyper-parameters, with PEFT's `LoraConfig` field names. */
 export interface LoraConfig {
@@ -30,6 +40,19 @@ export interface LoraConfig {
   readonly target_modules: readonly ProjName[] | 'all-linear';
   /** rsLoRA: scale by lora_alpha / √r instead of lora_alpha / r. */
   readonly use_rslora: boolean;
+  /**
+   * Token rows trained in place, by table (PEFT's dict form; PEFT's list form means the input
+   * embedding only), or null. The LM head is untied in Apertus, so it is listed on its own.
+   */
+  readonly trainable_token_indices: Readonly<Partial<Record<TokenModule, readonly number[]>>> | null;
+}
+
+/** The trained rows of one table: token ids and their values [ids.length, H]. */
+export interface TrainableTokens {
+  /** Token ids (rows of the table), distinct, in the order given. */
+  readonly indices: readonly number[];
+  /** Their values [indices.length, H] (PEFT's `trainable_tokens_delta`: the rows themselves, not a difference). */
+  readonly values: Tensor;
 }
 
 /** One adapted projection's factors. */
@@ -45,7 +68,27 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** The `LoraConfig` fields {@link parseLoraConfig} reads. */
-export const LORA_CONFIG_KEYS: readonly string[] = ['r', 'lora_alpha', 'lora_dropout', 'target_modules', 'use_rslora'];
+export const LORA_CONFIG_KEYS: readonly string[] = ['r', 'lora_alpha', 'lora_dropout', 'target_modules', 'use_rslora', 'trainable_token_indices'];
+
+/** `trainable_token_indices` as PEFT takes it: a list (the input embedding) or {embed_tokens, lm_head} lists of distinct ids ≥ 0. */
+function parseTokenIndices(raw: unknown, file?: string): LoraConfig['trainable_token_indices'] {
+  if (raw === undefined || raw === null) return null;
+  const list = (v: unknown, key: string): number[] => {
+    if (!Array.isArray(v) || v.length === 0 || !v.every((i) => Number.isInteger(i) && i >= 0) || new Set(v).size !== v.length) {
+      throw new AdapterError(key, `expected a non-empty list of distinct token ids ≥ 0, got ${JSON.stringify(v)}`, file);
+    }
+    return v as number[];
+  };
+  if (Array.isArray(raw)) return { embed_tokens: list(raw, 'trainable_token_indices') };
+  if (!isRecord(raw)) throw new AdapterError('trainable_token_indices', `expected a list of token ids or {"embed_tokens": [...], "lm_head": [...]}, got ${JSON.stringify(raw)}`, file);
+  const out: Partial<Record<TokenModule, number[]>> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    if (!(k in TOKEN_MODULES)) throw new AdapterError('trainable_token_indices', `${JSON.stringify(k)} is not a token table of an Apertus model (${Object.keys(TOKEN_MODULES).join(', ')})`, file);
+    out[k as TokenModule] = list(v, `trainable_token_indices.${k}`);
+  }
+  if (Object.keys(out).length === 0) throw new AdapterError('trainable_token_indices', 'expected at least one table', file);
+  return out;
+}
 
 /**
  * Validate LoRA settings (unknown keys are refused, to catch `alpha` for `lora_alpha`). Defaults as PEFT's `LoraConfig` (r 8, lora_alpha 8, dropout 0); the
@@ -78,7 +121,7 @@ export function parseLoraConfig(raw: unknown, file?: string): LoraConfig {
   }
   const rs = raw.use_rslora ?? false;
   if (typeof rs !== 'boolean') throw new AdapterError('use_rslora', `expected true or false, got ${JSON.stringify(rs)}`, file);
-  return { r, lora_alpha, lora_dropout, target_modules, use_rslora: rs };
+  return { r, lora_alpha, lora_dropout, target_modules, use_rslora: rs, trainable_token_indices: parseTokenIndices(raw.trainable_token_indices, file) };
 }
 
 /** The module path of a projection weight: `model.layers.0.self_attn.q_proj.weight` → `model.layers.0.self_attn.q_proj`. */
@@ -94,9 +137,10 @@ export function modulePath(layer: number, name: ProjName): string {
 
 /**
  * A LoRA adapter over an Apertus model: the (A, B) factors of every adapted projection, keyed by
- * module path (`model.layers.N.self_attn.q_proj`). The decoder calls {@link LoraAdapter.project}
- * for each projection; `enabled = false` gives the base model back (e.g. the DPO/QRPO reference)
- * without a second copy of the weights.
+ * module path (`model.layers.N.self_attn.q_proj`), and the trained token rows of the embedding and
+ * LM head. The decoder calls {@link LoraAdapter.project} for each projection and
+ * {@link LoraAdapter.table} for the two token tables; `enabled = false` gives the base model back
+ * (e.g. the DPO/QRPO reference) without a second copy of the weights.
  */
 export class LoraAdapter {
   /** Hyper-parameters. */
@@ -105,17 +149,21 @@ export class LoraAdapter {
   readonly scaling: number;
   /** Factors by module path. */
   readonly modules: ReadonlyMap<string, LoraPair>;
+  /** Trained token rows by table module path (`model.embed_tokens`, `lm_head`). */
+  readonly tokens: ReadonlyMap<string, TrainableTokens>;
   /** When false, projections are the base model's (the adapter is bypassed). */
   enabled = true;
   /** When true, dropout is applied to the adapter's input. */
   training = false;
   private readonly rng: Rng;
+  /** Inference: the last merged table per module with the rows it was built from (reused while they are unchanged). */
+  private readonly tables = new Map<string, { w: Weight; rows: Float32Array; table: Tensor }>();
 
   /**
-   * Wrap existing factors (shapes are checked against `r`).
+   * Wrap existing factors and token rows (shapes are checked against `r` and the token lists).
    * @param seed - seed of the dropout masks
    */
-  constructor(config: LoraConfig, modules: ReadonlyMap<string, LoraPair>, seed = 0) {
+  constructor(config: LoraConfig, modules: ReadonlyMap<string, LoraPair>, seed = 0, tokens: ReadonlyMap<string, TrainableTokens> = new Map()) {
     this.config = config;
     this.scaling = config.lora_alpha / (config.use_rslora ? Math.sqrt(config.r) : config.r);
     for (const [m, { A, B }] of modules) {
@@ -123,18 +171,24 @@ export class LoraAdapter {
         throw new AdapterError(m, `factors A [${A.shape}] and B [${B.shape}] do not have rank r = ${config.r}`);
       }
     }
+    for (const [m, { indices, values }] of tokens) {
+      if (values.rank !== 2 || values.shape[0] !== indices.length) throw new AdapterError(m, `token values [${values.shape}] do not hold one row per index (${indices.length})`);
+    }
     this.modules = modules;
+    this.tokens = tokens;
     this.rng = new Rng(seed);
   }
 
   /**
-   * A fresh adapter for a model of `model` architecture: A ~ U(−1/√in, 1/√in) (PEFT's
-   * kaiming-uniform with a = √5), B = 0, both trainable.
+   * A fresh adapter for `model` (or a model of that architecture): A ~ U(−1/√in, 1/√in) (PEFT's
+   * kaiming-uniform with a = √5), B = 0, both trainable; trainable token rows start as the base
+   * model's rows (as PEFT's), so they need the model itself, not only its config.
    */
-  static init(model: ApertusConfig, config: LoraConfig, seed = 0): LoraAdapter {
+  static init(model: ApertusModel | ApertusConfig, config: LoraConfig, seed = 0): LoraAdapter {
+    const arch = model instanceof ApertusModel ? model.config : model;
     const rng = new Rng(seed);
     const modules = new Map<string, LoraPair>();
-    const shapes = parameterShapes(model);
+    const shapes = parameterShapes(arch);
     const present = LORA_TARGET_MODULES.filter((t) => shapes.has(`${modulePath(0, t)}.weight`));
     const targets = config.target_modules === 'all-linear' ? present : config.target_modules;
     for (const t of targets) if (!present.includes(t)) throw new AdapterError('target_modules', `${t} is not a projection of this model (${present.join(', ')})`);
@@ -147,40 +201,67 @@ export class LoraAdapter {
       const B = Tensor.zeros([out, config.r]).requireGrad();
       modules.set(moduleOf(name), { A, B });
     }
-    return new LoraAdapter({ ...config, target_modules: targets }, modules, seed + 1);
+    const tokens = new Map<string, TrainableTokens>();
+    for (const [key, indices] of Object.entries(config.trainable_token_indices ?? {})) {
+      if (!(model instanceof ApertusModel)) throw new AdapterError('trainable_token_indices', 'token rows start as the base rows: initialise the adapter from the model, not its config');
+      const module = TOKEN_MODULES[key as TokenModule], w = model.params.get(`${module}.weight`);
+      if (!w) throw new AdapterError(`trainable_token_indices.${key}`, `the model's ${module}.weight is packed (inference only)`);
+      checkIndices(`trainable_token_indices.${key}`, indices, arch.vocab_size);
+      const values = noGrad(() => Tensor.from(tableRows(w, indices), [indices.length, arch.hidden_size])).requireGrad();
+      tokens.set(module, { indices, values });
+    }
+    return new LoraAdapter({ ...config, target_modules: targets }, modules, seed + 1, tokens);
   }
 
-  /** The trainable tensors, named as PEFT saves them (`base_model.model.<module>.lora_A.weight`). */
+  /** The trainable tensors, named as PEFT saves them (`base_model.model.<module>.lora_A.weight`, `….token_adapter.trainable_tokens_delta`). */
   parameters(): [string, Tensor][] {
     const out: [string, Tensor][] = [];
     for (const [m, { A, B }] of this.modules) out.push([`base_model.model.${m}.lora_A.weight`, A], [`base_model.model.${m}.lora_B.weight`, B]);
+    for (const [m, { values }] of this.tokens) out.push([`base_model.model.${m}.token_adapter.trainable_tokens_delta`, values]);
     return out;
   }
 
   /** Number of trainable scalars. */
   parameterCount(): number {
-    let n = 0;
-    for (const { A, B } of this.modules.values()) n += A.size + B.size;
-    return n;
+    return this.parameters().reduce((n, [, t]) => n + t.size, 0);
   }
 
   /**
    * Projection `name` of layer `layer`: x·Wᵀ, plus s · dropout(x)·Aᵀ·Bᵀ when it is adapted and the
-   * adapter enabled (the decoder's projection hook; an arrow so it can be handed over unbound).
+   * adapter enabled, as one fused op ({@link loraLinear}; the decoder's projection hook, an arrow so
+   * it can be handed over unbound).
    */
   readonly project: Projection = (x, w, layer, name) => {
-    const base = project(x, w);
     const pair = this.enabled ? this.modules.get(modulePath(layer, name)) : undefined;
-    if (!pair) return base;
-    return add(base, scale(linear(linear(this.dropout(x), pair.A), pair.B), this.scaling));
+    if (!pair) return project(x, w);
+    const p = this.training ? this.config.lora_dropout : 0;
+    return loraLinear(x, w, pair.A, pair.B, this.scaling, p, p > 0 ? this.rng.nextU32() : 0);
   };
 
   /**
-   * Route every projection of `model` through this adapter and freeze the base: no base tensor
-   * requires a gradient any more, so backward computes none, and `model.parameters()` (what
-   * optimizers and clipping see) becomes this adapter's factors, so no optimizer state is kept for
-   * the base. `saveCheckpoint` then writes the adapter next to the base weights. Throws AdapterError when a factor does
-   * not fit the model's projection.
+   * The token table `module` (`model.embed_tokens` or `lm_head`) as the model uses it: `w` with the
+   * trained rows replaced when the adapter is enabled and trains rows of that table (PEFT's
+   * `get_merged_weights`; differentiable in the rows only), else `w` itself.
+   */
+  table(module: string, w: Weight): Weight {
+    const t = this.enabled ? this.tokens.get(module) : undefined;
+    if (!t) return w;
+    if (isPacked(w)) throw new AdapterError(module, `trainable token rows over a ${w.format} table: merge the adapter into a float model instead`);
+    if (isGradEnabled()) return replaceRows(w, t.indices, t.values);
+    // Generation asks for the tables at every token: reuse the merged copy while the rows are unchanged.
+    const rows = t.values.data, cached = this.tables.get(module);
+    if (cached && cached.w === w && cached.rows.every((v, i) => v === rows[i])) return cached.table;
+    const table = replaceRows(w, t.indices, t.values);
+    this.tables.set(module, { w, rows: rows.slice(), table });
+    return table;
+  }
+
+  /**
+   * Route every projection and token table of `model` through this adapter and freeze the base: no
+   * base tensor requires a gradient any more, so backward computes none, and `model.parameters()`
+   * (what optimizers and clipping see) becomes this adapter's tensors, so no optimizer state is kept
+   * for the base. `saveCheckpoint` then writes the adapter next to the base weights. Throws
+   * AdapterError when a factor or token row does not fit the model.
    */
   attach(model: ApertusModel): void {
     for (const [m, { A, B }] of this.modules) {
@@ -188,25 +269,26 @@ export class LoraAdapter {
       if (!w) throw new AdapterError(m, 'the model has no such projection');
       if (B.shape[0] !== w.shape[0] || A.shape[1] !== w.shape[1]) throw new AdapterError(m, `factors B [${B.shape}] · A [${A.shape}] do not match the weight [${w.shape}]`);
     }
+    for (const [m, { indices, values }] of this.tokens) {
+      checkIndices(m, indices, model.config.vocab_size);
+      if (values.shape[1] !== model.config.hidden_size) throw new AdapterError(m, `token rows [${values.shape}] do not match the hidden size ${model.config.hidden_size}`);
+    }
     for (const t of model.params.values()) if (t.requiresGrad) t.requireGrad(false);
     model.projection = this.project;
     model.adapter = this;
   }
 
-  /** Inverted dropout: zero with probability p, scale the rest by 1/(1 − p). */
-  private dropout(x: Tensor): Tensor {
-    const p = this.config.lora_dropout;
-    if (!this.training || p === 0) return x;
-    const keep = new Float32Array(x.size);
-    for (let i = 0; i < keep.length; i++) keep[i] = this.rng.uniform() < p ? 0 : 1 / (1 - p);
-    return mul(x, Tensor.from(keep, x.shape));
-  }
-
   /**
-   * The merged weight W + s·B·A of projection `module` (a new tensor of W's dtype, rounded as
-   * PEFT's merge: ΔW = fl32(B·A)·s, then W + ΔW), or `w` itself when the module is not adapted.
+   * The merged weight of module `module` (a new tensor of W's dtype), or `w` itself when the adapter
+   * does not touch it: W + s·B·A for a projection (rounded as PEFT's merge: ΔW = fl32(B·A)·s, then
+   * W + ΔW), W with the trained rows copied in for a token table.
    */
   mergeWeight(module: string, w: Tensor): Tensor {
+    const tokens = this.tokens.get(module);
+    if (tokens) {
+      const merged = noGrad(() => replaceRows(w, tokens.indices, tokens.values)) as Tensor;
+      return w.dtype === 'f32' ? merged : merged.to(w.dtype);
+    }
     const pair = this.modules.get(module);
     if (!pair) return w;
     const [out, inp] = w.shape as [number, number];
@@ -219,13 +301,28 @@ export class LoraAdapter {
   }
 }
 
+/** Token ids must be rows of a table of `vocab` rows. */
+function checkIndices(field: string, indices: readonly number[], vocab: number): void {
+  const bad = indices.find((i) => i >= vocab);
+  if (bad !== undefined) throw new AdapterError(field, `token id ${bad} is outside the vocabulary (${vocab})`);
+}
+
+/** Rows `indices` of a float table [V, H] as float32 [n·H]. */
+function tableRows(w: Tensor, indices: readonly number[]): Float32Array {
+  const W = w.toFloat32(), H = w.shape[1]!, out = new Float32Array(indices.length * H);
+  indices.forEach((id, i) => out.set(W.subarray(id * H, (id + 1) * H), i * H));
+  return out;
+}
+
 /**
- * A new model whose adapted projections are W + s·B·A (PEFT's `merge_and_unload`): it computes
- * what the base model with the adapter enabled computes, without the adapter. Every other tensor
- * is shared with `model`; `model` itself is unchanged.
+ * A new model whose adapted projections are W + s·B·A and whose token tables carry the trained
+ * rows (PEFT's `merge_and_unload`): it computes what the base model with the adapter enabled
+ * computes, without the adapter. Every other tensor is shared with `model`; `model` itself is
+ * unchanged.
  */
 export function mergeAdapter(model: ApertusModel, adapter: LoraAdapter): ApertusModel {
-  for (const m of adapter.modules.keys()) if (!model.params.has(`${m}.weight`)) throw new AdapterError(m, 'the model has no such projection');
+  for (const m of [...adapter.modules.keys(), ...adapter.tokens.keys()]) if (!model.params.has(`${m}.weight`)) throw new AdapterError(m, 'the model has no such weight');
+  for (const [m, { indices }] of adapter.tokens) checkIndices(m, indices, model.config.vocab_size);
   const params = new Map<string, Tensor>();
   for (const [name, w] of model.params) {
     const merged = adapter.mergeWeight(moduleOf(name), w);

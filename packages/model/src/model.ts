@@ -106,12 +106,17 @@ export class ApertusModel {
     return [...this.params].filter(([n]) => !isBuffer(n));
   }
 
-  /** The embedding table. */
-  get embedTokens(): Weight { return this.params.get('model.embed_tokens.weight') ?? this.packed.get('model.embed_tokens.weight')!; }
+  /** The embedding table (with an attached adapter's trained token rows). */
+  get embedTokens(): Weight { return this.table('model.embed_tokens'); }
   /** The final norm weight. */
   get norm(): Tensor { return this.params.get('model.norm.weight')!; }
-  /** The LM head [V, H]. */
-  get lmHead(): Weight { return this.params.get('lm_head.weight') ?? this.packed.get('lm_head.weight')!; }
+  /** The LM head [V, H] (with an attached adapter's trained token rows). */
+  get lmHead(): Weight { return this.table('lm_head'); }
+
+  private table(module: 'model.embed_tokens' | 'lm_head'): Weight {
+    const w = this.params.get(`${module}.weight`) ?? this.packed.get(`${module}.weight`)!;
+    return this.adapter ? this.adapter.table(module, w) : w;
+  }
 
   /**
    * Final hidden states [B, T, H] for token ids [B, T], recorded for autograd when parameters

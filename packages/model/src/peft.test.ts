@@ -27,7 +27,9 @@ function trainedAdapter(targets: unknown = ['q_proj', 'v_proj', 'o_proj', 'down_
 /**
  * A reader of the PEFT adapter layout written from PEFT's documentation, sharing no code with
  * `loadAdapter`: adapter_config.json, and adapter_model.safetensors parsed by hand (u64 LE header
- * length, JSON header, F32 data) with every tensor named base_model.model.<module>.lora_{A,B}.weight.
+ * length, JSON header, F32 data) with every tensor named base_model.model.<module>.lora_{A,B}.weight,
+ * or, for `trainable_token_indices` ({table: ids}), base_model.model.<table module>.token_adapter.trainable_tokens_delta
+ * [ids, hidden] (PEFT's TrainableTokensWrapper: the embedding is model.embed_tokens, the head lm_head).
  */
 function peftRead(dir: string, hf: Record<string, number>): { config: Record<string, unknown>; tensors: Map<string, { shape: number[]; data: Float32Array }> } {
   const config = JSON.parse(fs.readFileSync(path.join(dir, 'adapter_config.json'), 'utf8')) as Record<string, unknown>;
@@ -39,17 +41,35 @@ function peftRead(dir: string, hf: Record<string, number>): { config: Record<str
   const dims: Record<string, [number, number]> = { q_proj: [q, H], k_proj: [kv, H], v_proj: [kv, H], o_proj: [H, q], up_proj: [I, H], down_proj: [H, I] };
   for (const [name, info] of Object.entries(header)) {
     if (name === '__metadata__') { expect(info).toEqual({ format: 'pt' }); continue; }
+    const [b, e] = info.data_offsets;
+    const raw = bytes.subarray(8 + n + b, 8 + n + e);
+    const data = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length));
+    const tok = /^base_model\.model\.(model\.embed_tokens|lm_head)\.token_adapter\.trainable_tokens_delta$/.exec(name);
+    if (tok) {
+      const ids = (config.trainable_token_indices as Record<string, number[]>)[tok[1] === 'lm_head' ? 'lm_head' : 'embed_tokens']!;
+      expect(info.dtype).toBe('F32');
+      expect(info.shape).toEqual([ids.length, H]);
+      tensors.set(name, { shape: info.shape, data });
+      continue;
+    }
     const m = /^base_model\.model\.model\.layers\.(\d+)\.(self_attn|mlp)\.(\w+)\.lora_(A|B)\.weight$/.exec(name);
     if (!m) throw new Error(`not a PEFT LoRA tensor name: ${name}`);
     const [out, inp] = dims[m[3]!]!;
     expect(m[2]).toBe(['q_proj', 'k_proj', 'v_proj', 'o_proj'].includes(m[3]!) ? 'self_attn' : 'mlp');
     expect(info.dtype).toBe('F32');
     expect(info.shape).toEqual(m[4] === 'A' ? [config.r, inp] : [out, config.r]);
-    const [b, e] = info.data_offsets;
-    const raw = bytes.subarray(8 + n + b, 8 + n + e);
-    tensors.set(name, { shape: info.shape, data: new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length)) });
+    tensors.set(name, { shape: info.shape, data });
   }
   return { config, tensors };
+}
+
+/** Save base, adapter and merged model as f32 directories and compare them with the independent PyTorch float64 script. */
+function checkMerge(name: string, base: ApertusModel, a: LoraAdapter): Record<string, number> {
+  const dirs = [`${name}-base`, `${name}-adapter`, `${name}-merged`].map((d) => path.join(tmp, d));
+  saveCheckpoint(base, dirs[0]!, { dtype: 'f32' });
+  saveAdapter(a, dirs[1]!);
+  saveCheckpoint(mergeAdapter(base, a), dirs[2]!, { dtype: 'f32' });
+  return JSON.parse(execFileSync('/usr/bin/python3', [path.join(__dirname, '../test/peft_merge.py'), ...dirs], { encoding: 'utf8' })) as Record<string, number>;
 }
 
 describe('saveAdapter: the PEFT layout', () => {
@@ -81,6 +101,66 @@ describe('saveAdapter: the PEFT layout', () => {
     expect(b.parameters().map(([n]) => n)).toEqual(a.parameters().map(([n]) => n));
     b.parameters().forEach(([, t], i) => { expect(t.data).toEqual(a.parameters()[i]![1].data); expect(t.requiresGrad).toBe(true); });
   });
+});
+
+describe('trainable_token_indices in the PEFT layout', () => {
+  const TOKENS = { embed_tokens: [61, 7, 12], lm_head: [12, 3] };
+  /** An adapter with trained-looking token rows (random values, not the base rows). */
+  function tokenAdapter(model: ApertusModel): LoraAdapter {
+    const a = LoraAdapter.init(model, parseLoraConfig({ r: 2, lora_alpha: 4, target_modules: ['q_proj', 'down_proj'], trainable_token_indices: TOKENS }), 1);
+    const rng = new Rng(6);
+    for (const t of [...a.modules.values()].map((p) => p.B).concat([...a.tokens.values()].map((t) => t.values))) t.data.set(Tensor.randn(t.shape, rng, 0.1).data);
+    return a;
+  }
+
+  test('adapter_config.json lists the ids per table; the rows are saved as PEFT names them and load back bit for bit', () => {
+    const a = tokenAdapter(ApertusModel.init(SMALL, 3));
+    const dir = path.join(tmp, 'tokens');
+    saveAdapter(a, dir);
+    const { config, tensors } = peftRead(dir, toHfConfig(SMALL) as unknown as Record<string, number>);
+    expect(config.trainable_token_indices).toEqual(TOKENS);
+    expect(tensors.get('base_model.model.model.embed_tokens.token_adapter.trainable_tokens_delta')!.data).toEqual(a.tokens.get('model.embed_tokens')!.values.data);
+    expect(tensors.get('base_model.model.lm_head.token_adapter.trainable_tokens_delta')!.data).toEqual(a.tokens.get('lm_head')!.values.data);
+    expect(tensors.size).toBe(2 * 2 * SMALL.num_hidden_layers + 2);
+    const { adapter: b } = loadAdapter(dir, SMALL, { trainable: true });
+    expect(b.config).toEqual(a.config);
+    expect(b.parameters().map(([n]) => n)).toEqual(a.parameters().map(([n]) => n));
+    b.parameters().forEach(([, t], i) => { expect(t.data).toEqual(a.parameters()[i]![1].data); expect(t.requiresGrad).toBe(true); });
+  });
+
+  test('PEFT\'s list form (input embedding only) loads; missing, surplus and misshapen rows are refused naming the tensor', () => {
+    const a = tokenAdapter(ApertusModel.init(SMALL, 3));
+    const dir = path.join(tmp, 'tokens-bad');
+    const write = (cfgEdit: (c: Record<string, unknown>) => void, tensorsEdit: (t: Map<string, { shape: number[]; data: Float32Array }>) => void): void => {
+      saveAdapter(a, dir);
+      const { config, tensors } = peftRead(dir, toHfConfig(SMALL) as unknown as Record<string, number>);
+      cfgEdit(config);
+      tensorsEdit(tensors);
+      fs.writeFileSync(path.join(dir, 'adapter_config.json'), JSON.stringify(config));
+      writeFile(path.join(dir, 'adapter_model.safetensors'), [...tensors].map(([n, t]) => [n, { dtype: 'F32' as const, shape: t.shape, data: t.data }] as const));
+    };
+    const head = 'base_model.model.lm_head.token_adapter.trainable_tokens_delta';
+    write((c) => { c.trainable_token_indices = TOKENS.embed_tokens; }, (t) => t.delete(head));
+    expect([...loadAdapter(dir, SMALL).adapter.tokens.keys()]).toEqual(['model.embed_tokens']);
+    write((c) => { c.trainable_token_indices = { embed_tokens: TOKENS.embed_tokens }; }, () => undefined);
+    expect(() => loadAdapter(dir, SMALL)).toThrow(/lm_head\.token_adapter\.trainable_tokens_delta: trainable_token_indices does not list this table/);
+    write(() => undefined, (t) => t.delete(head));
+    expect(() => loadAdapter(dir, SMALL)).toThrow(/lm_head\.token_adapter\.trainable_tokens_delta: missing tensor/);
+    write((c) => { c.trainable_token_indices = { ...TOKENS, lm_head: [12, 3, 4] }; }, () => undefined);
+    expect(() => loadAdapter(dir, SMALL)).toThrow(/shape \[2,32\] does not match 3 token ids/);
+    write((c) => { c.trainable_token_indices = { ...TOKENS, lm_head: [12, 64] }; }, () => undefined);
+    expect(() => loadAdapter(dir, SMALL)).toThrow(AdapterError);
+  });
+
+  test('the merged checkpoint has the rows copied in (PEFT\'s index_copy), checked by the independent PyTorch float64 script', () => {
+    const base = ApertusModel.init(SMALL, 3);
+    const out = checkMerge('t', base, tokenAdapter(base));
+    expect(out.modules).toBe(2 * SMALL.num_hidden_layers);
+    expect(out.token_tables).toBe(2);
+    expect(out.token_err).toBe(0);
+    expect(out.other_err).toBe(0);
+    expect(out.adapted_err).toBeLessThan(1e-6 * out.scale!);
+  }, 180_000);
 });
 
 describe('loadAdapter rejects what it cannot apply, naming file and field or tensor', () => {
@@ -133,17 +213,11 @@ describe('loadAdapter rejects what it cannot apply, naming file and field or ten
 
 describe('mergeAdapter', () => {
   test('the merged checkpoint equals base + (α/r)·B·A computed by an independent PyTorch float64 script', () => {
-    const base = ApertusModel.init(SMALL, 3);
-    const a = trainedAdapter();
-    const dirs = { base: path.join(tmp, 'm-base'), adapter: path.join(tmp, 'm-adapter'), merged: path.join(tmp, 'm-merged') };
-    saveCheckpoint(base, dirs.base, { dtype: 'f32' });
-    saveAdapter(a, dirs.adapter);
-    saveCheckpoint(mergeAdapter(base, a), dirs.merged, { dtype: 'f32' });
-    const out = JSON.parse(execFileSync('/usr/bin/python3', [path.join(__dirname, '../test/peft_merge.py'), dirs.base, dirs.adapter, dirs.merged], { encoding: 'utf8' })) as Record<string, number>;
+    const out = checkMerge('m', ApertusModel.init(SMALL, 3), trainedAdapter());
     expect(out.modules).toBe(4 * SMALL.num_hidden_layers);
     expect(out.other_err).toBe(0);
     expect(out.adapted_err).toBeLessThan(1e-6 * out.scale!);
-  });
+  }, 180_000);
 });
 
 describe('a checkpoint of a model with an attached adapter', () => {

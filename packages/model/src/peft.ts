@@ -3,6 +3,9 @@
 //                              target_modules, bias "none", base_model_name_or_path, …
 //   adapter_model.safetensors  base_model.model.<module>.lora_A.weight [r, in]
 //                              base_model.model.<module>.lora_B.weight [out, r]
+//                              base_model.model.<table>.token_adapter.trainable_tokens_delta [n, H]
+//                                (trainable_token_indices: the n trained rows of model.embed_tokens
+//                                or lm_head, as values, not differences)
 // (PEFT's in-memory names carry the adapter name, `lora_A.default.weight`; it is removed on save.)
 
 import fs from 'node:fs';
@@ -12,7 +15,7 @@ import { bf16ArrayToF32, f16ArrayToF32, Tensor } from '@apertus/tensor';
 import { writeDirAtomically } from './atomic-dir';
 import type { ApertusConfig } from './config';
 import { AdapterError } from './errors';
-import { LORA_CONFIG_KEYS, LoraAdapter, moduleOf, parseLoraConfig, type LoraConfig, type LoraPair } from './lora';
+import { LORA_CONFIG_KEYS, LoraAdapter, moduleOf, parseLoraConfig, TOKEN_MODULES, type LoraConfig, type LoraPair, type TokenModule, type TrainableTokens } from './lora';
 import { parameterShapes } from './params';
 
 /** The adapter's configuration file. */
@@ -21,6 +24,7 @@ export const ADAPTER_CONFIG_FILE = 'adapter_config.json';
 export const ADAPTER_WEIGHTS_FILE = 'adapter_model.safetensors';
 
 const TENSOR_NAME = /^base_model\.model\.(model\.layers\.\d+\.(?:self_attn|mlp)\.[a-z_]+)\.lora_([AB])\.weight$/;
+const TOKENS_NAME = /^base_model\.model\.(model\.embed_tokens|lm_head)\.token_adapter\.trainable_tokens_delta$/;
 
 /** adapter_config.json as PEFT writes it for a LoRA adapter of a causal LM (every field PEFT's `LoraConfig` serialises that applies here). */
 export function adapterConfigJson(config: LoraConfig, baseModel: string | null): Record<string, unknown> {
@@ -44,6 +48,7 @@ export function adapterConfigJson(config: LoraConfig, baseModel: string | null):
     revision: null,
     target_modules: [...config.target_modules],
     task_type: 'CAUSAL_LM',
+    trainable_token_indices: config.trainable_token_indices,
     use_dora: false,
     use_rslora: config.use_rslora,
   };
@@ -124,7 +129,15 @@ export function loadAdapter(dir: string, model: ApertusConfig, opts: { trainable
   const reader = SafetensorsFile.open(weightsFile);
   try {
     const factors = new Map<string, { A?: Tensor; B?: Tensor }>();
+    const rows = new Map<string, Tensor>();
     for (const name of reader.keys()) {
+      const tm = TOKENS_NAME.exec(name);
+      if (tm) {
+        const t = new Tensor(toF32(reader.read(name), name, weightsFile), reader.info(name).shape, 'f32');
+        t.name = name;
+        rows.set(tm[1]!, t);
+        continue;
+      }
       const m = TENSOR_NAME.exec(name);
       const weight = m ? shapes.get(`${m[1]}.weight`) : undefined;
       if (!m || !weight || weight.length !== 2) throw new AdapterError(name, 'not a lora_A/lora_B factor of an Apertus projection', weightsFile);
@@ -156,8 +169,21 @@ export function loadAdapter(dir: string, model: ApertusConfig, opts: { trainable
       modules.set(mod, { A, B });
     }
     if (modules.size === 0) throw new AdapterError('(file)', 'no LoRA factors', weightsFile);
+    const tokens = new Map<string, TrainableTokens>();
+    for (const [key, indices] of Object.entries(config.trainable_token_indices ?? {})) {
+      const module = TOKEN_MODULES[key as TokenModule], name = `base_model.model.${module}.token_adapter.trainable_tokens_delta`, values = rows.get(module);
+      if (!values) throw new AdapterError(name, `missing tensor (trainable_token_indices lists ${key})`, weightsFile);
+      if (indices.some((i) => i >= model.vocab_size)) throw new AdapterError(`trainable_token_indices.${key}`, `a token id is outside the vocabulary (${model.vocab_size})`, cfgFile);
+      if (values.rank !== 2 || values.shape[0] !== indices.length || values.shape[1] !== model.hidden_size) {
+        throw new AdapterError(name, `shape [${values.shape}] does not match ${indices.length} token ids × hidden size ${model.hidden_size}`, weightsFile);
+      }
+      if (opts.trainable) values.requireGrad();
+      tokens.set(module, { indices, values });
+      rows.delete(module);
+    }
+    for (const module of rows.keys()) throw new AdapterError(`base_model.model.${module}.token_adapter.trainable_tokens_delta`, 'trainable_token_indices does not list this table', weightsFile);
     const base = raw.base_model_name_or_path;
-    return { adapter: new LoraAdapter(config, modules), baseModel: typeof base === 'string' ? base : null };
+    return { adapter: new LoraAdapter(config, modules, 0, tokens), baseModel: typeof base === 'string' ? base : null };
   } finally {
     reader.close();
   }

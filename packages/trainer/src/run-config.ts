@@ -84,7 +84,7 @@ export interface RunConfig {
 /** LoRA instead of full fine-tuning (SFT, alignment). */
 export interface LoraRunConfig {
   /**
-   * PEFT `LoraConfig` fields (`r`, `lora_alpha`, `lora_dropout`, `target_modules`, `use_rslora`):
+   * PEFT `LoraConfig` fields (`r`, `lora_alpha`, `lora_dropout`, `target_modules`, `use_rslora`, `trainable_token_indices`):
    * the base stays frozen and the run trains and saves an adapter. null = full fine-tuning.
    */
   lora: LoraConfig | null;
