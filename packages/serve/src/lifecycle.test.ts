@@ -139,7 +139,7 @@ describe('loading', () => {
     resolve(served);
     await server.ready;
     expect((await fetch(`${url}/health`)).status).toBe(200);
-    expect(await json(fetch(`${url}/health`))).toEqual({ status: 'ok' });
+    expect(await json(fetch(`${url}/health`))).toEqual({ status: 'ok', device: 'cpu', adapter: null });
     await server.close();
 
     const failing = createServer({ model: Promise.reject(new Error('disk on fire')) });
