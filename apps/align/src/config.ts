@@ -89,6 +89,7 @@ export const DEFAULT_CONFIG: AlignConfig = Object.freeze({
   keepCheckpoints: 3,
   saveDtype: 'f32',
   threads: null,
+  device: 'cpu',
   progress: 'auto',
   lora: null,
 } satisfies AlignConfig);

@@ -2,8 +2,8 @@
 // same suite and prints the side-by-side table (base → SFT → aligned).
 
 import fs from 'node:fs';
-import { Command } from 'commander';
-import { setGemmThreads } from '@apertus/tensor';
+import { Command, Option } from 'commander';
+import { DEVICES, DEVICE_HELP, describeDevice, setGemmThreads, useDevice, type Device } from '@apertus/tensor';
 import { reportError, resolveModelDir } from '@apertus/trainer';
 import { EvalOptionError } from './errors';
 import { evaluateStage, formatStages, type StageResult } from './evaluate';
@@ -34,11 +34,15 @@ function program(): Command {
     .option('--probe-tokens <n>', 'probe documents are cut to this many tokens (default 128)')
     .option('--out <file>', 'also write the table to this markdown file')
     .option('--json <file>', 'also write every number and translation as JSON')
-    .option('--threads <n>', 'GEMM threads (default: all cores)');
+    .option('--threads <n>', 'GEMM threads (default: all cores)')
+    .addOption(new Option('--device <device>', DEVICE_HELP).choices(DEVICES).default('cpu'));
 }
 
-async function run(opts: RawEvalFlags & { out?: string; json?: string; threads?: string }): Promise<number> {
+type EvalFlags = RawEvalFlags & { out?: string; json?: string; threads?: string; device: Device };
+
+async function run(opts: EvalFlags): Promise<number> {
   const { stages, suite, skipped } = parseEvalFlags(opts);
+  process.stderr.write(`device: ${describeDevice(await useDevice(opts.device))}\n`);
   if (opts.threads !== undefined) {
     const n = Number(opts.threads);
     if (!Number.isInteger(n) || n < 1 || n > 64) throw new EvalOptionError('--threads', `expected an integer in [1, 64], got ${JSON.stringify(opts.threads)}`);
@@ -65,7 +69,7 @@ const report = (e: unknown): number => reportError('apertus-eval', e, (x) => x i
 async function main(argv: string[]): Promise<number> {
   const p = program();
   let code = 0;
-  p.action(async (opts: RawEvalFlags & { out?: string; json?: string; threads?: string }) => {
+  p.action(async (opts: EvalFlags) => {
     code = await run(opts);
   });
   try {

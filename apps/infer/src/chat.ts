@@ -38,9 +38,9 @@ export async function runChat(argv: readonly string[], io: AppIo): Promise<numbe
   const err = (s: string) => (io.error ?? io.output).write(s);
   let served;
   try {
-    served = await loadModelAt(o.model, (m) => err(`warning: ${m}\n`));
+    served = await loadModelAt(o.model, o.device, (m) => err(`warning: ${m}\n`));
   } catch (e) {
-    err(`apertus-chat: cannot load ${o.model}: ${(e as Error).message}\n`);
+    err(`apertus-chat: cannot load ${o.model} on ${o.device}: ${(e as Error).message}\n`);
     return 1;
   }
   const scheduler = new Scheduler(served, {

@@ -61,9 +61,9 @@ export async function runGenerate(argv: readonly string[], io: AppIo): Promise<n
   const err = (s: string) => (io.error ?? io.output).write(s);
   let served;
   try {
-    served = await loadModelAt(o.model, (m) => err(`warning: ${m}\n`));
+    served = await loadModelAt(o.model, o.device, (m) => err(`warning: ${m}\n`));
   } catch (e) {
-    err(`apertus-generate: cannot load ${o.model}: ${(e as Error).message}\n`);
+    err(`apertus-generate: cannot load ${o.model} on ${o.device}: ${(e as Error).message}\n`);
     return 1;
   }
   const scheduler = new Scheduler(served, { maxBatch: 1, ...(o.ctx !== undefined ? { contextLength: Math.min(o.ctx, served.model.config.max_position_embeddings) } : {}) });

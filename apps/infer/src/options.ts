@@ -4,7 +4,8 @@
 import path from 'node:path';
 import { CliError, loadServedModel, type ServedModel } from '@apertus/serve/engine';
 import { findModelDir } from '@apertus/model';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { DEVICES, DEVICE_HELP, useDevice, type Device } from '@apertus/tensor';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 
 /** Where a CLI reads and writes; tests pass streams, the binaries pass the process's. */
 export interface AppIo {
@@ -37,6 +38,7 @@ export function numberArg(name: string, min: number, max: number, integer = fals
 /** Options every app takes: the checkpoint and sampling. */
 export interface CommonOptions {
   model: string;
+  device: Device;
   temperature?: number;
   topP?: number;
   topK: number;
@@ -52,6 +54,7 @@ export interface CommonOptions {
 export function addCommonOptions(cmd: Command): Command {
   return cmd
     .requiredOption('-m, --model <dir>', 'model directory (config.json, *.safetensors, tokenizer.json), or a run directory (its model/, else its latest checkpoint)')
+    .addOption(new Option('--device <device>', DEVICE_HELP).choices(DEVICES).default('cpu'))
     .option('-t, --temperature <t>', 'sampling temperature, 0 = greedy (default: generation_config, else 0.8)', numberArg('--temperature', 0, 2))
     .option('--top-p <p>', 'nucleus sampling (default: generation_config, else 0.9)', numberArg('--top-p', Number.MIN_VALUE, 1))
     .option('--top-k <k>', 'top-k sampling, 0 = off', numberArg('--top-k', 0, 1e9, true), 0)
@@ -85,10 +88,12 @@ export function parseArgs(cmd: Command, argv: readonly string[], io: AppIo): Com
 }
 
 /**
- * Load what `--model` designates, as the training apps resolve it: a model directory, a run
- * directory (its `model/`, else its latest checkpoint) or a checkpoints folder. The model is named
- * after `location` (`runs/udhr-tiny` → `udhr-tiny`). Throws the loader's typed errors.
+ * Select `--device`, then load what `--model` designates, as the training apps resolve it: a model
+ * directory, a run directory (its `model/`, else its latest checkpoint) or a checkpoints folder.
+ * The model is named after `location` (`runs/udhr-tiny` → `udhr-tiny`). Throws the loader's typed
+ * errors, and `WebgpuUnavailableError` (naming what to install) when the device cannot be had.
  */
-export function loadModelAt(location: string, onWarning?: (message: string) => void): Promise<ServedModel> {
+export async function loadModelAt(location: string, device: Device, onWarning?: (message: string) => void): Promise<ServedModel> {
+  await useDevice(device);
   return loadServedModel(findModelDir(location) ?? location, { name: path.basename(path.resolve(location)), ...(onWarning ? { onWarning } : {}) });
 }

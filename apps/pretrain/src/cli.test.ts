@@ -75,6 +75,8 @@ describe('apertus-pretrain CLI', () => {
     expect(done.stderr).not.toMatch(/error/);
     expect(done.status).toBe(0);
     expect(done.stdout).toMatch(/checkpoint saved: .*step-000016/);
+    // The progress line names the device.
+    expect(done.stderr).toMatch(/^step 16\/16 \(100%\) \| loss [\d.]+ \| lr \S+ \| \S+ tok\/s \| cpu \| /m);
     const reference = trainLosses(a);
     expect(reference.map(([s]) => s)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
 
@@ -178,5 +180,25 @@ describe('apertus-pretrain CLI', () => {
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/missing\.jsonl: data not found or not accessible \(ENOENT\)/);
     expect(fs.existsSync(path.join(dir, 'x', 'checkpoints'))).toBe(false);
+    const device = run(['--out', path.join(dir, 'x'), '--device', 'tpu']);
+    expect(device.status).toBe(2);
+    expect(device.stderr).toMatch(/--device.*'tpu' is invalid.*cpu, webgpu/);
+  });
+
+  it('--device webgpu without a Vulkan driver fails with what is missing and what to install, before touching --out', () => {
+    const before = process.env.VK_ICD_FILENAMES;
+    process.env.VK_ICD_FILENAMES = path.join(dir, 'no-such-icd.json');
+    try {
+      const r = run(['--out', path.join(dir, 'gpu'), '--device', 'webgpu']);
+      expect(r.status).toBe(1);
+      // The last line is ours (the Vulkan loader and Dawn print their own warnings before it), with no stack.
+      const last = r.stderr.trimEnd().split('\n').at(-1)!;
+      expect(last).toMatch(/^apertus-pretrain: error: gpu\.js mode 'webgpu': .*no Vulkan driver: VK_ICD_FILENAMES names .*no-such-icd\.json, which does not exist; .*apt install chromium and set VK_ICD_FILENAMES=\/usr\/lib\/chromium\/vk_swiftshader_icd\.json/);
+      expect(r.stderr).not.toMatch(/\.(js|ts):\d+:\d+/);
+      expect(fs.existsSync(path.join(dir, 'gpu'))).toBe(false);
+    } finally {
+      if (before === undefined) delete process.env.VK_ICD_FILENAMES;
+      else process.env.VK_ICD_FILENAMES = before;
+    }
   });
 });

@@ -110,6 +110,7 @@ export const DEFAULT_CONFIG: PretrainConfig = Object.freeze({
   sampleTokens: 32,
   sampleTemperature: 0.7,
   threads: null,
+  device: 'cpu',
   progress: 'auto',
 } satisfies PretrainConfig);
 

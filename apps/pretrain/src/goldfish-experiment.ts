@@ -137,7 +137,7 @@ async function trainAndMeasure(run: 'standard' | 'goldfish', config: ApertusConf
   const batch = documentBatch(docs, goldfish);
   const full = documentBatch(docs, null);
   const result = await runTraining({
-    config: { ...o, run, out: path.join(o.out, run), evalInterval: 0, checkpointInterval: 0, keepCheckpoints: 1, threads: null },
+    config: { ...o, run, out: path.join(o.out, run), evalInterval: 0, checkpointInterval: 0, keepCheckpoints: 1, threads: null, device: 'cpu' },
     name: 'apertus-pretrain goldfish',
     trainingKeys: [],
     parseConfig: () => {

@@ -56,6 +56,7 @@ export const DEFAULT_CONFIG: SftConfig = Object.freeze({
   keepCheckpoints: 3,
   saveDtype: 'f32',
   threads: null,
+  device: 'cpu',
   progress: 'auto',
   lora: null,
 } satisfies SftConfig);

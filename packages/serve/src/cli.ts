@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { findModelDir } from '@apertus/model';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { DEVICES, DEVICE_HELP, describeDevice, useDevice, type Device } from '@apertus/tensor';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { CliError, EngineError } from './errors';
 import { loadServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
@@ -73,6 +74,7 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
     .option('--prefill-chunk <n>', 'prompt tokens prefilled per step', positiveInt('--prefill-chunk'), 512)
     .option('--prefix-cache <MiB>', 'memory cap of the prefix cache (KV of earlier prompts and replies reused by later requests)', positiveInt('--prefix-cache'), 1024)
     .option('--no-prefix-cache', 'do not reuse KV across requests')
+    .addOption(new Option('--device <device>', DEVICE_HELP).choices(DEVICES).default('cpu'))
     .option('--precision <p>', "weights in memory: 'auto' (bf16 matrices as stored) or 'f32'", 'auto')
     .option('--cors-origin <origin>', 'allow browser calls from this origin (repeatable; * for any). Default: same origin only', collect, [])
     .option('--allowed-host <name>', 'accept this Host name while bound to loopback (repeatable; DNS-rebinding protection)', collect, [])
@@ -94,13 +96,15 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
   }
   const o = program.opts<{
     model: string; port: number; host: string; apiKey?: string; name?: string; maxQueue: number; maxBatch: number; maxBody: number;
-    maxTokens?: number; ctx?: number; prefillChunk: number; prefixCache: number | false; precision: string; adapter?: string; web: boolean; studio?: string; quiet?: boolean;
+    maxTokens?: number; ctx?: number; prefillChunk: number; prefixCache: number | false; device: Device; precision: string; adapter?: string; web: boolean; studio?: string; quiet?: boolean;
     corsOrigin: string[]; allowedHost: string[];
   }>();
   const corsOrigins = o.corsOrigin.map(checkOrigin);
   if (o.precision !== 'auto' && o.precision !== 'f32') throw new CliError('--precision', `must be 'auto' or 'f32', got '${o.precision}'`);
   if (o.studio !== undefined && !fs.existsSync(path.join(o.studio, 'index.html'))) throw new CliError('--studio', `${o.studio} has no index.html (build the studio first: npm run build -w apps/studio)`);
   const apiKey = o.apiKey ?? process.env.APERTUS_API_KEY ?? null;
+  // Before listening: a missing GPU is an error at start-up (WebgpuUnavailableError), not a 503.
+  const device = await useDevice(o.device);
   let listening!: () => void;
   const listened = new Promise<void>((r) => (listening = r));
   const onWarning = (m: string) => err(`[apertus-serve] warning: ${m}\n`);
@@ -119,7 +123,7 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
   });
   const url = await server.listen(o.port, o.host);
   listening();
-  out(`apertus-serve listening on ${url} (loading ${o.model})\n`);
+  out(`apertus-serve listening on ${url} (loading ${o.model} on ${describeDevice(device)})\n`);
   if (o.host !== '127.0.0.1' && o.host !== 'localhost' && o.host !== '::1' && !apiKey) err('[apertus-serve] warning: bound to a non-local address without --api-key\n');
   server.ready.then(
     (m) => out(`model '${m.name}' ready at ${url}/v1\n`),

@@ -139,7 +139,7 @@ describe('loading', () => {
     resolve(served);
     await server.ready;
     expect((await fetch(`${url}/health`)).status).toBe(200);
-    expect(await json(fetch(`${url}/health`))).toEqual({ status: 'ok' });
+    expect(await json(fetch(`${url}/health`))).toEqual({ status: 'ok', device: 'cpu', adapter: null });
     await server.close();
 
     const failing = createServer({ model: Promise.reject(new Error('disk on fire')) });
@@ -220,7 +220,7 @@ describe('apertus-serve CLI', () => {
     expect(models.data[0]).toMatchObject({ id: 'my-model', max_model_len: 256 });
     expect((await fetch(`${server!.url}/v1/models`)).status).toBe(401);
     await server!.close();
-    expect(out.join('')).toContain(`listening on ${server!.url}`);
+    expect(out.join('')).toContain(`listening on ${server!.url} (loading ${dir} on cpu)`);
   });
 
   test('a training run directory serves its model/ under the run name, as the training apps accept it', async () => {
@@ -239,6 +239,7 @@ describe('apertus-serve CLI', () => {
     await expect(runServeCli(['--model', dir, '--port', 'abc'], quiet)).rejects.toMatchObject({ option: '--port' });
     await expect(runServeCli(['--model', dir, '--max-batch', '0'], quiet)).rejects.toMatchObject({ option: '--max-batch' });
     for (const cap of ['0', '-5', '1.5']) await expect(runServeCli(['--model', dir, '--prefix-cache', cap], quiet)).rejects.toMatchObject({ option: '--prefix-cache' });
+    await expect(runServeCli(['--model', dir, '--device', 'tpu'], quiet)).rejects.toMatchObject({ option: '--device' });
     await expect(runServeCli(['--model', dir, '--precision', 'fp8'], quiet)).rejects.toMatchObject({ option: '--precision' });
     const help: string[] = [];
     expect(await runServeCli(['--help'], { out: (s) => help.push(s), err: () => {} })).toBeNull();

@@ -2,7 +2,7 @@
 // WebSocket endpoint on the same port. Node's `http` module only; `ws` for WebSockets.
 //
 //   GET  /                      built-in chat page
-//   GET  /health                200 {"status":"ok"}, 503 while the model loads
+//   GET  /health                200 {"status":"ok","device":"cpu","adapter":null}, 503 while the model loads
 //   GET  /metrics               Prometheus text
 //   GET  /v1/models[/ID]        the served model
 //   POST /v1/chat/completions   chat (Apertus template, tools, reasoning), SSE or JSON
@@ -13,6 +13,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { currentDevice } from '@apertus/tensor';
 import { ApiError, toApiError } from './api-error';
 import { EngineError } from './errors';
 import { checkBearer, parseJsonBody, readBody, requireJson, sendError, sendJson, sseData, startSse } from './http-util';
@@ -201,7 +202,8 @@ export function createServer(options: ServerOptions): ApertusServer {
     if (path === '/health' || path === '/v1/health') {
       expect('GET');
       ctx.state();
-      sendJson(res, 200, { status: 'ok' });
+      const { device, adapter } = currentDevice();
+      sendJson(res, 200, { status: 'ok', device, adapter });
       return;
     }
     if (path === '/metrics') {

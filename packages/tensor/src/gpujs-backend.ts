@@ -1,5 +1,8 @@
 import { registerBackend, setBackend, type BackendInfo } from './backend';
-import { adapterName, createGpujsKernels, createWebgpuSyncKernels, type GpujsMode } from './kernels/gpujs/index';
+import { adapterName, createGpujsKernels, createWebgpuSyncKernels, type GpujsMode, type WebgpuSyncKernelSet, type WebgpuTransfers } from './kernels/gpujs/index';
+
+/** The set `enableWebgpu` registered last (replaced, and disposed, by the next call). */
+let webgpuSet: WebgpuSyncKernelSet | null = null;
 
 /**
  * Build gpu.js kernels for `mode`, register them as backend 'gpujs', and (by default) run every
@@ -19,14 +22,26 @@ export function enableGpujs(mode: GpujsMode, select = true): BackendInfo {
  * implements on them: all of the `KernelSet` (elementwise, reductions, softmax, RMSNorm, RoPE,
  * embedding, attention, cross-entropy, forward and backward). The tensor API stays synchronous:
  * a worker thread runs the kernels on the GPU while the calling thread waits. GEMM (`matmul`,
- * `linear`, `linearCrossEntropy`), custom ops (`defineOp`, e.g. xIELU), views and copies still
- * run on the CPU. Throws `WebgpuUnavailableError` naming what is missing (Vulkan loader or driver,
+ * `linear`) moves too; `linearCrossEntropy` (no gpu.js kernel), custom ops (`defineOp`, e.g.
+ * xIELU), views, copies and the optimizers still run on the CPU. Returns the backend and the
+ * adapter's name. Throws `WebgpuUnavailableError` naming what is missing (Vulkan loader or driver,
  * adapter, the `webgpu` package).
  */
-export async function enableWebgpu(select = true): Promise<BackendInfo> {
+export async function enableWebgpu(select = true): Promise<BackendInfo & { readonly adapter: string }> {
   const kernels = await createWebgpuSyncKernels();
-  const info = { name: 'webgpu', device: `gpu.js webgpu (${adapterName(kernels.adapter)})` };
+  webgpuSet?.dispose();
+  webgpuSet = kernels;
+  const adapter = adapterName(kernels.adapter);
+  const info = { name: 'webgpu', device: `gpu.js webgpu (${adapter})` };
   registerBackend(info.name, info.device, kernels);
   if (select) setBackend('webgpu');
-  return info;
+  return { ...info, adapter };
+}
+
+/**
+ * The round trips of backend `webgpu` so far: kernel calls and the bytes they uploaded and read
+ * back (tensors live in JavaScript memory, so every call is one). Zeros before `enableWebgpu`.
+ */
+export function webgpuTransfers(): WebgpuTransfers {
+  return webgpuSet?.transfers() ?? { calls: 0, uploadBytes: 0, readbackBytes: 0 };
 }

@@ -28,3 +28,5 @@ export { linearCrossEntropy, type LinearCrossEntropyOptions } from './ops/linear
 export { defineOp, type CustomOp, type CustomOpContext } from './ops/custom';
 export { gradcheck, type GradcheckResult } from './gradcheck';
 export { enableCpuFma } from './cpu-fma-backend';
+export { DEVICES, DEVICE_HELP, useDevice, currentDevice, describeDevice, type Device, type DeviceInfo } from './device';
+export { WebgpuUnavailableError, SWIFTSHADER_ICD, type WebgpuMissing } from './kernels/gpujs/webgpu';

@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, test } from 'vitest';
 import { backward } from './autograd';
 import { backendOf, kernelNames, setBackend } from './backend';
-import { enableWebgpu } from './gpujs-backend';
+import { enableWebgpu, webgpuTransfers } from './gpujs-backend';
 import { GpujsBackendError, createWebgpuSyncKernels } from './kernels/gpujs/index';
 import { randomF32, useSwiftshaderUnlessDriverNamed } from './kernels/gpujs/testing';
 import { jsKernels } from './kernels/js/index';
@@ -11,6 +11,8 @@ import { attention } from './ops/attention';
 import { crossEntropy } from './ops/cross-entropy';
 import { add, exp, mul, silu } from './ops/elementwise';
 import { embedding } from './ops/embedding';
+import { linearCrossEntropy } from './ops/linear-cross-entropy';
+import { matmul } from './ops/matmul';
 import { max, sum } from './ops/reduce';
 import { rmsnorm } from './ops/rmsnorm';
 import { rope } from './ops/rope';
@@ -40,9 +42,11 @@ function graph(): Float32Array[] {
   const a = attention(reshape(q, [B, T, nh, d]), reshape(k, [B, T, nh, d]), reshape(kv, [B, T, nh, d]));
   const h = add(silu(reshape(a, [T, H])), mul(x, exp(x)));
   const logits = reshape(h, [T, H]); // H = 32 classes
-  const loss = add(crossEntropy(logits, Tensor.ints([1, 0, 31, 5, 9])), sum(mul(softmax(logits), logSoftmax(logits))));
+  const head = Tensor.randn([V, H], r).requireGrad();
+  const lm = linearCrossEntropy(matmul(h, Tensor.randn([H, H], r)), head, Tensor.ints([1, 0, 22, -100, 9]), { chunkRows: 2 });
+  const loss = add(add(crossEntropy(logits, Tensor.ints([1, 0, 31, 5, 9])), sum(mul(softmax(logits), logSoftmax(logits)))), lm);
   backward(loss);
-  return [loss.data, a.data, max(logits, 1).data, table.grad!.data, w.grad!.data];
+  return [loss.data, a.data, max(logits, 1).data, table.grad!.data, w.grad!.data, head.grad!.data];
 }
 
 describe('the tensor ops on backend webgpu', () => {
@@ -52,13 +56,19 @@ describe('the tensor ops on backend webgpu', () => {
     const info = await enableWebgpu();
     expect(info.name).toBe('webgpu');
     expect(info.device).toMatch(/^gpu\.js webgpu \(.+\)$/);
-    // Every op with a gpu.js kernel moves (GEMM included); the fused LM-head loss has none and says so.
-    for (const op of kernelNames()) {
-      if (op === 'linearCrossEntropy') expect(backendOf(op).name, op).not.toBe('webgpu');
-      else expect(backendOf(op), op).toEqual(info);
-    }
+    // Every op of the registry moves, GEMM and the LM-head loss included.
+    for (const op of kernelNames()) expect(backendOf(op), op).toEqual({ name: info.name, device: info.device });
     const got = graph();
     got.forEach((g, i) => expectClose(g, want[i]!, 1e-4));
+
+    // Every kernel call is a round trip: softmax over [2, 5] is two calls, the row statistics
+    // (x up, [max, Σexp] per row back) and the apply (x and the statistics up, y back).
+    const before = webgpuTransfers();
+    softmax(Tensor.from([[1, 2, 3, 4, 5], [0, -1, 2, 1, 0]]));
+    const after = webgpuTransfers();
+    expect(after.calls - before.calls).toBe(2);
+    expect(after.uploadBytes - before.uploadBytes).toBe(40 + (40 + 16));
+    expect(after.readbackBytes - before.readbackBytes).toBe(16 + 40);
   }, 300_000);
 
   test('the synchronous webgpu set runs its kernels in the worker, in webgpu mode, and reports failures', async () => {

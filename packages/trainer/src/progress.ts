@@ -23,6 +23,8 @@ export interface ProgressOptions {
   readonly every?: number;
   /** Clock in milliseconds (tests inject one). Default `performance.now`. */
   readonly now?: () => number;
+  /** The device the steps run on, shown on every line (`webgpu (google swiftshader ...)`). */
+  readonly device?: string;
 }
 
 /** What {@link ProgressReporter.update} shows after a step. */
@@ -66,6 +68,7 @@ export class ProgressReporter {
   private readonly logStream: NodeJS.WritableStream;
   private readonly every: number;
   private readonly now: () => number;
+  private readonly device: string;
   private readonly window: { t: number; tokens: number }[] = [];
   private readonly started: number;
   private multi: cliProgress.MultiBar | null = null;
@@ -83,13 +86,14 @@ export class ProgressReporter {
     this.mode = mode === 'auto' ? ((this.stream as { isTTY?: boolean }).isTTY ? 'bar' : 'lines') : mode;
     this.every = options.every ?? Math.max(1, Math.round(totalSteps / 20));
     this.now = options.now ?? (() => performance.now());
+    this.device = options.device === undefined ? '' : ` | ${options.device}`;
     this.started = this.now();
     this.window.push({ t: this.started, tokens: 0 });
     if (this.mode === 'bar') {
       this.multi = new cliProgress.MultiBar(
         {
           stream: this.stream,
-          format: ' {bar} {value}/{total} | loss {loss} | lr {lr} | {tps} tok/s | {elapsed} elapsed | ETA {etaText}',
+          format: ` {bar} {value}/{total} | loss {loss} | lr {lr} | {tps} tok/s${this.device} | {elapsed} elapsed | ETA {etaText}`,
           hideCursor: true,
           barsize: 24,
           fps: 5,
@@ -137,7 +141,7 @@ export class ProgressReporter {
     }
     if (this.mode === 'lines' && (u.step % this.every === 0 || u.step === this.total)) {
       const pct = this.total > 0 ? Math.floor((100 * u.step) / this.total) : 100;
-      const line = `step ${u.step}/${this.total} (${pct}%) | loss ${fields.loss} | lr ${fields.lr} | ${fields.tps} tok/s | ${fields.elapsed} elapsed | ETA ${fields.etaText}`;
+      const line = `step ${u.step}/${this.total} (${pct}%) | loss ${fields.loss} | lr ${fields.lr} | ${fields.tps} tok/s${this.device} | ${fields.elapsed} elapsed | ETA ${fields.etaText}`;
       this.stream.write(`${line}\n`);
       return line;
     }

@@ -137,6 +137,9 @@ describe('ProgressReporter', () => {
     expect(out.text.split('\n').filter(Boolean).length).toBe(2);
     p.log('checkpoint saved');
     p.stop();
+    const d = new ProgressReporter({ totalSteps: 1, mode: 'lines', stream: new Sink(), now: () => t, device: 'webgpu (google swiftshader)' });
+    t += 1000;
+    expect(d.update({ step: 1, tokens: 10, loss: 1, lr: 1e-3 })).toBe('step 1/1 (100%) | loss 1.0000 | lr 1.00e-3 | 10 tok/s | webgpu (google swiftshader) | 1s elapsed | ETA 0s');
   });
 
   it('formats durations', () => {

@@ -5,7 +5,7 @@
 
 import { AdamW, AdEMAMix, linearWarmupDecaySchedule, warmupStepsFromRatio, type LrSchedule } from '@apertus/ademamix';
 import { parseLoraConfig, type LoraConfig } from '@apertus/model';
-import type { Tensor } from '@apertus/tensor';
+import { DEVICES, DEVICE_HELP, type Device, type Tensor } from '@apertus/tensor';
 import { field, type ConfigSchema } from './config';
 import type { ProgressMode } from './progress';
 
@@ -77,6 +77,8 @@ export interface RunConfig {
   keepCheckpoints: number;
   /** GEMM threads; null = all cores. */
   threads: number | null;
+  /** Where the ops run (`cpu` or `webgpu`); a checkpoint resumes on either. */
+  device: Device;
   /** Progress display. */
   progress: ProgressMode;
 }
@@ -158,6 +160,7 @@ export const RUN_FIELDS: ConfigSchema<RunConfig> = {
   checkpointInterval: field.int('checkpoint every n steps, 0 = end only', 0),
   keepCheckpoints: field.int('checkpoints kept on disk, 0 = all', 0),
   threads: field.intOrNull('GEMM threads (default: all cores)', 1, 64),
+  device: field.oneOf(DEVICE_HELP, DEVICES, '<device>'),
   progress: field.oneOf('progress display', ['auto', 'bar', 'lines', 'off'] as const, '<mode>'),
 };
 

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { LrScheduler, type LrSchedule, type OptimizerStateDict } from '@apertus/ademamix';
 import { saveAdapter, saveCheckpoint, type ApertusModel } from '@apertus/model';
-import { setGemmThreads, type Tensor } from '@apertus/tensor';
+import { describeDevice, setGemmThreads, useDevice, type Tensor } from '@apertus/tensor';
 import type { LmBatch } from './batch';
 import { CheckpointManager, readTrainerState, readTrainingCheckpoint, writeTrainingCheckpoint } from './checkpoint';
 import { changedKeys, type ConfigLayer, type RawConfig } from './config';
@@ -215,6 +215,8 @@ function resumePoint<C extends RunConfig, B>(o: RunTrainingOptions<C, B>, dir: s
  */
 export async function runTraining<C extends RunConfig, B>(o: RunTrainingOptions<C, B>): Promise<TrainingResult> {
   const cfg = o.config;
+  // First, so that a missing GPU fails before the run directory is touched.
+  const device = describeDevice(await useDevice(cfg.device));
   const paths = runPaths(cfg.out);
   const manager = new CheckpointManager(paths.checkpoints, { keepLast: cfg.keepCheckpoints });
   fs.mkdirSync(cfg.out, { recursive: true });
@@ -252,7 +254,7 @@ export async function runTraining<C extends RunConfig, B>(o: RunTrainingOptions<
     let tokens = state?.tokens ?? 0;
     let samples = state?.samples ?? 0;
     log(resume !== null ? `resuming from ${resume.dir} (step ${step})` : s.summary);
-    progress = new ProgressReporter({ totalSteps: s.totalSteps, startStep: step, mode: cfg.progress });
+    progress = new ProgressReporter({ totalSteps: s.totalSteps, startStep: step, mode: cfg.progress, device });
     const params = s.model.parameters();
 
     const writePlot = (): void => {

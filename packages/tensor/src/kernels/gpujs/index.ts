@@ -1,5 +1,5 @@
 /**
- * The gpu.js kernel backend of @apertus/tensor: the whole `KernelSet` (plus GEMM) as gpu.js
+ * The gpu.js kernel backend of @apertus/tensor: the whole `KernelSet` (GEMM and the LM-head loss included) as gpu.js
  * kernels in one explicitly chosen gpu.js mode — synchronous (webasm, cpu, GL) or asynchronous
  * (webgpu) — with silent fallbacks turned into errors. See README.md in this folder for the kernel
  * designs and their limits.
@@ -12,13 +12,16 @@ import { embedding, embeddingBackward } from './embedding';
 import { GpujsBackendError } from './errors';
 import { type GemmArgs, gemm } from './gemm';
 import type { GemmBf16Args } from '../gemm/index';
+import { linearCrossEntropy } from './linear-cross-entropy';
 import { max, sum } from './reduce';
 import { rmsnorm, rmsnormBackward } from './rmsnorm';
 import { rope } from './rope';
 import { GPUJS_MODES, type GpujsMode, GpujsRuntime, type KernelOp, drive, driveAsync } from './runtime';
 import { logSoftmax, logSoftmaxBackward, softmax, softmaxBackward } from './softmax';
 import { type WebgpuAdapterInfo, deviceLostError, isDeviceLost, requestWebgpuAdapter } from './webgpu';
-import { WebgpuWorkerRuntime } from './webgpu-worker';
+import { type WebgpuTransfers, WebgpuWorkerRuntime } from './webgpu-worker';
+
+export type { WebgpuTransfers } from './webgpu-worker';
 
 export { GpujsBackendError } from './errors';
 export type { GemmArgs } from './gemm';
@@ -29,8 +32,8 @@ export { SWIFTSHADER_ICD, WebgpuUnavailableError, adapterName, type WebgpuAdapte
 const OPS = {
   unary, unaryBackward, binary, sum, max, softmax, softmaxBackward, logSoftmax, logSoftmaxBackward,
   rmsnorm, rmsnormBackward, embedding, embeddingBackward, rope, attention, attentionBackward,
-  crossEntropy, crossEntropyBackward, gemm,
-} satisfies { [K in Exclude<keyof KernelSet, 'linearCrossEntropy'>]: (...a: Parameters<KernelSet[K]>) => KernelOp };
+  crossEntropy, crossEntropyBackward, gemm, linearCrossEntropy,
+} satisfies { [K in keyof KernelSet]-?: (...a: Parameters<NonNullable<KernelSet[K]>>) => KernelOp };
 
 type Ops = typeof OPS;
 /** The ops with each result mapped to `R` (void for the synchronous modes, Promise<void> for webgpu). */
@@ -117,19 +120,27 @@ export async function createWebgpuKernels(): Promise<WebgpuKernelSet> {
   };
 }
 
+/** The synchronous `webgpu` set: a `GpujsKernelSet` plus its adapter and transfer counts. */
+export interface WebgpuSyncKernelSet extends GpujsKernelSet {
+  readonly adapter: WebgpuAdapterInfo;
+  /** Kernel calls and the bytes they uploaded and read back so far: each call is a round trip. */
+  transfers(): WebgpuTransfers;
+}
+
 /**
  * The `webgpu` kernels as a synchronous `GpujsKernelSet` (Node): a worker thread owns the GPU
  * device and runs each kernel call while the calling thread waits (`Atomics.wait`), so the set
  * can serve the synchronous tensor ops (this is what `enableWebgpu` registers). Each call pays a
  * message to the worker plus the upload and readback of its buffers.
  */
-export async function createWebgpuSyncKernels(): Promise<GpujsKernelSet & { readonly adapter: WebgpuAdapterInfo }> {
+export async function createWebgpuSyncKernels(): Promise<WebgpuSyncKernelSet> {
   const adapter = await requestWebgpuAdapter();
   const rt = new WebgpuWorkerRuntime();
   return {
     ...bindOps((op) => drive(op, (c) => rt.run(c))),
     mode: rt.mode,
     adapter,
+    transfers: () => rt.transfers(),
     builtKernels: () => rt.builtKernels(),
     dispose: () => rt.dispose(),
   };

@@ -84,7 +84,7 @@ parentPort.on('message', async (m) => {
     finish(1);
   } catch (e) {
     if (k !== undefined && !k.kernel.built) kernels.delete(m.key);
-    finish(2, e && e.message ? e.message : e);
+    finish(2, e && e.message ? e.message : (e && e.constructor ? e.constructor.name + ' ' : '') + String(e) + (e && e.stack ? ' ' + e.stack : ''));
   }
 });
 `;
@@ -102,9 +102,30 @@ function compact(v: ArrayBufferView): ArrayBufferView {
   return (v as Float32Array).slice();
 }
 
+/**
+ * What the kernel calls so far moved between JavaScript memory and the GPU: every call is one
+ * round trip (its array arguments uploaded, its output read back), as tensors live in JavaScript
+ * memory. Scalars (sizes, eps, offsets) are not counted.
+ */
+export interface WebgpuTransfers {
+  /** Kernel calls, each a round trip. */
+  calls: number;
+  /** Bytes of array arguments uploaded. */
+  uploadBytes: number;
+  /** Bytes of outputs read back. */
+  readbackBytes: number;
+}
+
+/** Bytes of the array data in a kernel argument (a typed array or a gpu.js `Input`), else 0. */
+function argBytes(a: unknown): number {
+  const v = a instanceof Input ? (a.value as unknown as ArrayBufferView) : a;
+  return ArrayBuffer.isView(v) ? v.byteLength : 0;
+}
+
 /** Runs kernel calls synchronously on a worker thread that owns gpu.js's `webgpu` mode. */
 export class WebgpuWorkerRuntime {
   readonly mode = 'webgpu';
+  private readonly counted: WebgpuTransfers = { calls: 0, uploadBytes: 0, readbackBytes: 0 };
   private readonly worker: Worker;
   private readonly control = new Int32Array(new SharedArrayBuffer(8));
   private readonly error = new SharedArrayBuffer(ERROR_BYTES);
@@ -145,10 +166,18 @@ export class WebgpuWorkerRuntime {
       if (isDeviceLost(text)) throw deviceLostError(new Error(text));
       throw this.fail(c.name, `gpu.js failed: ${text}`);
     }
+    this.counted.calls++;
+    for (const a of c.args) this.counted.uploadBytes += argBytes(a);
+    this.counted.readbackBytes += result.byteLength;
     this.built.delete(key);
     this.built.set(key, 'webgpu');
     while (this.built.size > CACHE_LIMIT) this.built.delete(this.built.keys().next().value as string);
     return new Float32Array(result);
+  }
+
+  /** The transfers of every kernel call so far (a copy). */
+  transfers(): WebgpuTransfers {
+    return { ...this.counted };
   }
 
   /** The kernels built so far (each verified in the worker to have run in `webgpu`). */

@@ -1,13 +1,22 @@
 // Every gpu.js kernel in gpu.js's `webgpu` mode (WGSL compute shaders through Dawn) against the JS
 // reference kernels. Without a GPU this runs on SwiftShader's Vulkan driver from Debian's
 // `chromium` package; a missing driver fails the tests (with what to install), it never skips them.
+import { GPU, type IGPUKernelSettings } from 'gpu.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsKernels } from '../js/index';
-import type { AttentionArgs, AttentionBackwardArgs } from '../types';
+import { f32ArrayToBf16 } from '../../dtype';
+import type { AttentionArgs, AttentionBackwardArgs, LinearCrossEntropyArgs } from '../types';
 import { type WebgpuKernelSet, createWebgpuKernels } from './index';
 import { expectAllRanIn, expectClose, randomF32, randomI32, useSwiftshaderUnlessDriverNamed } from './testing';
 
 useSwiftshaderUnlessDriverNamed();
+
+/** gpu.js's `WebGPUBufferResult` (not in its type declarations). */
+interface GpuBuffer {
+  readonly type: string;
+  toArray(): Promise<Float32Array>;
+  delete(): void;
+}
 
 // SwiftShader compiles and runs every WGSL kernel on the CPU: allow for a loaded CI machine.
 describe('gpu.js kernels in webgpu mode', { timeout: 240_000 }, () => {
@@ -225,6 +234,52 @@ describe('gpu.js kernels in webgpu mode', { timeout: 240_000 }, () => {
       await ks.gemm({ transA, transB, M, N, K, A, B: Bm, C, alpha: 0.5, beta: 2 });
       // f32 accumulation of 4096 terms of size ~1 against a float64 sum.
       expectClose(C, want, `gemm ${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}`, 1e-4, 2e-4);
+    }
+  });
+
+  it('the LM-head loss (linearCrossEntropy) in chunks, with masked rows, f32 and bf16 heads, against the fused JS kernel', async () => {
+    const rows = 5, V = 300, H = 24;
+    const h = randomF32(rows * H, 21);
+    const w = randomF32(V * H, 22);
+    // Row 2 is masked (weight 0) with an out-of-range target, which must never be read.
+    const targets = Int32Array.from([7, 299, 100000, 0, 150]);
+    const weights = Float32Array.from([1, 0.5, 0, 2, 1]);
+    const run = async (k: { linearCrossEntropy?: (a: LinearCrossEntropyArgs) => unknown }, head: Float32Array | Uint16Array, grads: boolean) => {
+      const a: LinearCrossEntropyArgs = {
+        rows, V, H, h, w: head, targets, weights, chunkRows: 2, sums: new Float64Array(2),
+        dh: grads ? new Float32Array(rows * H) : null, dw: grads ? new Float32Array(V * H).fill(Number.NaN) : null,
+      };
+      await k.linearCrossEntropy!(a);
+      return a;
+    };
+    const got = await run(ks, w, true);
+    const want = await run(jsKernels, w, true);
+    expect(got.sums[1]).toBe(want.sums[1]);
+    expect(Math.abs(got.sums[0]! - want.sums[0]!) / want.sums[0]!).toBeLessThan(1e-6);
+    expectClose(got.dh!, want.dh!, 'dh', 1e-4, 1e-6);
+    expectClose(got.dw!, want.dw!, 'dw', 1e-4, 1e-6);
+    const wb = f32ArrayToBf16(w);
+    const gotB = await run(ks, wb, false);
+    const wantB = await run(jsKernels, wb, false);
+    expect(Math.abs(gotB.sums[0]! - wantB.sums[0]!) / wantB.sums[0]!).toBeLessThan(1e-6);
+  });
+
+  it('gpu.js pipeline kernels keep outputs on the GPU and bind them as the next kernel\'s input (the basis for device-resident tensors)', async () => {
+    const gpu = new GPU({ mode: 'webgpu' });
+    try {
+      const settings: IGPUKernelSettings = { output: [1000], pipeline: true, immutable: true, argumentTypes: { a: 'Array' } };
+      const double = gpu.createKernel('function (a) { return 2 * a[this.thread.x]; }', settings);
+      const addOne = gpu.createKernel('function (a) { return a[this.thread.x] + 1; }', settings);
+      const x = Float32Array.from({ length: 1000 }, (_, i) => i - 500);
+      const y = await (double as unknown as (a: Float32Array) => Promise<GpuBuffer>)(x);
+      expect(y.type).toBe('WebGPUBuffer'); // a GPU buffer handle, not data
+      const z = await (addOne as unknown as (a: GpuBuffer) => Promise<GpuBuffer>)(y);
+      expect(z.type).toBe('WebGPUBuffer');
+      expect(Array.from(await z.toArray())).toEqual(Array.from(x, (v) => 2 * v + 1));
+      y.delete();
+      z.delete();
+    } finally {
+      gpu.destroy();
     }
   });
 

@@ -17,7 +17,7 @@ export type WebgpuMissing = 'webgpu-package' | 'vulkan-loader' | 'vulkan-driver'
 export const SWIFTSHADER_ICD = '/usr/lib/chromium/vk_swiftshader_icd.json';
 
 /** The npm packages (and versions) the `webgpu` mode needs in Node. */
-const INSTALL_PACKAGES = 'npm install gpu.js@2.24.1 webgpu@0.6.2 (with "overrides": { "webgpu": "0.6.2" }: gpu.js pins webgpu 0.2.9, whose Dawn binary needs GLIBCXX_3.4.32)';
+export const INSTALL_PACKAGES = 'npm install gpu.js@2.24.1 webgpu@0.6.2 (with "overrides": { "webgpu": "0.6.2" }: gpu.js pins webgpu 0.2.9, whose Dawn binary needs GLIBCXX_3.4.32)';
 
 /** No WebGPU adapter (or device) is available; `missing` names the piece and `install` what to do about it. */
 export class WebgpuUnavailableError extends GpujsBackendError {
