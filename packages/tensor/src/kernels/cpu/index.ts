@@ -3,10 +3,14 @@ import { fusedLinearCrossEntropy } from '../js/linear-cross-entropy';
 import type { KernelSet } from '../types';
 import { tiledAttention } from './attention';
 import { heapRelease, scratchF32 } from './heap';
+import { expShift, rowMax, scaleRow } from './softmax-rows';
+
+/** The SIMD row operations of the softmax in the fused loss (see softmax-rows.ts). */
+const simdRows = { max: rowMax, expShift, scale: scaleRow };
 
 /** GEMM, tiled attention and the fused LM-head loss on top of the WebAssembly GEMM kernel `gemm`. */
 function kernelsOn(gemm: KernelSet['gemm']): Partial<KernelSet> {
-  return { gemm, linearCrossEntropy: fusedLinearCrossEntropy(gemm, { alloc: scratchF32, release: heapRelease }), ...tiledAttention(gemm) };
+  return { gemm, linearCrossEntropy: fusedLinearCrossEntropy(gemm, { alloc: scratchF32, release: heapRelease }, simdRows), ...tiledAttention(gemm) };
 }
 
 /**

@@ -11,7 +11,7 @@
 export type Code = number[];
 
 /** Value type codes. */
-export const ValType = { i32: 0x7f, f32: 0x7d, v128: 0x7b } as const;
+export const ValType = { i32: 0x7f, f32: 0x7d, f64: 0x7c, v128: 0x7b } as const;
 /** One of the value type codes in {@link ValType}. */
 export type ValType = (typeof ValType)[keyof typeof ValType];
 
@@ -130,6 +130,7 @@ export const i32 = {
   and: bin(0x71),
   or: bin(0x72),
   shl: bin(0x74),
+  shr_s: bin(0x75),
   shr_u: bin(0x76),
   /** Signed minimum, built from select (evaluates each operand twice: pass locals or constants). */
   min_s: (a: Code, b: Code): Code => select(a, b, i32.lt_s(a, b)),
@@ -146,9 +147,16 @@ export const f32 = {
   },
   add: bin(0x92),
   mul: bin(0x94),
+  max: bin(0x97),
   reinterpret_i32: un(0xbe),
   load: (addr: Code, offset = 0): Code => [...addr, 0x2a, ...memarg(2, offset)],
   store: (addr: Code, value: Code, offset = 0): Code => [...addr, ...value, 0x38, ...memarg(2, offset)],
+};
+
+/** f64 instructions. */
+export const f64 = {
+  add: bin(0xa0),
+  promote_f32: un(0xbb),
 };
 
 const simd = (op: number): number[] => [0xfd, ...uleb(op)];
@@ -170,9 +178,21 @@ export const v128 = {
   },
   f32x4_splat: (a: Code): Code => [...a, ...simd(0x13)],
   f32x4_extract_lane: (a: Code, lane: number): Code => [...a, ...simd(0x1f), lane],
+  i32x4_splat: (a: Code): Code => [...a, ...simd(0x11)],
+  f64x2_extract_lane: (a: Code, lane: number): Code => [...a, ...simd(0x21), lane],
+  f32x4_nearest: (a: Code): Code => [...a, ...simd(0x6a)],
+  f64x2_promote_low_f32x4: (a: Code): Code => [...a, ...simd(0x5f)],
   i32x4_shl: simdBin(0xab),
+  i32x4_shr_s: simdBin(0xac),
+  i32x4_add: simdBin(0xae),
+  i32x4_sub: simdBin(0xb1),
   f32x4_add: simdBin(0xe4),
+  f32x4_sub: simdBin(0xe5),
   f32x4_mul: simdBin(0xe6),
+  f32x4_min: simdBin(0xe8),
+  f32x4_max: simdBin(0xe9),
+  f64x2_add: simdBin(0xf0),
+  i32x4_trunc_sat_f32x4_s: (a: Code): Code => [...a, ...simd(0xf8)],
   /** `a * b + c`, fused or not (relaxed SIMD). */
   f32x4_relaxed_madd: (a: Code, b: Code, c: Code): Code => [...a, ...b, ...c, ...simd(0x105)],
 };
