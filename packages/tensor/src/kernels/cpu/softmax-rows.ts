@@ -18,9 +18,9 @@ import {
   type Code, type FuncDef, Locals,
 } from '../gemm/wasm/encoder';
 import { GEMM_MEMORY_PAGES } from '../gemm/wasm/codegen';
-import { wasmApi } from '../gemm/wasm/wasm-api';
 import type { F32 } from '../types';
-import { heapAddress, heapMemory } from './heap';
+import { heapAddress } from './heap';
+import { instantiateOnHeap } from './wasm-module';
 
 const LOG2E = Math.fround(1.44269504088896341);
 const C1 = 0.693359375;
@@ -134,9 +134,11 @@ function scaleFn(): FuncDef {
   };
 }
 
-/** The module bytes (generated on first use; a few hundred bytes). */
+const FUNCS = (): FuncDef[] => [rowMaxFn(), expFn(), scaleFn()];
+
+/** The module bytes (for the validation test). */
 export function softmaxRowsModule(): Uint8Array {
-  return encodeModule([rowMaxFn(), expFn(), scaleFn()], GEMM_MEMORY_PAGES.min, GEMM_MEMORY_PAGES.max);
+  return encodeModule(FUNCS(), GEMM_MEMORY_PAGES.min, GEMM_MEMORY_PAGES.max);
 }
 
 interface RowExports {
@@ -148,16 +150,7 @@ interface RowExports {
 let instance: RowExports | null | undefined;
 
 function rows(): RowExports | null {
-  if (instance === undefined) {
-    instance = null;
-    const memory = heapMemory();
-    if (wasmApi !== null && memory !== null) {
-      const bytes = softmaxRowsModule();
-      if (wasmApi.validate(bytes)) {
-        instance = new wasmApi.Instance(new wasmApi.Module(bytes), { env: { memory } }).exports as unknown as RowExports;
-      }
-    }
-  }
+  if (instance === undefined) instance = instantiateOnHeap<RowExports>(FUNCS());
   return instance;
 }
 

@@ -146,8 +146,10 @@ export const f32 = {
     return [0x43, ...bytes];
   },
   add: bin(0x92),
+  sub: bin(0x93),
   mul: bin(0x94),
   max: bin(0x97),
+  demote_f64: un(0xb6),
   reinterpret_i32: un(0xbe),
   load: (addr: Code, offset = 0): Code => [...addr, 0x2a, ...memarg(2, offset)],
   store: (addr: Code, value: Code, offset = 0): Code => [...addr, ...value, 0x38, ...memarg(2, offset)],
@@ -155,7 +157,12 @@ export const f32 = {
 
 /** f64 instructions. */
 export const f64 = {
+  const: (v: number): Code => [0x44, ...new Uint8Array(new Float64Array([v]).buffer)],
+  sqrt: un(0x9f),
   add: bin(0xa0),
+  mul: bin(0xa2),
+  div: bin(0xa3),
+  convert_i32_s: un(0xb7),
   promote_f32: un(0xbb),
 };
 
@@ -168,6 +175,8 @@ export const v128 = {
   /** Load four u16 and zero-extend each to a u32 lane. */
   load16x4_u: (addr: Code, offset = 0): Code => [...addr, ...simd(0x04), ...memarg(3, offset)],
   load32_splat: (addr: Code, offset = 0): Code => [...addr, ...simd(0x09), ...memarg(2, offset)],
+  /** Load 8 bytes into both halves. */
+  load64_splat: (addr: Code, offset = 0): Code => [...addr, ...simd(0x0a), ...memarg(3, offset)],
   store: (addr: Code, value: Code, offset = 0): Code => [...addr, ...value, ...simd(0x0b), ...memarg(4, offset)],
   /** All-zero vector. */
   zero: (): Code => [...simd(0x0c), ...new Array<number>(16).fill(0)],
@@ -192,6 +201,7 @@ export const v128 = {
   f32x4_min: simdBin(0xe8),
   f32x4_max: simdBin(0xe9),
   f64x2_add: simdBin(0xf0),
+  f64x2_mul: simdBin(0xf2),
   i32x4_trunc_sat_f32x4_s: (a: Code): Code => [...a, ...simd(0xf8)],
   /** `a * b + c`, fused or not (relaxed SIMD). */
   f32x4_relaxed_madd: (a: Code, b: Code, c: Code): Code => [...a, ...b, ...c, ...simd(0x105)],
