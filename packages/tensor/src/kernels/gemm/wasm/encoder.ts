@@ -155,6 +155,11 @@ export const f32 = {
   store: (addr: Code, value: Code, offset = 0): Code => [...addr, ...value, 0x38, ...memarg(2, offset)],
 };
 
+/** i64 instructions (constants for `i64x2.splat`). */
+export const i64 = {
+  const: (v: number): Code => [0x42, ...sleb(v)],
+};
+
 /** f64 instructions. */
 export const f64 = {
   const: (v: number): Code => [0x44, ...new Uint8Array(new Float64Array([v]).buffer)],
@@ -201,7 +206,19 @@ export const v128 = {
   f32x4_min: simdBin(0xe8),
   f32x4_max: simdBin(0xe9),
   f64x2_add: simdBin(0xf0),
+  f64x2_sub: simdBin(0xf1),
   f64x2_mul: simdBin(0xf2),
+  f64x2_ne: simdBin(0x48),
+  f32x4_div: simdBin(0xe7),
+  f32x4_sqrt: (a: Code): Code => [...a, ...simd(0xe3)],
+  f32x4_demote_f64x2_zero: (a: Code): Code => [...a, ...simd(0x5e)],
+  and: simdBin(0x4e),
+  or: simdBin(0x50),
+  xor: simdBin(0x51),
+  i64x2_splat: (a: Code): Code => [...a, ...simd(0x12)],
+  i64x2_shr_s: simdBin(0xcc),
+  i64x2_add: simdBin(0xce),
+  i64x2_eq: simdBin(0xd6),
   i32x4_trunc_sat_f32x4_s: (a: Code): Code => [...a, ...simd(0xf8)],
   /** `a * b + c`, fused or not (relaxed SIMD). */
   f32x4_relaxed_madd: (a: Code, b: Code, c: Code): Code => [...a, ...b, ...c, ...simd(0x105)],
