@@ -3,7 +3,9 @@
 // (bench/simd-peak.mjs). Shapes: square 1024 and the products of a `small` training step
 // (hidden 768, intermediate 3072, 4 KV heads of 64, vocabulary 32768; T = 256 tokens).
 //
-//   npm run build -w packages/tensor && node packages/tensor/bench/gemm-tfjs.mjs [--seconds S]
+//   npm run build -w packages/tensor && node packages/tensor/bench/gemm-tfjs.mjs [--seconds S] [--quick] [--write]
+//
+// --write puts the table into tooling/bench/results/gemm-tfjs.md.
 //
 // Columns: ours with the plain-SIMD kernel (`cpu`, the default) and with relaxed-SIMD FMA
 // (`cpu-fma`, enableCpuFma) on 1 thread and on 2; tfjs-backend-wasm in Node (one thread: its
@@ -11,15 +13,19 @@
 // % of peak: ours on 1 thread against the probe's peak of the same instruction mix (mul + add
 // for `cpu`, relaxed_madd for `cpu-fma`).
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { enableCpuFma, setBackend, setGemmThreads, sgemm } from '@apertus/tensor';
 import { simdPeak } from './simd-peak.mjs';
 
 const argv = process.argv.slice(2);
 const secArg = argv.indexOf('--seconds');
-const seconds = secArg >= 0 ? Number(argv[secArg + 1]) : 0.6;
+const seconds = secArg >= 0 ? Number(argv[secArg + 1]) : argv.includes('--quick') ? 0.2 : 0.6;
+const lines = [];
+const say = (line) => { lines.push(line); say(line); };
 
 const require = createRequire(import.meta.url);
 const tf = require('@tensorflow/tfjs-core');
@@ -74,12 +80,12 @@ const cases = [
 const peak = simdPeak(1);
 enableCpuFma(false);
 const loadStart = loadavg()[0];
-console.log(`CPU: ${lscpu()}`);
-console.log(`Node ${process.version}; tfjs-core ${tf.version_core}, backend ${tf.getBackend()}; 1-minute load average ${loadStart.toFixed(2)}`);
-console.log(`one-core 128-bit SIMD peak: mul+add ${peak.mulAdd.toFixed(1)} GFLOPS, relaxed_madd ${peak.fma?.toFixed(1) ?? 'n/a'} GFLOPS`);
-console.log('');
-console.log('| product | M × N × K | ours 1T | ours 2T | ours FMA 1T | ours FMA 2T | tfjs-wasm | ours 1T / tfjs | ours 2T / tfjs | FMA 2T / tfjs | % of peak (1T, 1T FMA) |');
-console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+say(`CPU: ${lscpu()}`);
+say(`Node ${process.version}; tfjs-core ${tf.version_core}, backend ${tf.getBackend()}; 1-minute load average ${loadStart.toFixed(2)}`);
+say(`one-core 128-bit SIMD peak: mul+add ${peak.mulAdd.toFixed(1)} GFLOPS, relaxed_madd ${peak.fma?.toFixed(1) ?? 'n/a'} GFLOPS`);
+say('');
+say('| product | M × N × K | ours 1T | ours 2T | ours FMA 1T | ours FMA 2T | tfjs-wasm | ours 1T / tfjs | ours 2T / tfjs | FMA 2T / tfjs | % of peak (1T, 1T FMA) |');
+say('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const [name, M, N, K, transA, transB] of cases) {
   const A = fill(M * K, 1), B = fill(N * K, 2), C = new Float32Array(M * N);
   const gf = (t) => (2 * M * N * K) / t / 1e9;
@@ -97,9 +103,14 @@ for (const [name, M, N, K, transA, transB] of cases) {
   const f1 = ours('cpu-fma', 1), f2 = ours('cpu-fma', 2);
   for (const t of new Set([a, b, a2, b2])) t.dispose();
   const pct = `${((100 * o1) / peak.mulAdd).toFixed(0)} %, ${peak.fma ? ((100 * f1) / peak.fma).toFixed(0) : '?'} %`;
-  console.log(`| ${name} | ${M} × ${N} × ${K} | ${o1.toFixed(1)} | ${o2.toFixed(1)} | ${f1.toFixed(1)} | ${f2.toFixed(1)} | ${theirs.toFixed(1)} | ${(o1 / theirs).toFixed(2)} | ${(o2 / theirs).toFixed(2)} | ${(f2 / theirs).toFixed(2)} | ${pct} |`);
+  say(`| ${name} | ${M} × ${N} × ${K} | ${o1.toFixed(1)} | ${o2.toFixed(1)} | ${f1.toFixed(1)} | ${f2.toFixed(1)} | ${theirs.toFixed(1)} | ${(o1 / theirs).toFixed(2)} | ${(o2 / theirs).toFixed(2)} | ${(f2 / theirs).toFixed(2)} | ${pct} |`);
 }
 setBackend('cpu', ['gemm']);
-console.log('');
-console.log(`GFLOPS = 2·M·N·K / best time. 1-minute load average ${loadStart.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end (shared machine: ratios are interleaved per row).`);
+say('');
+say(`GFLOPS = 2·M·N·K / best time. 1-minute load average ${loadStart.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end (shared machine: ratios are interleaved per row).`);
+if (argv.includes('--write')) {
+  const file = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../tooling/bench/results/gemm-tfjs.md');
+  const head = ['# GEMM: ours vs tfjs-backend-wasm, and against the SIMD peak', '', `Command: \`node packages/tensor/bench/gemm-tfjs.mjs --write\` (${new Date().toISOString().slice(0, 10)})`, ''];
+  writeFileSync(file, `${[...head, ...lines].join('\n')}\n`);
+}
 process.exit(0);
