@@ -6,8 +6,9 @@
  * whether the even f64 neighbour moves one unit toward the exact value), and rounding that to
  * f32 is then correct (53 ≥ 24 + 2 bits).
  *
- * It runs on the cpu device memory of @apertus/tensor: arrays already there are updated in
- * place, others are staged through heap scratch in chunks.
+ * It runs on the cpu device memory of @apertus/tensor where all arrays already live there (in
+ * place); otherwise chunks are staged through a private, unshared memory (V8 copies into a
+ * shared one element by element, ~30× slower).
  */
 import { wasmKernels as W } from '@apertus/tensor';
 import type { FloatArray } from './types';
@@ -99,53 +100,62 @@ interface StepExports {
   [name: string]: (...args: number[]) => void;
 }
 
-let instance: StepExports | null | undefined;
-function module(): StepExports | null {
-  if (instance === undefined) {
-    instance = W.instantiateOnHeap<StepExports>([stepFn(false, false), stepFn(true, false), stepFn(false, true), stepFn(true, true)]);
-  }
-  return instance;
-}
-
-/** Whether the SIMD step can run here (WebAssembly SIMD and the cpu heap). */
-export function simdStepAvailable(): boolean {
-  return module() !== null;
-}
+const FUNCS = (): W.FuncDef[] => [stepFn(false, false), stepFn(true, false), stepFn(false, true), stepFn(true, true)];
 
 /** Elements per staged chunk (5 arrays × 64 KiB). */
 const CHUNK = 16384;
 
+let onHeap: StepExports | null | undefined;
+let staging: { exports: StepExports; views: Float32Array[] } | null | undefined;
+
+function heapModule(): StepExports | null {
+  if (onHeap === undefined) onHeap = W.instantiateOnHeap<StepExports>(FUNCS());
+  return onHeap;
+}
+
+/** The module on a private memory holding five chunk buffers (copies into it are memcpy). */
+function stagingModule(): { exports: StepExports; views: Float32Array[] } | null {
+  if (staging === undefined) {
+    const m = W.instantiatePrivate<StepExports>(FUNCS(), 5 * 4 * CHUNK);
+    staging = m === null ? null : { exports: m.exports, views: [0, 1, 2, 3, 4].map((j) => new Float32Array(m.memory, 4 * CHUNK * j, CHUNK)) };
+  }
+  return staging;
+}
+
+/** Whether the SIMD step can run here (WebAssembly SIMD). */
+export function simdStepAvailable(): boolean {
+  return heapModule() !== null && stagingModule() !== null;
+}
+
 /**
  * The update on elements [0, n4) (n4 = n rounded down to 4) of float32 arrays; returns n4 (the
- * caller finishes the tail with the scalar code). Returns 0 where the SIMD step is unavailable.
+ * caller finishes the tail with the scalar code). Arrays that all live on the cpu heap are
+ * updated in place; otherwise chunks are staged through a private memory. Returns 0 where the
+ * SIMD step is unavailable.
  */
 export function stepF32Simd(data: Float32Array, grad: FloatArray, m1: Float32Array | null, m2: Float32Array, nu: Float32Array, s: SimdStepScalars): number {
-  const ex = module();
-  if (ex === null || !(grad instanceof Float32Array)) return 0;
+  if (!(grad instanceof Float32Array)) return 0;
   const n4 = data.length & ~3;
-  const fn = ex[`step${m1 ? '_m1' : ''}${s.wd !== 0 ? '_wd' : ''}`]!;
+  const name = `step${m1 ? '_m1' : ''}${s.wd !== 0 ? '_wd' : ''}`;
   const scalars = SCALARS.map((k) => s[k]);
   const arrays = [data, grad, m1 ?? data, m2, nu];
   const at = arrays.map((a) => W.heapAddress(a));
-  if (at.every((p) => p >= 0)) {
-    fn(at[0]!, at[1]!, at[2]!, at[3]!, at[4]!, n4, ...scalars);
+  const heap = heapModule();
+  if (heap !== null && at.every((p) => p >= 0)) {
+    heap[name]!(at[0]!, at[1]!, at[2]!, at[3]!, at[4]!, n4, ...scalars);
     return n4;
   }
-  const scratch = arrays.map(() => W.scratchF32(CHUNK));
-  const sp = scratch.map((a) => W.heapAddress(a));
-  try {
-    if (sp.some((p) => p < 0)) return 0;
-    for (let o = 0; o < n4; o += CHUNK) {
-      const k = Math.min(CHUNK, n4 - o);
-      arrays.forEach((a, j) => scratch[j]!.set(a.subarray(o, o + k)));
-      fn(sp[0]!, sp[1]!, sp[2]!, sp[3]!, sp[4]!, k, ...scalars);
-      data.set(scratch[0]!.subarray(0, k), o);
-      if (m1) m1.set(scratch[2]!.subarray(0, k), o);
-      m2.set(scratch[3]!.subarray(0, k), o);
-      nu.set(scratch[4]!.subarray(0, k), o);
-    }
-    return n4;
-  } finally {
-    for (const a of scratch) W.heapRelease(a);
+  const st = stagingModule();
+  if (st === null) return 0;
+  const fn = st.exports[name]!, v = st.views;
+  for (let o = 0; o < n4; o += CHUNK) {
+    const k = Math.min(CHUNK, n4 - o);
+    arrays.forEach((a, j) => v[j]!.set(a.subarray(o, o + k)));
+    fn(0, 4 * CHUNK, 8 * CHUNK, 12 * CHUNK, 16 * CHUNK, k, ...scalars);
+    data.set(v[0]!.subarray(0, k), o);
+    if (m1) m1.set(v[2]!.subarray(0, k), o);
+    m2.set(v[3]!.subarray(0, k), o);
+    nu.set(v[4]!.subarray(0, k), o);
   }
+  return n4;
 }

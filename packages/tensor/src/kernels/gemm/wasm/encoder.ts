@@ -253,11 +253,11 @@ export class Locals {
 }
 
 /**
- * Encode a module that imports one shared memory as `env.memory` (`minPages`..`maxPages`) and
+ * Encode a module that imports one memory (shared unless `shared` is false) as `env.memory` (`minPages`..`maxPages`) and
  * exports the given functions under their names. Functions may call each other by their index
  * in `funcs`.
  */
-export function encodeModule(funcs: FuncDef[], minPages: number, maxPages: number): Uint8Array {
+export function encodeModule(funcs: FuncDef[], minPages: number, maxPages: number, shared = true): Uint8Array {
   const sigKey = (f: FuncDef): string => `${f.params.join(',')}:${f.results.join(',')}`;
   const sigs: FuncDef[] = [];
   const sigIndex = new Map<string, number>();
@@ -268,8 +268,8 @@ export function encodeModule(funcs: FuncDef[], minPages: number, maxPages: numbe
     }
   }
   const typeSec = vec(sigs.map((f) => [0x60, ...vec(f.params.map((t) => [t])), ...vec(f.results.map((t) => [t]))]));
-  // import "env" "memory" (memory shared min max): limits flag 0x03 = has maximum + shared.
-  const importSec = vec([[...utf8('env'), ...utf8('memory'), 0x02, 0x03, ...uleb(minPages), ...uleb(maxPages)]]);
+  // import "env" "memory" (memory [shared] min max): limits flag 0x03 = has maximum + shared, 0x01 = has maximum.
+  const importSec = vec([[...utf8('env'), ...utf8('memory'), 0x02, shared ? 0x03 : 0x01, ...uleb(minPages), ...uleb(maxPages)]]);
   const funcSec = vec(funcs.map((f) => uleb(sigIndex.get(sigKey(f))!)));
   const exportSec = vec(funcs.map((f, i) => [...utf8(f.name), 0x00, ...uleb(i)]));
   const codeSec = vec(
