@@ -25,7 +25,7 @@ const argv = process.argv.slice(2);
 const secArg = argv.indexOf('--seconds');
 const seconds = secArg >= 0 ? Number(argv[secArg + 1]) : argv.includes('--quick') ? 0.2 : 0.6;
 const lines = [];
-const say = (line) => { lines.push(line); say(line); };
+const say = (line) => { lines.push(line); console.log(line); };
 
 const require = createRequire(import.meta.url);
 const tf = require('@tensorflow/tfjs-core');
