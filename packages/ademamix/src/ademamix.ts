@@ -25,6 +25,7 @@ import { powInt } from './pow';
 import { Optimizer } from './optimizer';
 import type { ArithmeticOptions, BaseHyperparameters, GroupingOptions, ParamGroupInput, ParamState } from './optimizer';
 import { alphaWarmup, beta3Warmup } from './schedulers';
+import { stepF32Simd } from './simd-step';
 import type { JsonValue } from './state-dict';
 import type { FloatArray, NamedParams } from './types';
 
@@ -176,7 +177,7 @@ export class AdEMAMix extends Optimizer<AdEMAMixHyperparameters> {
 }
 
 /** Per-step scalars of the update (in double). */
-interface StepConstants {
+export interface StepConstants {
   beta1: number;
   beta2: number;
   beta3: number;
@@ -188,13 +189,17 @@ interface StepConstants {
   lr: number;
 }
 
-/** The update for float32 parameters: every operation rounded to float32, torch's fused ones fused. */
-function stepF32(data: Float32Array, grad: FloatArray, m1: Float32Array | null, m2: Float32Array, nu: Float32Array, c: StepConstants): void {
+/**
+ * The update for float32 parameters: every operation rounded to float32, torch's fused ones fused.
+ * Whole groups of 4 run in WebAssembly SIMD with the same bits (simd-step.ts) unless `simd` is false.
+ */
+export function stepF32(data: Float32Array, grad: FloatArray, m1: Float32Array | null, m2: Float32Array, nu: Float32Array, c: StepConstants, simd = true): void {
   const f = Math.fround;
   const b1 = f(c.beta1), c1 = f(1 - c.beta1), b3 = f(c.beta3), c3 = f(1 - c.beta3), b2 = f(c.beta2), c2 = f(1 - c.beta2);
   const bc1 = f(c.bc1), sbc2 = f(Math.sqrt(c.bc2)), eps = f(c.eps), alpha = f(c.alpha), wd = f(c.weightDecay), nlr = f(-c.lr);
   const n = data.length;
-  for (let i = 0; i < n; i++) {
+  const start = simd ? stepF32Simd(data, grad, m1, m2, nu, { b1, c1, b3, c3, b2, c2, bc1, sbc2, eps, alpha, wd, nlr }) : 0;
+  for (let i = start; i < n; i++) {
     const g = f(grad[i]!);
     const fast = m1 === null ? g : (m1[i] = fmaF32(g, c1, f(m1[i]! * b1)));
     const slow = (m2[i] = fmaF32(g, c3, f(m2[i]! * b3)));

@@ -1,7 +1,10 @@
 // Training-step, prefill and decode speed of @apertus/model next to PyTorch (eager, float32,
 // Debian python3-torch with OpenBLAS) on the same configs, measured in the same run.
-//   node packages/model/bench/speed.mjs [--quick] [--write]
-// Needs built packages (npm run build) and /usr/bin/python3 with torch.
+//   node packages/model/bench/speed.mjs [--quick] [--write] [--only REGEX]
+// Needs built packages (npm run build) and /usr/bin/python3 with torch. `--only` keeps the cases
+// whose "what model B T" text matches (e.g. --only 'train|prefill'). PyTorch runs with
+// torch.set_num_threads and OPENBLAS_NUM_THREADS (its OpenBLAS ignores the former); our training
+// step runs inside `tidy`, as the training loop does.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,15 +12,31 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AdEMAMix } from '@apertus/ademamix';
 import { ApertusModel, KVCache, presetConfig, step } from '@apertus/model';
-import { backendOf, backward, f32ArrayToBf16, noGrad, Rng, setGemmThreads, Tensor } from '@apertus/tensor';
+import { backendOf, backward, f32ArrayToBf16, noGrad, Rng, setGemmThreads, Tensor, tidy } from '@apertus/tensor';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
 const write = process.argv.includes('--write');
+const onlyArg = process.argv.indexOf('--only');
+const only = onlyArg >= 0 ? new RegExp(process.argv[onlyArg + 1]) : null;
+
+/** lscpu's model name and flags (the ratios depend on them: 128-bit WebAssembly SIMD against AVX2 or AVX-512). */
+function cpuModel() {
+  try {
+    const out = execFileSync('lscpu', { encoding: 'utf8' });
+    const field = (k) => (out.match(new RegExp(`^${k}:\\s*(.*)$`, 'm')) ?? [])[1]?.trim() ?? '?';
+    const flags = field('Flags').split(/\s+/).filter((f) => /^(avx|avx2|fma|avx512f|avx512_bf16|avx_vnni)$/.test(f));
+    return `${field('Model name')} (${field('CPU\\(s\\)')} CPUs; ${flags.join(' ')})`;
+  } catch {
+    return os.cpus()[0]?.model ?? '?';
+  }
+}
 
 /** PyTorch at 1 and 2 threads, best of the two (its OpenMP threads degrade badly when a core is busy). */
 function torch(mode, config, extra) {
-  const run = (threads) => JSON.parse(execFileSync('/usr/bin/python3', [path.join(here, 'torch_apertus.py'), JSON.stringify({ mode, config, threads, ...extra })], { encoding: 'utf8' }).trim().split('\n').pop());
+  const run = (threads) => JSON.parse(execFileSync('/usr/bin/python3', [path.join(here, 'torch_apertus.py'), JSON.stringify({ mode, config, threads, ...extra })], {
+    encoding: 'utf8', env: { ...process.env, OPENBLAS_NUM_THREADS: String(threads), OMP_NUM_THREADS: String(threads) },
+  }).trim().split('\n').pop());
   const [a, b] = [run(1), run(2)];
   return a.tokens_per_s >= b.tokens_per_s ? a : b;
 }
@@ -36,7 +55,7 @@ function ours(mode, config, { B, T, steps, bf16 = false }) {
     const x = ids(), y = ids();
     for (let i = 0; i <= steps; i++) {
       const t0 = performance.now();
-      backward(m.loss(x, y));
+      tidy(() => backward(m.loss(x, y)));
       opt.step();
       for (const [, p] of m.parameters()) p.grad = null;
       if (i > 0) times.push(performance.now() - t0);
@@ -71,13 +90,18 @@ const cases = [
   ['prefill', 'tiny', tiny, 'prefill', { B: 1, T: 256, steps: quick ? 2 : 5 }],
   ['decode', 'tiny', tiny, 'decode', { B: 1, T: 64, steps: quick ? 8 : 32 }],
   ['train step', 'small', small, 'train', { B: 1, T: 256, steps: quick ? 1 : 3 }],
+  ['train step', 'small', small, 'train', { B: 4, T: 512, steps: quick ? 1 : 2 }],
   ['prefill', 'small', small, 'prefill', { B: 1, T: 256, steps: quick ? 1 : 3 }],
   ['decode', 'small', small, 'decode', { B: 1, T: 64, steps: quick ? 4 : 16 }],
   ['decode (bf16 weights; torch f32)', '8B-shaped layer', layer8b, 'decode', { B: 1, T: 16, steps: quick ? 2 : 8, bf16: true }],
 ];
 
 const rows = [];
+const cpu = cpuModel();
+const loadStart = os.loadavg()[0];
+console.log(`CPU: ${cpu}; Node ${process.version}; 1-minute load average ${loadStart.toFixed(1)}`);
 for (const [what, name, config, mode, opts] of cases) {
+  if (only && !only.test(`${what} ${name} ${opts.B} ${opts.T}`)) continue;
   // Ours likewise at 1 and 2 GEMM threads, best of the two.
   setGemmThreads(1);
   const o1 = { ...ours(mode, config, opts), threads: 1 };
@@ -94,7 +118,7 @@ if (write) {
   const lines = [
     '# Model speed: training step, prefill, decode (vs PyTorch eager)',
     '',
-    `Command: \`node packages/model/bench/speed.mjs --write\` (${new Date().toISOString().slice(0, 10)}; GEMM backend ${backendOf('gemm').name}; PyTorch ${rows[0].torch.torch}, float32; each side timed at 1 and 2 threads and its best kept — see the threads column; 2-core machine shared with other jobs, load average ${os.loadavg()[0].toFixed(1)} at the end).`,
+    `Command: \`node packages/model/bench/speed.mjs --write\` (${new Date().toISOString().slice(0, 10)}; GEMM backend ${backendOf('gemm').name}; PyTorch ${rows[0].torch.torch}, float32; each side timed at 1 and 2 threads and its best kept — see the threads column; CPU ${cpu}; 1-minute load average ${loadStart.toFixed(1)} at the start, ${os.loadavg()[0].toFixed(1)} at the end).`,
     'Training step = forward + backward + AdEMAMix; tokens/s = B·T per step (train, prefill) or B per step (decode after a T-token prefill).',
     '',
     '| what | model | B | T | ours tok/s | PyTorch tok/s | ours / PyTorch | ours ms/step | PyTorch ms/step | threads (ours / PyTorch) |',

@@ -31,8 +31,8 @@ describe('one backend registry for every op', () => {
   test('GEMM and the fused LM-head loss are ops of the registry, on cpu by default', () => {
     expect(kernelNames()).toContain('gemm');
     expect(kernelNames()).toContain('linearCrossEntropy');
-    for (const op of ['gemm', 'linearCrossEntropy', 'attention', 'attentionBackward'] as const) expect(backendOf(op).name).toBe('cpu');
-    expect(backendOf('rmsnorm').name).toBe('js');
+    for (const op of ['gemm', 'linearCrossEntropy', 'attention', 'attentionBackward', 'rmsnorm', 'rmsnormBackward'] as const) expect(backendOf(op).name).toBe('cpu');
+    expect(backendOf('softmax').name).toBe('js');
     expect(listBackends().map((b) => b.name)).toEqual(expect.arrayContaining(['js', 'cpu']));
   });
 

@@ -10,6 +10,7 @@ export { Rng } from './random';
 export { backward, noGrad, isGradEnabled, record } from './autograd';
 export { tidy } from './tidy';
 export { heapStats, type HeapStats } from './kernels/cpu/heap';
+export * as wasmKernels from './wasm-kernels';
 export { registerBackend, setBackend, backendOf, listBackends, kernel, kernelNames, type BackendInfo } from './backend';
 export type { KernelSet, KernelName, UnaryOp, BinaryOp, AttentionArgs, AttentionBackwardArgs, LinearCrossEntropyArgs } from './kernels/types';
 export { jsKernels } from './kernels/js/index';

@@ -14,6 +14,13 @@ export const benchmarks = [
     about: 'sgemm (WebAssembly SIMD, 1 and 2 threads) vs numpy + OpenBLAS: square and Apertus-8B MLP shapes',
   },
   {
+    name: 'gemm-tfjs',
+    script: 'packages/tensor/bench/gemm-tfjs.mjs',
+    result: 'gemm-tfjs.md',
+    needs: 'built @apertus/tensor; @tensorflow/tfjs-backend-wasm (devDependency of @apertus/tensor) as the peer',
+    about: 'GEMM at 1024² and the small-preset shapes vs tfjs-backend-wasm (XNNPACK), and as a fraction of the measured 128-bit SIMD peak',
+  },
+  {
     name: 'model',
     script: 'packages/model/bench/speed.mjs',
     result: 'model.md',

@@ -1,11 +1,13 @@
 import { heapRelease, scratchF32 } from './heap';
+import { expShift, rowMax, scaleRow } from './softmax-rows';
 import type { AttentionArgs, AttentionBackwardArgs, F32, KernelSet } from '../types';
 
 /**
  * Flash-style attention on the CPU: queries and keys are processed in tiles whose score blocks
  * (BQ × BK) are products computed with the SIMD GEMM; a streaming softmax keeps a running max,
  * normaliser and output per query, so memory stays O(T·d + BQ·BK). The backward pass follows
- * FlashAttention-2: probabilities are recomputed from the saved log-sum-exp tile by tile.
+ * FlashAttention-2: probabilities are recomputed from the saved log-sum-exp tile by tile. The
+ * softmax rows of a tile (max, exp and sum, rescaling) run in WebAssembly SIMD (softmax-rows.ts).
  */
 const BQ = 64;
 const BK = 64;
@@ -68,16 +70,13 @@ function attention(sgemm: KernelSet['gemm'], a: AttentionArgs): void {
             maskTile(a, b, t0, n, s0, nk, tile);
             for (let i = 0; i < n; i++) {
               const row = i * nk;
-              let mx = -Infinity;
-              for (let j = 0; j < nk; j++) if (tile[row + j]! > mx) mx = tile[row + j]!;
+              const mx = rowMax(tile, row, nk);
               if (mx === -Infinity) { tile.fill(0, row, row + nk); continue; }
               const mNew = Math.max(m[i]!, mx);
               const c = Math.exp(m[i]! - mNew);
-              let s = 0;
-              for (let j = 0; j < nk; j++) { const p = Math.exp(tile[row + j]! - mNew); tile[row + j] = p; s += p; }
-              l[i] = l[i]! * c + s;
+              l[i] = l[i]! * c + expShift(tile, row, nk, mNew);
               m[i] = mNew;
-              if (c !== 1) for (let e = 0; e < d; e++) acc[i * d + e]! *= c;
+              if (c !== 1) scaleRow(acc, i * d, d, c);
             }
             sgemm({ transA: false, transB: false, M: n, N: d, K: nk, A: tile, B: Vv.subarray(s0 * d, (s0 + nk) * d), C: acc, beta: 1 });
           }
@@ -131,7 +130,7 @@ function attentionBackward(sgemm: KernelSet['gemm'], a: AttentionBackwardArgs): 
             for (let i = 0; i < n; i++) {
               const Li = L[t0 + i]!, row = i * nk;
               if (Li === -Infinity) { P.fill(0, row, row + nk); continue; }
-              for (let j = 0; j < nk; j++) P[row + j] = Math.exp(P[row + j]! - Li);
+              expShift(P, row, nk, Li);
             }
             sgemm({ transA: true, transB: false, M: nk, N: d, K: n, A: P, B: dOt, C: dV.subarray(s0 * d, (s0 + nk) * d), beta: 1 });
             sgemm({ transA: false, transB: true, M: n, N: nk, K: d, A: dOt, B: Vs, C: dP });

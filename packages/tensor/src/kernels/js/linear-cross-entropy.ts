@@ -1,5 +1,32 @@
 import type { F32, KernelSet, LinearCrossEntropyArgs } from '../types';
 
+/** The row operations of the softmax over one row of logits `x[o .. o + n)`. */
+export interface SoftmaxRowOps {
+  /** The largest value. */
+  max(x: F32, o: number, n: number): number;
+  /** x[o + j] = exp(x[o + j] − shift) in place; returns the sum. */
+  expShift(x: F32, o: number, n: number, shift: number): number;
+  /** x[o + j] *= s. */
+  scale(x: F32, o: number, n: number, s: number): void;
+}
+
+/** The reference row operations: `Math.exp` and sums in double. */
+export const jsSoftmaxRows: SoftmaxRowOps = {
+  max: (x, o, n) => {
+    let m = -Infinity;
+    for (let j = 0; j < n; j++) if (x[o + j]! > m) m = x[o + j]!;
+    return m;
+  },
+  expShift: (x, o, n, shift) => {
+    let s = 0;
+    for (let j = 0; j < n; j++) { const e = Math.exp(x[o + j]! - shift); x[o + j] = e; s += e; }
+    return s;
+  },
+  scale: (x, o, n, s) => {
+    for (let j = 0; j < n; j++) x[o + j]! *= s;
+  },
+};
+
 /**
  * The fused LM-head cross-entropy on top of a GEMM kernel. Per chunk of rows: logits = h·Wᵀ,
  * then per row the max, the exponentials and lse = m + log Σ exp(z − m); when gradients are
@@ -9,6 +36,7 @@ import type { F32, KernelSet, LinearCrossEntropyArgs } from '../types';
 export function fusedLinearCrossEntropy(
   gemm: KernelSet['gemm'],
   scratch: { alloc(n: number): F32; release(a: F32): void } = { alloc: (n) => new Float32Array(n), release: () => {} },
+  rowOps: SoftmaxRowOps = jsSoftmaxRows,
 ): (a: LinearCrossEntropyArgs) => void {
   return (a) => {
     const { rows, V, H, h, w, targets, weights, dh, dw, sums } = a;
@@ -31,20 +59,13 @@ export function fusedLinearCrossEntropy(
         if (wr === 0) { if (needGrad) logits.fill(0, o, o + V); continue; }
         const t = targets[r]!;
         const zt = logits[o + t]!;
-        let m = -Infinity;
-        for (let j = 0; j < V; j++) if (logits[o + j]! > m) m = logits[o + j]!;
-        let s = 0;
-        if (needGrad) {
-          for (let j = 0; j < V; j++) { const e = Math.exp(logits[o + j]! - m); logits[o + j] = e; s += e; }
-        } else {
-          for (let j = 0; j < V; j++) s += Math.exp(logits[o + j]! - m);
-        }
+        const m = rowOps.max(logits, o, V);
+        const s = rowOps.expShift(logits, o, V, m);
         const lse = m + Math.log(s);
         total += wr * (lse - zt);
         weight += wr;
         if (needGrad) {
-          const c = wr / s;
-          for (let j = 0; j < V; j++) logits[o + j]! *= c;
+          rowOps.scale(logits, o, V, wr / s);
           logits[o + t]! -= wr;
         }
       }

@@ -11,7 +11,7 @@
 export type Code = number[];
 
 /** Value type codes. */
-export const ValType = { i32: 0x7f, f32: 0x7d, v128: 0x7b } as const;
+export const ValType = { i32: 0x7f, f32: 0x7d, f64: 0x7c, v128: 0x7b } as const;
 /** One of the value type codes in {@link ValType}. */
 export type ValType = (typeof ValType)[keyof typeof ValType];
 
@@ -130,6 +130,7 @@ export const i32 = {
   and: bin(0x71),
   or: bin(0x72),
   shl: bin(0x74),
+  shr_s: bin(0x75),
   shr_u: bin(0x76),
   /** Signed minimum, built from select (evaluates each operand twice: pass locals or constants). */
   min_s: (a: Code, b: Code): Code => select(a, b, i32.lt_s(a, b)),
@@ -145,10 +146,29 @@ export const f32 = {
     return [0x43, ...bytes];
   },
   add: bin(0x92),
+  sub: bin(0x93),
   mul: bin(0x94),
+  max: bin(0x97),
+  demote_f64: un(0xb6),
   reinterpret_i32: un(0xbe),
   load: (addr: Code, offset = 0): Code => [...addr, 0x2a, ...memarg(2, offset)],
   store: (addr: Code, value: Code, offset = 0): Code => [...addr, ...value, 0x38, ...memarg(2, offset)],
+};
+
+/** i64 instructions (constants for `i64x2.splat`). */
+export const i64 = {
+  const: (v: number): Code => [0x42, ...sleb(v)],
+};
+
+/** f64 instructions. */
+export const f64 = {
+  const: (v: number): Code => [0x44, ...new Uint8Array(new Float64Array([v]).buffer)],
+  sqrt: un(0x9f),
+  add: bin(0xa0),
+  mul: bin(0xa2),
+  div: bin(0xa3),
+  convert_i32_s: un(0xb7),
+  promote_f32: un(0xbb),
 };
 
 const simd = (op: number): number[] => [0xfd, ...uleb(op)];
@@ -160,6 +180,8 @@ export const v128 = {
   /** Load four u16 and zero-extend each to a u32 lane. */
   load16x4_u: (addr: Code, offset = 0): Code => [...addr, ...simd(0x04), ...memarg(3, offset)],
   load32_splat: (addr: Code, offset = 0): Code => [...addr, ...simd(0x09), ...memarg(2, offset)],
+  /** Load 8 bytes into both halves. */
+  load64_splat: (addr: Code, offset = 0): Code => [...addr, ...simd(0x0a), ...memarg(3, offset)],
   store: (addr: Code, value: Code, offset = 0): Code => [...addr, ...value, ...simd(0x0b), ...memarg(4, offset)],
   /** All-zero vector. */
   zero: (): Code => [...simd(0x0c), ...new Array<number>(16).fill(0)],
@@ -170,9 +192,34 @@ export const v128 = {
   },
   f32x4_splat: (a: Code): Code => [...a, ...simd(0x13)],
   f32x4_extract_lane: (a: Code, lane: number): Code => [...a, ...simd(0x1f), lane],
+  i32x4_splat: (a: Code): Code => [...a, ...simd(0x11)],
+  f64x2_extract_lane: (a: Code, lane: number): Code => [...a, ...simd(0x21), lane],
+  f32x4_nearest: (a: Code): Code => [...a, ...simd(0x6a)],
+  f64x2_promote_low_f32x4: (a: Code): Code => [...a, ...simd(0x5f)],
   i32x4_shl: simdBin(0xab),
+  i32x4_shr_s: simdBin(0xac),
+  i32x4_add: simdBin(0xae),
+  i32x4_sub: simdBin(0xb1),
   f32x4_add: simdBin(0xe4),
+  f32x4_sub: simdBin(0xe5),
   f32x4_mul: simdBin(0xe6),
+  f32x4_min: simdBin(0xe8),
+  f32x4_max: simdBin(0xe9),
+  f64x2_add: simdBin(0xf0),
+  f64x2_sub: simdBin(0xf1),
+  f64x2_mul: simdBin(0xf2),
+  f64x2_ne: simdBin(0x48),
+  f32x4_div: simdBin(0xe7),
+  f32x4_sqrt: (a: Code): Code => [...a, ...simd(0xe3)],
+  f32x4_demote_f64x2_zero: (a: Code): Code => [...a, ...simd(0x5e)],
+  and: simdBin(0x4e),
+  or: simdBin(0x50),
+  xor: simdBin(0x51),
+  i64x2_splat: (a: Code): Code => [...a, ...simd(0x12)],
+  i64x2_shr_s: simdBin(0xcc),
+  i64x2_add: simdBin(0xce),
+  i64x2_eq: simdBin(0xd6),
+  i32x4_trunc_sat_f32x4_s: (a: Code): Code => [...a, ...simd(0xf8)],
   /** `a * b + c`, fused or not (relaxed SIMD). */
   f32x4_relaxed_madd: (a: Code, b: Code, c: Code): Code => [...a, ...b, ...c, ...simd(0x105)],
 };
@@ -206,11 +253,11 @@ export class Locals {
 }
 
 /**
- * Encode a module that imports one shared memory as `env.memory` (`minPages`..`maxPages`) and
+ * Encode a module that imports one memory (shared unless `shared` is false) as `env.memory` (`minPages`..`maxPages`) and
  * exports the given functions under their names. Functions may call each other by their index
  * in `funcs`.
  */
-export function encodeModule(funcs: FuncDef[], minPages: number, maxPages: number): Uint8Array {
+export function encodeModule(funcs: FuncDef[], minPages: number, maxPages: number, shared = true): Uint8Array {
   const sigKey = (f: FuncDef): string => `${f.params.join(',')}:${f.results.join(',')}`;
   const sigs: FuncDef[] = [];
   const sigIndex = new Map<string, number>();
@@ -221,8 +268,8 @@ export function encodeModule(funcs: FuncDef[], minPages: number, maxPages: numbe
     }
   }
   const typeSec = vec(sigs.map((f) => [0x60, ...vec(f.params.map((t) => [t])), ...vec(f.results.map((t) => [t]))]));
-  // import "env" "memory" (memory shared min max): limits flag 0x03 = has maximum + shared.
-  const importSec = vec([[...utf8('env'), ...utf8('memory'), 0x02, 0x03, ...uleb(minPages), ...uleb(maxPages)]]);
+  // import "env" "memory" (memory [shared] min max): limits flag 0x03 = has maximum + shared, 0x01 = has maximum.
+  const importSec = vec([[...utf8('env'), ...utf8('memory'), 0x02, shared ? 0x03 : 0x01, ...uleb(minPages), ...uleb(maxPages)]]);
   const funcSec = vec(funcs.map((f) => uleb(sigIndex.get(sigKey(f))!)));
   const exportSec = vec(funcs.map((f, i) => [...utf8(f.name), 0x00, ...uleb(i)]));
   const codeSec = vec(

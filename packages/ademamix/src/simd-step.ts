@@ -1,0 +1,161 @@
+/**
+ * The torch-exact float32 AdEMAMix update (`stepF32` in ademamix.ts) in WebAssembly SIMD, with
+ * the same bits: every operation is an f32x4 operation (correctly rounded, as `Math.fround` of
+ * the double result is), and torch's fused multiply-adds are correctly rounded f32 FMAs built
+ * from f64 lanes: a·b is exact in f64, a·b + c is rounded to odd (the TwoSum error decides
+ * whether the even f64 neighbour moves one unit toward the exact value), and rounding that to
+ * f32 is then correct (53 ≥ 24 + 2 bits).
+ *
+ * It runs on the cpu device memory of @apertus/tensor where all arrays already live there (in
+ * place); otherwise chunks are staged through a private, unshared memory (V8 copies into a
+ * shared one element by element, ~30× slower).
+ */
+import { wasmKernels as W } from '@apertus/tensor';
+import type { FloatArray } from './types';
+
+const { forLoop, get, i32, i64, seq, set, v128, types, Locals } = W;
+type Code = W.Code;
+const { i32: I32, f32: F32T, v128: V128 } = types;
+const c = i32.const;
+const HIGH = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15];
+const JOIN = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
+
+/** The per-step scalars, each already rounded to f32 as `stepF32` rounds them. */
+export interface SimdStepScalars {
+  b1: number; c1: number; b3: number; c3: number; b2: number; c2: number;
+  bc1: number; sbc2: number; eps: number; alpha: number; wd: number; nlr: number;
+}
+const SCALARS = ['b1', 'c1', 'b3', 'c3', 'b2', 'c2', 'bc1', 'sbc2', 'eps', 'alpha', 'wd', 'nlr'] as const;
+
+/** Correctly rounded f32 a·b + c on two f64 lanes (a, b, c f32 values widened), as f64x2. */
+function fmaOdd(a: Code, b: Code, cc: Code, L: { p: number; s: number; bb: number; e: number; cl: number }): Code {
+  const { p, s, bb, e, cl } = L;
+  const one = v128.i64x2_splat(i64.const(1));
+  return seq(
+    set(cl, cc),
+    set(p, v128.f64x2_mul(a, b)),
+    set(s, v128.f64x2_add(get(p), get(cl))),
+    set(bb, v128.f64x2_sub(get(s), get(p))),
+    set(e, v128.f64x2_add(v128.f64x2_sub(get(p), v128.f64x2_sub(get(s), get(bb))), v128.f64x2_sub(get(cl), get(bb)))),
+    // s += (sign(s) == sign(e) ? 1 : −1) ulp where e ≠ 0 and s is even.
+    set(s, v128.i64x2_add(get(s), v128.and(
+      v128.or(v128.i64x2_shr_s(v128.xor(get(s), get(e)), c(63)), one),
+      v128.and(v128.f64x2_ne(get(e), v128.zero()), v128.i64x2_eq(v128.and(get(s), one), v128.zero())),
+    ))),
+  );
+}
+
+/** fma32 of three f32x4 locals into local `out` (f32x4). */
+function fma32(a: number, b: number, cc: number, out: number, t: { p: number; s: number; bb: number; e: number; cl: number; lo: number }): Code {
+  const low = (x: number): Code => v128.f64x2_promote_low_f32x4(get(x));
+  const high = (x: number): Code => v128.f64x2_promote_low_f32x4(v128.shuffle(get(x), get(x), HIGH));
+  return seq(
+    fmaOdd(low(a), low(b), low(cc), t),
+    set(t.lo, v128.f32x4_demote_f64x2_zero(get(t.s))),
+    fmaOdd(high(a), high(b), high(cc), t),
+    set(out, v128.shuffle(get(t.lo), v128.f32x4_demote_f64x2_zero(get(t.s)), JOIN)),
+  );
+}
+
+/**
+ * step(data, grad, m1, m2, nu, n, scalars...): pointers in bytes, n a multiple of 4; `m1` is
+ * ignored when `hasM1` is 0 (beta1 = 0: fast = g), weight decay applies when `wd` ≠ 0.
+ */
+function stepFn(hasM1: boolean, decay: boolean): W.FuncDef {
+  const A = { data: 0, grad: 1, m1: 2, m2: 3, nu: 4, n: 5 };
+  const L = new Locals(6 + SCALARS.length);
+  const S = Object.fromEntries(SCALARS.map((k, i) => [k, 6 + i])) as Record<(typeof SCALARS)[number], number>;
+  const V = Object.fromEntries(SCALARS.map((k) => [k, L.add(V128)])) as Record<(typeof SCALARS)[number], number>;
+  const i = L.add(I32), end = L.add(I32);
+  const g = L.add(V128), fast = L.add(V128), slow = L.add(V128), sq = L.add(V128), u = L.add(V128), p = L.add(V128), x = L.add(V128);
+  const t = { p: L.add(V128), s: L.add(V128), bb: L.add(V128), e: L.add(V128), cl: L.add(V128), lo: L.add(V128) };
+  const at = (base: number): Code => i32.add(get(base), get(i));
+  const mul = v128.f32x4_mul, add = v128.f32x4_add, div = v128.f32x4_div;
+  return {
+    name: `step${hasM1 ? '_m1' : ''}${decay ? '_wd' : ''}`,
+    params: [I32, I32, I32, I32, I32, I32, ...SCALARS.map(() => F32T)],
+    results: [],
+    locals: L.types,
+    body: seq(
+      ...SCALARS.map((k) => set(V[k], v128.f32x4_splat(get(S[k])))),
+      set(end, i32.shl(get(A.n), c(2))),
+      forLoop(i, c(0), get(end), c(16),
+        set(g, v128.load(at(A.grad))),
+        hasM1
+          ? seq(set(x, mul(v128.load(at(A.m1)), get(V.b1))), fma32(g, V.c1, x, fast, t), v128.store(at(A.m1), get(fast)))
+          : set(fast, get(g)),
+        set(x, mul(v128.load(at(A.m2)), get(V.b3))), fma32(g, V.c3, x, slow, t), v128.store(at(A.m2), get(slow)),
+        set(p, mul(get(V.c2), get(g))), set(x, mul(v128.load(at(A.nu)), get(V.b2))), fma32(p, g, x, sq, t), v128.store(at(A.nu), get(sq)),
+        // u = ((fast / bc1) + alpha·slow) / ((sqrt(sq) / sbc2) + eps)
+        set(u, div(add(div(get(fast), get(V.bc1)), mul(get(V.alpha), get(slow))), add(div(v128.f32x4_sqrt(get(sq)), get(V.sbc2)), get(V.eps)))),
+        set(p, v128.load(at(A.data))),
+        decay ? seq(set(x, get(u)), fma32(p, V.wd, x, u, t)) : [],
+        v128.store(at(A.data), add(get(p), mul(get(V.nlr), get(u)))),
+      ),
+    ),
+  };
+}
+
+interface StepExports {
+  [name: string]: (...args: number[]) => void;
+}
+
+const FUNCS = (): W.FuncDef[] => [stepFn(false, false), stepFn(true, false), stepFn(false, true), stepFn(true, true)];
+
+/** Elements per staged chunk (5 arrays × 64 KiB). */
+const CHUNK = 16384;
+
+let onHeap: StepExports | null | undefined;
+let staging: { exports: StepExports; views: Float32Array[] } | null | undefined;
+
+function heapModule(): StepExports | null {
+  if (onHeap === undefined) onHeap = W.instantiateOnHeap<StepExports>(FUNCS());
+  return onHeap;
+}
+
+/** The module on a private memory holding five chunk buffers (copies into it are memcpy). */
+function stagingModule(): { exports: StepExports; views: Float32Array[] } | null {
+  if (staging === undefined) {
+    const m = W.instantiatePrivate<StepExports>(FUNCS(), 5 * 4 * CHUNK);
+    staging = m === null ? null : { exports: m.exports, views: [0, 1, 2, 3, 4].map((j) => new Float32Array(m.memory, 4 * CHUNK * j, CHUNK)) };
+  }
+  return staging;
+}
+
+/** Whether the SIMD step can run here (WebAssembly SIMD). */
+export function simdStepAvailable(): boolean {
+  return heapModule() !== null && stagingModule() !== null;
+}
+
+/**
+ * The update on elements [0, n4) (n4 = n rounded down to 4) of float32 arrays; returns n4 (the
+ * caller finishes the tail with the scalar code). Arrays that all live on the cpu heap are
+ * updated in place; otherwise chunks are staged through a private memory. Returns 0 where the
+ * SIMD step is unavailable.
+ */
+export function stepF32Simd(data: Float32Array, grad: FloatArray, m1: Float32Array | null, m2: Float32Array, nu: Float32Array, s: SimdStepScalars): number {
+  if (!(grad instanceof Float32Array)) return 0;
+  const n4 = data.length & ~3;
+  const name = `step${m1 ? '_m1' : ''}${s.wd !== 0 ? '_wd' : ''}`;
+  const scalars = SCALARS.map((k) => s[k]);
+  const arrays = [data, grad, m1 ?? data, m2, nu];
+  const at = arrays.map((a) => W.heapAddress(a));
+  const heap = heapModule();
+  if (heap !== null && at.every((p) => p >= 0)) {
+    heap[name]!(at[0]!, at[1]!, at[2]!, at[3]!, at[4]!, n4, ...scalars);
+    return n4;
+  }
+  const st = stagingModule();
+  if (st === null) return 0;
+  const fn = st.exports[name]!, v = st.views;
+  for (let o = 0; o < n4; o += CHUNK) {
+    const k = Math.min(CHUNK, n4 - o);
+    arrays.forEach((a, j) => v[j]!.set(a.subarray(o, o + k)));
+    fn(0, 4 * CHUNK, 8 * CHUNK, 12 * CHUNK, 16 * CHUNK, k, ...scalars);
+    data.set(v[0]!.subarray(0, k), o);
+    if (m1) m1.set(v[2]!.subarray(0, k), o);
+    m2.set(v[3]!.subarray(0, k), o);
+    nu.set(v[4]!.subarray(0, k), o);
+  }
+  return n4;
+}

@@ -1,0 +1,116 @@
+// Benchmark: @apertus/tensor GEMM against tfjs-backend-wasm (XNNPACK, WebAssembly SIMD) on the
+// same products, interleaved case by case, and as a fraction of the one-core 128-bit SIMD peak
+// (bench/simd-peak.mjs). Shapes: square 1024 and the products of a `small` training step
+// (hidden 768, intermediate 3072, 4 KV heads of 64, vocabulary 32768; T = 256 tokens).
+//
+//   npm run build -w packages/tensor && node packages/tensor/bench/gemm-tfjs.mjs [--seconds S] [--quick] [--write]
+//
+// --write puts the table into tooling/bench/results/gemm-tfjs.md.
+//
+// Columns: ours with the plain-SIMD kernel (`cpu`, the default) and with relaxed-SIMD FMA
+// (`cpu-fma`, enableCpuFma) on 1 thread and on 2; tfjs-backend-wasm in Node (one thread: its
+// threaded build needs a browser), the better of its transpose flags and pre-transposed operands.
+// % of peak: ours on 1 thread against the probe's peak of the same instruction mix (mul + add
+// for `cpu`, relaxed_madd for `cpu-fma`).
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { enableCpuFma, setBackend, setGemmThreads, sgemm } from '@apertus/tensor';
+import { simdPeak } from './simd-peak.mjs';
+
+const argv = process.argv.slice(2);
+const secArg = argv.indexOf('--seconds');
+const seconds = secArg >= 0 ? Number(argv[secArg + 1]) : argv.includes('--quick') ? 0.2 : 0.6;
+const lines = [];
+const say = (line) => { lines.push(line); console.log(line); };
+
+const require = createRequire(import.meta.url);
+const tf = require('@tensorflow/tfjs-core');
+const wasm = require('@tensorflow/tfjs-backend-wasm');
+wasm.setWasmPaths(path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm')) + path.sep);
+await tf.setBackend('wasm');
+await tf.ready();
+
+function lscpu() {
+  try {
+    const out = execFileSync('lscpu', { encoding: 'utf8' });
+    const field = (k) => (out.match(new RegExp(`^${k}:\\s*(.*)$`, 'm')) ?? [])[1]?.trim() ?? '?';
+    return `${field('Model name')}; flags: ${field('Flags')}`;
+  } catch {
+    return '?';
+  }
+}
+
+function fill(n, seed) {
+  const a = new Float32Array(n);
+  let s = seed;
+  for (let i = 0; i < n; i++) { s = (s * 1103515245 + 12345) >>> 0; a[i] = s / 2 ** 31 - 1; }
+  return a;
+}
+
+/** Best seconds per call of `fn` over the time budget (one warm-up call). */
+function best(fn) {
+  fn();
+  let t = Infinity;
+  const end = performance.now() + seconds * 1000;
+  let n = 0;
+  while (n < 2 || performance.now() < end) {
+    const t0 = performance.now();
+    fn();
+    t = Math.min(t, (performance.now() - t0) / 1000);
+    n++;
+  }
+  return t;
+}
+
+const cases = [
+  ['square 1024', 1024, 1024, 1024, false, false],
+  ['small q/o x·Wᵀ', 256, 768, 768, false, true],
+  ['small k/v x·Wᵀ', 256, 256, 768, false, true],
+  ['small up x·Wᵀ', 256, 3072, 768, false, true],
+  ['small down x·Wᵀ', 256, 768, 3072, false, true],
+  ['small up dY·W', 256, 768, 3072, false, false],
+  ['small up dWᵀ = dYᵀ·X', 3072, 768, 256, true, false],
+  ['small LM head x·Wᵀ', 256, 32768, 768, false, true],
+];
+
+const peak = simdPeak(1);
+enableCpuFma(false);
+const loadStart = loadavg()[0];
+say(`CPU: ${lscpu()}`);
+say(`Node ${process.version}; tfjs-core ${tf.version_core}, backend ${tf.getBackend()}; 1-minute load average ${loadStart.toFixed(2)}`);
+say(`one-core 128-bit SIMD peak: mul+add ${peak.mulAdd.toFixed(1)} GFLOPS, relaxed_madd ${peak.fma?.toFixed(1) ?? 'n/a'} GFLOPS`);
+say('');
+say('| product | M × N × K | ours 1T | ours 2T | ours FMA 1T | ours FMA 2T | tfjs-wasm | ours 1T / tfjs | ours 2T / tfjs | FMA 2T / tfjs | % of peak (1T, 1T FMA) |');
+say('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+for (const [name, M, N, K, transA, transB] of cases) {
+  const A = fill(M * K, 1), B = fill(N * K, 2), C = new Float32Array(M * N);
+  const gf = (t) => (2 * M * N * K) / t / 1e9;
+  const ours = (backend, threads) => {
+    setBackend(backend, ['gemm']);
+    setGemmThreads(threads);
+    return gf(best(() => sgemm({ transA, transB, M, N, K, A, B, C })));
+  };
+  // tfjs: the stored layout with its transpose flags, and op(A), op(B) materialised (no flags); its best counts.
+  const a = tf.tensor2d(A, transA ? [K, M] : [M, K]), b = tf.tensor2d(B, transB ? [N, K] : [K, N]);
+  const a2 = transA ? tf.transpose(a) : a, b2 = transB ? tf.transpose(b) : b;
+  const tfjsTime = (x, y, tA, tB) => best(() => { const c = tf.matMul(x, y, tA, tB); c.dataSync(); c.dispose(); });
+  const theirs = gf(Math.min(tfjsTime(a, b, transA, transB), tfjsTime(a2, b2, false, false)));
+  const o1 = ours('cpu', 1), o2 = ours('cpu', 2);
+  const f1 = ours('cpu-fma', 1), f2 = ours('cpu-fma', 2);
+  for (const t of new Set([a, b, a2, b2])) t.dispose();
+  const pct = `${((100 * o1) / peak.mulAdd).toFixed(0)} %, ${peak.fma ? ((100 * f1) / peak.fma).toFixed(0) : '?'} %`;
+  say(`| ${name} | ${M} × ${N} × ${K} | ${o1.toFixed(1)} | ${o2.toFixed(1)} | ${f1.toFixed(1)} | ${f2.toFixed(1)} | ${theirs.toFixed(1)} | ${(o1 / theirs).toFixed(2)} | ${(o2 / theirs).toFixed(2)} | ${(f2 / theirs).toFixed(2)} | ${pct} |`);
+}
+setBackend('cpu', ['gemm']);
+say('');
+say(`GFLOPS = 2·M·N·K / best time. 1-minute load average ${loadStart.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end (shared machine: ratios are interleaved per row).`);
+if (argv.includes('--write')) {
+  const file = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../tooling/bench/results/gemm-tfjs.md');
+  const head = ['# GEMM: ours vs tfjs-backend-wasm, and against the SIMD peak', '', `Command: \`node packages/tensor/bench/gemm-tfjs.mjs --write\` (${new Date().toISOString().slice(0, 10)})`, ''];
+  writeFileSync(file, `${[...head, ...lines].join('\n')}\n`);
+}
+process.exit(0);
