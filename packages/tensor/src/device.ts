@@ -58,9 +58,12 @@ export async function useDevice(device: Device): Promise<DeviceInfo> {
     setBackend('webgpu');
     return current;
   }
-  let gpujs: typeof import('./gpujs-backend');
+  let gpujs: typeof import('./gpujs');
   try {
-    gpujs = await import('./gpujs-backend');
+    // A variable specifier keeps bundlers (a browser build of the main entry) from following the
+    // Node-only gpu.js entry; the package resolves its own `./gpujs` export.
+    const entry = '@apertus/tensor/gpujs';
+    gpujs = (await import(entry)) as typeof import('./gpujs');
   } catch (e) {
     throw new WebgpuUnavailableError('webgpu-package', `the optional gpu.js kernels cannot be loaded (${e instanceof Error ? e.message : String(e)})`,
       INSTALL_PACKAGES, e);

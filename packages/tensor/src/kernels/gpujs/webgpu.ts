@@ -7,7 +7,7 @@
  * `VK_ICD_FILENAMES`). Each missing piece is reported as a `WebgpuUnavailableError` naming it
  * and what to install.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { nodeBuiltin } from '../../host';
 import { GpujsBackendError } from './errors';
 
 /** Which piece is missing when no WebGPU adapter can be had. */
@@ -115,7 +115,7 @@ function diagnose(cause?: unknown): WebgpuUnavailableError {
   const named = (process.env.VK_DRIVER_FILES ?? process.env.VK_ICD_FILENAMES ?? '').split(':').filter((f) => f !== '');
   const withoutGpu = `without a GPU: apt install chromium and set VK_ICD_FILENAMES=${SWIFTSHADER_ICD} (SwiftShader, a CPU driver: correct but slow)`;
   if (named.length > 0) {
-    const absent = named.filter((f) => !existsSync(f));
+    const absent = named.filter((f) => !nodeFs().existsSync(f));
     if (absent.length === named.length) {
       return new WebgpuUnavailableError('vulkan-driver', `${why}: no Vulkan driver: VK_ICD_FILENAMES names ${absent.join(', ')}, which does not exist`,
         `point VK_ICD_FILENAMES at your GPU vendor's ICD JSON, or ${withoutGpu}`, cause);
@@ -128,13 +128,18 @@ function diagnose(cause?: unknown): WebgpuUnavailableError {
     `use a driver with Vulkan 1.1 and the features Dawn requires (Debian 12's Mesa lavapipe is too old), or ${withoutGpu}`, cause);
 }
 
+/** Node's `fs`: the diagnosis runs only where the host is Node (a page has navigator.gpu or nothing). */
+function nodeFs(): typeof import('node:fs') {
+  return nodeBuiltin<typeof import('node:fs')>('node:fs')!;
+}
+
 const ICD_DIRS = ['/etc/vulkan/icd.d', '/usr/share/vulkan/icd.d', '/usr/local/share/vulkan/icd.d'];
 
 function systemIcds(): string[] {
   const found: string[] = [];
   for (const dir of ICD_DIRS) {
     try {
-      for (const f of readdirSync(dir)) if (f.endsWith('.json')) found.push(`${dir}/${f}`);
+      for (const f of nodeFs().readdirSync(dir)) if (f.endsWith('.json')) found.push(`${dir}/${f}`);
     } catch {
       // A missing directory holds no drivers.
     }
@@ -148,5 +153,5 @@ function vulkanLoaderPresent(): boolean {
     '/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu', '/lib/aarch64-linux-gnu', '/usr/lib/aarch64-linux-gnu',
     '/lib64', '/usr/lib64', '/lib', '/usr/lib', '/usr/local/lib',
   ];
-  return dirs.some((d) => existsSync(`${d}/libvulkan.so.1`));
+  return dirs.some((d) => nodeFs().existsSync(`${d}/libvulkan.so.1`));
 }
