@@ -3,9 +3,9 @@
 // stream as they are generated; reasoning is shown dimmed (or marked) before the answer.
 
 import { createInterface } from 'node:readline';
-import { EngineError, Scheduler } from '@apertus/serve/engine';
+import { EngineError } from '@apertus/serve/engine';
 import { Command } from 'commander';
-import { addCommonOptions, loadModelAt, parseArgs, type AppIo, type CommonOptions } from './options';
+import { addCommonOptions, openScheduler, parseArgs, type AppIo, type CommonOptions } from './options';
 import { ChatSession } from './session';
 
 const HELP = `Commands:
@@ -32,14 +32,9 @@ export async function runChat(argv: readonly string[], io: AppIo): Promise<numbe
   const o = cmd.opts<CommonOptions>();
   const out = (s: string) => io.output.write(s);
   const err = (s: string) => (io.error ?? io.output).write(s);
-  let served;
-  try {
-    served = await loadModelAt(o.model, (m) => err(`warning: ${m}\n`));
-  } catch (e) {
-    err(`apertus-chat: cannot load ${o.model}: ${(e as Error).message}\n`);
-    return 1;
-  }
-  const scheduler = new Scheduler(served, { maxBatch: 1, ...(o.ctx !== undefined ? { contextLength: Math.min(o.ctx, served.model.config.max_position_embeddings) } : {}) });
+  const opened = await openScheduler('apertus-chat', o, io);
+  if (!opened) return 1;
+  const { served, scheduler } = opened;
   const gc = served.generationConfig ?? {};
   const session = new ChatSession(scheduler, {
     system: o.system ?? null,

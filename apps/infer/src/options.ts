@@ -2,7 +2,7 @@
 // the common model and sampling options, and turning commander errors into CliError.
 
 import path from 'node:path';
-import { CliError, loadServedModel, type ServedModel } from '@apertus/serve/engine';
+import { CliError, loadServedModel, Scheduler, type ServedModel } from '@apertus/serve/engine';
 import { findModelDir } from '@apertus/model';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 
@@ -91,4 +91,20 @@ export function parseArgs(cmd: Command, argv: readonly string[], io: AppIo): Com
  */
 export function loadModelAt(location: string, onWarning?: (message: string) => void): Promise<ServedModel> {
   return loadServedModel(findModelDir(location) ?? location, { name: path.basename(path.resolve(location)), ...(onWarning ? { onWarning } : {}) });
+}
+
+/**
+ * Load `--model` and a one-sequence scheduler over it (context `--ctx`, at most the model's).
+ * Resolves null, after telling `io`, when the model cannot be loaded.
+ */
+export async function openScheduler(app: string, o: CommonOptions, io: AppIo): Promise<{ served: ServedModel; scheduler: Scheduler } | null> {
+  const err = (s: string) => (io.error ?? io.output).write(s);
+  let served: ServedModel;
+  try {
+    served = await loadModelAt(o.model, (m) => err(`warning: ${m}\n`));
+  } catch (e) {
+    err(`${app}: cannot load ${o.model}: ${(e as Error).message}\n`);
+    return null;
+  }
+  return { served, scheduler: new Scheduler(served, { maxBatch: 1, ...(o.ctx !== undefined ? { contextLength: Math.min(o.ctx, served.model.config.max_position_embeddings) } : {}) }) };
 }

@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { INDEX_FILE_NAME, openCheckpoint, SafetensorsFile, writeCheckpoint, type Tensor as StTensor, type TensorEntry } from '@apertus/safetensors';
+import { INDEX_FILE_NAME, openCheckpoint, openCheckpointAsync, SafetensorsFile, writeCheckpoint, type Tensor as StTensor, type TensorEntry, type TensorReader } from '@apertus/safetensors';
 import { f32ArrayToBf16, Tensor, bf16ArrayToF32, f16ArrayToF32 } from '@apertus/tensor';
 import { writeDirAtomically } from './atomic-dir';
 import { parseConfig, toHfConfig, type ApertusConfig } from './config';
+import { parseGenerationConfig, type GenerationConfig } from './generation-config';
 import { CheckpointError, ConfigError } from './errors';
 import { mergeAdapter } from './lora';
 import { ApertusModel } from './model';
@@ -16,18 +17,6 @@ export type WeightPrecision =
   | 'auto'
   /** Everything converted to f32 (training, fine-tuning). */
   | 'f32';
-
-/** Contents of `generation_config.json` that matter here. */
-export interface GenerationConfig {
-  bos_token_id?: number;
-  eos_token_id?: number | number[];
-  pad_token_id?: number;
-  temperature?: number;
-  top_p?: number;
-  top_k?: number;
-  do_sample?: boolean;
-  max_new_tokens?: number;
-}
 
 /** A loaded checkpoint directory. */
 export interface LoadedCheckpoint {
@@ -44,14 +33,48 @@ function readJson(file: string): unknown {
   try { return JSON.parse(text); } catch (e) { throw new ConfigError('(json)', `invalid JSON: ${(e as Error).message}`, file); }
 }
 
-function toTensor(st: StTensor, name: string, precision: WeightPrecision, file: string): Tensor {
+/** `config.json` and (validated against it) `generation_config.json` of a checkpoint directory. */
+export function readCheckpointConfig(dir: string): { config: ApertusConfig; generationConfig: GenerationConfig | null } {
+  const config = parseConfig(readJson(path.join(dir, 'config.json')), path.join(dir, 'config.json'));
+  const genFile = path.join(dir, 'generation_config.json');
+  return { config, generationConfig: fs.existsSync(genFile) ? parseGenerationConfig(readJson(genFile), config, genFile) : null };
+}
+
+/**
+ * The tensor names `config` expects, checked against the checkpoint: every one present with the
+ * config's shape, and no unexpected tensor.
+ */
+function expectedTensors(reader: TensorReader, config: ApertusConfig, file: string): string[] {
+  const expected = parameterShapes(config);
+  const unexpected = reader.keys().filter((k) => !expected.has(k));
+  if (unexpected.length > 0) throw new CheckpointError(`unexpected tensors for an Apertus config: ${unexpected.slice(0, 5).join(', ')}${unexpected.length > 5 ? ', …' : ''}`, undefined, file);
+  for (const [name, shape] of expected) {
+    if (!reader.has(name)) throw new CheckpointError('missing tensor', name, file);
+    const info = reader.info(name);
+    if (info.shape.length !== shape.length || info.shape.some((d, i) => d !== shape[i])) {
+      throw new CheckpointError(`shape [${info.shape}] does not match config.json (expected [${shape}])`, name, file);
+    }
+  }
+  return [...expected.keys()];
+}
+
+/** A stored tensor as a parameter: bf16 matrices kept under 'auto', the rest f32 (trainable under 'f32'). */
+function toParam(st: StTensor, name: string, precision: WeightPrecision, file: string): Tensor {
   const keepBf16 = precision === 'auto' && st.shape.length === 2;
+  let t: Tensor;
   switch (st.dtype) {
-    case 'BF16': return keepBf16 ? new Tensor(st.data, st.shape, 'bf16') : new Tensor(bf16ArrayToF32(st.data), st.shape, 'f32');
-    case 'F16': return new Tensor(f16ArrayToF32(st.data), st.shape, 'f32');
-    case 'F32': return new Tensor(st.data, st.shape, 'f32');
+    case 'BF16': t = keepBf16 ? new Tensor(st.data, st.shape, 'bf16') : new Tensor(bf16ArrayToF32(st.data), st.shape, 'f32'); break;
+    case 'F16': t = new Tensor(f16ArrayToF32(st.data), st.shape, 'f32'); break;
+    case 'F32': t = new Tensor(st.data, st.shape, 'f32'); break;
     default: throw new CheckpointError(`dtype ${st.dtype} is not supported (BF16, F16, F32)`, name, file);
   }
+  t.name = name;
+  if (t.dtype === 'f32' && !isBuffer(name)) t.requireGrad(precision === 'f32');
+  return t;
+}
+
+function readerFile(reader: TensorReader, dir: string): string {
+  return reader instanceof SafetensorsFile ? reader.path : path.join(dir, INDEX_FILE_NAME);
 }
 
 /**
@@ -64,33 +87,38 @@ function toTensor(st: StTensor, name: string, precision: WeightPrecision, file: 
  * attached with trainable factors.
  */
 export function loadCheckpoint(dir: string, opts: { precision?: WeightPrecision; adapter?: 'merge' | 'attach' } = {}): LoadedCheckpoint {
-  const config = parseConfig(readJson(path.join(dir, 'config.json')), path.join(dir, 'config.json'));
-  const genFile = path.join(dir, 'generation_config.json');
-  const generationConfig = fs.existsSync(genFile) ? (readJson(genFile) as GenerationConfig) : null;
+  const { config, generationConfig } = readCheckpointConfig(dir);
   const reader = openCheckpoint(dir);
-  const file = reader instanceof SafetensorsFile ? reader.path : path.join(dir, INDEX_FILE_NAME);
+  const file = readerFile(reader, dir);
   try {
-    const expected = parameterShapes(config);
-    const unexpected = reader.keys().filter((k) => !expected.has(k));
-    if (unexpected.length > 0) throw new CheckpointError(`unexpected tensors for an Apertus config: ${unexpected.slice(0, 5).join(', ')}${unexpected.length > 5 ? ', …' : ''}`, undefined, file);
-    const params = new Map<string, Tensor>();
-    for (const [name, shape] of expected) {
-      if (!reader.has(name)) throw new CheckpointError('missing tensor', name, file);
-      const info = reader.info(name);
-      if (info.shape.length !== shape.length || info.shape.some((d, i) => d !== shape[i])) {
-        throw new CheckpointError(`shape [${info.shape}] does not match config.json (expected [${shape}])`, name, file);
-      }
-      const t = toTensor(reader.read(name), name, opts.precision ?? 'auto', file);
-      t.name = name;
-      if (t.dtype === 'f32' && !isBuffer(name)) t.requireGrad(opts.precision === 'f32');
-      params.set(name, t);
-    }
+    const params = new Map(expectedTensors(reader, config, file).map((name) => [name, toParam(reader.read(name), name, opts.precision ?? 'auto', file)]));
     const model = new ApertusModel(config, params);
     if (!fs.existsSync(path.join(dir, ADAPTER_CONFIG_FILE))) return { model, generationConfig, dir };
     const attach = opts.adapter === 'attach';
     const { adapter } = loadAdapter(dir, config, { trainable: attach });
     if (!attach) return { model: mergeAdapter(model, adapter), generationConfig, dir };
     adapter.attach(model);
+    return { model, generationConfig, dir };
+  } finally {
+    reader.close();
+  }
+}
+
+/**
+ * {@link loadCheckpoint} with asynchronous file I/O, one tensor at a time, so a server that is
+ * already listening keeps answering while a large checkpoint loads. LoRA adapters (one saved
+ * beside the weights, then each of `adapters`) are merged into the weights.
+ */
+export async function loadCheckpointAsync(dir: string, opts: { precision?: WeightPrecision; adapters?: readonly string[] } = {}): Promise<LoadedCheckpoint> {
+  const { config, generationConfig } = readCheckpointConfig(dir);
+  const reader = await openCheckpointAsync(dir);
+  const file = readerFile(reader, dir);
+  try {
+    const params = new Map<string, Tensor>();
+    for (const name of expectedTensors(reader, config, file)) params.set(name, toParam(await reader.readAsync(name), name, opts.precision ?? 'auto', file));
+    let model = new ApertusModel(config, params);
+    const adapters = [...(fs.existsSync(path.join(dir, ADAPTER_CONFIG_FILE)) ? [dir] : []), ...(opts.adapters ?? [])];
+    for (const a of adapters) model = mergeAdapter(model, loadAdapter(a, config).adapter);
     return { model, generationConfig, dir };
   } finally {
     reader.close();

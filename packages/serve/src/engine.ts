@@ -7,7 +7,8 @@
  * transport over it, `apertus-chat` / `apertus-generate` are others.
  * @packageDocumentation
  */
-export { loadServedModel, parseGenerationConfig, type ServedModel, type LoadServedModelOptions } from './load';
+export { loadServedModel, type ServedModel, type LoadServedModelOptions } from './load';
+export { parseGenerationConfig } from '@apertus/model';
 export { ChatPrompt, type ChatPromptOptions } from './chat-prompt';
 export {
   Scheduler, defaultStopIds,
