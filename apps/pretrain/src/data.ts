@@ -1,6 +1,8 @@
 // The data path of a run: read the corpus (UDHR, JSONL or a text folder) → compliance filters
 // (robots opt-outs, toxicity, PII; training-recipe §7) → train/validation split → tokenizer (given
-// or trained with BPE on the training split) → token shards with BoD/EoD under <out>/data.
+// or trained with BPE on the training split) → token shards with BoD/EoD under <out>/data. A
+// Megatron `.bin/.idx` prefix is tokenized already: its documents go straight to the split and the
+// shards (with the given tokenizer).
 // A `prepared.json` fingerprint lets a rerun or a resume reuse the shards and the tokenizer.
 
 import { createHash } from 'node:crypto';
@@ -10,6 +12,7 @@ import {
   CompliancePipeline,
   DataError,
   DirectoryRobotsSource,
+  MegatronIndexedDataset,
   PiiFilter,
   RobotsFilter,
   ShardWriter,
@@ -99,9 +102,41 @@ function statOrThrow(p: string, what: string): fs.Stats {
   }
 }
 
+/**
+ * The prefix of a Megatron `.bin/.idx` pair that `data` designates (`PREFIX`, `PREFIX.idx` or
+ * `PREFIX.bin` with `PREFIX.idx` beside it), or null.
+ */
+export function megatronPrefix(data: string): string | null {
+  const prefix = data.replace(/\.(bin|idx)$/, '');
+  return fs.existsSync(`${prefix}.idx`) && !fs.statSync(`${prefix}.idx`).isDirectory() ? path.resolve(prefix) : null;
+}
+
+/**
+ * The token documents of a Megatron indexed dataset (every sequence of a document concatenated),
+ * with the split each belongs to (by document index, as a text document by its id). A leading
+ * `<s>` and a trailing `</s>` are left to the shard writer, which adds them to every document.
+ */
+function* megatronDocuments(prefix: string, cfg: PretrainConfig): Generator<{ tokens: number[]; split: 'train' | 'validation' }> {
+  const ds = MegatronIndexedDataset.open(prefix);
+  try {
+    const idx = ds.documentIndices;
+    for (let d = 0; d + 1 < idx.length; d++) {
+      let tokens: number[] = [];
+      for (let q = idx[d]!; q < idx[d + 1]!; q++) tokens = tokens.concat(Array.from(ds.get(q)));
+      const start = tokens[0] === APERTUS_BOS_ID ? 1 : 0;
+      const end = tokens.length > start && tokens[tokens.length - 1] === APERTUS_EOS_ID ? tokens.length - 1 : tokens.length;
+      yield { tokens: tokens.slice(start, end), split: assignSplit({ id: String(d) }, { fraction: cfg.validationFraction, seed: cfg.seed }) };
+    }
+  } finally {
+    ds.close();
+  }
+}
+
 /** A description of the corpus files (paths, sizes, modification times) that changes when they change. */
 async function sourceFingerprint(cfg: PretrainConfig): Promise<unknown> {
   if (cfg.data === 'udhr') return { kind: 'udhr', languages: cfg.languages };
+  const prefix = megatronPrefix(cfg.data);
+  if (prefix !== null) return { kind: 'megatron', prefix, files: ['.idx', '.bin'].map((e) => { const s = statOrThrow(prefix + e, 'data'); return [e, s.size, s.mtimeMs]; }) };
   const abs = path.resolve(cfg.data);
   const st = statOrThrow(abs, 'data');
   if (st.isDirectory()) {
@@ -231,6 +266,8 @@ export async function prepareData(cfg: PretrainConfig, log: (message: string) =>
   fs.mkdirSync(paths.tokenizerDir, { recursive: true });
 
   // 1. Tokenizer: the given one, or BPE trained on (a prefix of) the compliant training split.
+  const megatron = megatronPrefix(cfg.data);
+  if (megatron !== null && cfg.tokenizer === null) throw new InputError(`${megatron}.idx`, 'a Megatron dataset holds token ids: give the tokenizer that wrote them (--tokenizer <dir>)');
   let tokenizer: Tokenizer;
   if (cfg.tokenizer !== null) {
     tokenizer = loadTokenizerFromDirectory(cfg.tokenizer);
@@ -266,7 +303,13 @@ export async function prepareData(cfg: PretrainConfig, log: (message: string) =>
   const counts = { read: 0, removed: 0 };
   const pipeline = buildPipeline(cfg);
   try {
-    for await (const { doc, split } of compliantDocuments(cfg, pipeline, counts)) writers[split].addDocument(encoder.encode(doc.text));
+    // Token documents are taken as they are (the compliance filters read text).
+    if (megatron !== null) {
+      for (const { tokens, split } of megatronDocuments(megatron, cfg)) {
+        counts.read++;
+        writers[split].addDocument(tokens);
+      }
+    } else for await (const { doc, split } of compliantDocuments(cfg, pipeline, counts)) writers[split].addDocument(encoder.encode(doc.text));
     if (writers.train.numDocuments === 0) {
       throw new InputError(cfg.data, `empty training corpus: ${counts.read} documents read, ${counts.removed} removed by the compliance filters, ${writers.validation.numDocuments} held out for validation`);
     }
@@ -285,7 +328,7 @@ export async function prepareData(cfg: PretrainConfig, log: (message: string) =>
     removed: counts.removed,
     train: { documents: writers.train.numDocuments, tokens: writers.train.numTokens },
     validation: { documents: writers.validation.numDocuments, tokens: writers.validation.numTokens },
-    filters: pipeline.stats,
+    filters: megatron === null ? pipeline.stats : null,
   };
   const hasValidation = writers.validation.numDocuments > 0;
   writeFileAtomic(paths.prepared, `${JSON.stringify({ fingerprint, stats, hasValidation }, null, 1)}\n`);
