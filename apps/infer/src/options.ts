@@ -1,10 +1,10 @@
 // Command-line plumbing shared by apertus-chat and apertus-generate: I/O streams, number parsers,
-// the common model and sampling options, and turning commander errors into CliError.
+// the common model and sampling options (commander errors become CliError through parseCommand).
 
 import path from 'node:path';
-import { CliError, loadServedModel, Scheduler, type ServedModel } from '@apertus/serve/engine';
+import { loadServedModel, parseCommand, Scheduler, type ServedModel } from '@apertus/serve/engine';
 import { findModelDir } from '@apertus/model';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 
 /** Where a CLI reads and writes; tests pass streams, the binaries pass the process's. */
 export interface AppIo {
@@ -71,17 +71,7 @@ export function addCommonOptions(cmd: Command): Command {
 export function parseArgs(cmd: Command, argv: readonly string[], io: AppIo): Command | null {
   const err = io.error ?? io.output;
   cmd.configureOutput({ writeOut: (s) => io.output.write(s), writeErr: (s) => err.write(s), outputError: () => {} });
-  try {
-    cmd.parse(argv as string[], { from: 'user' });
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return null;
-      const m = /--[a-z][a-z-]*/.exec(e.message);
-      throw new CliError(m ? m[0] : '(arguments)', e.message.replace(/^error: /, ''));
-    }
-    throw e;
-  }
-  return cmd;
+  return parseCommand(cmd, argv);
 }
 
 /**

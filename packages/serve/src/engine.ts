@@ -20,3 +20,4 @@ export { compileSchema, SchemaError, ANY_OBJECT, type SchemaNode } from './json-
 export { TokenConstraint, type ConstraintSpec } from './token-constraint';
 export { ServerMetrics, Counter, Gauge, Histogram } from './metrics';
 export { ServeError, EngineError, ModelLoadError, PromptError, CliError, type EngineErrorCode } from './errors';
+export { parseCommand } from './cli-args';

@@ -11,6 +11,8 @@ import path from 'node:path';
 import { readUdhr } from '@apertus/data';
 import { ApertusModel, presetConfig, saveCheckpoint } from '@apertus/model';
 import { Tokenizer, trainApertusBpe } from '@apertus/tokenizer';
+import { readMetrics } from './metrics';
+import type { MetricRecord } from './trainer-state';
 
 /** A saved tiny model and its tokenizer. */
 export interface TinyModel {
@@ -97,4 +99,29 @@ export function runAndSignal(cli: string, args: readonly string[], trigger: RegE
     child.on('error', reject);
     child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
+}
+
+/** The commands of a training app's CLI test around one config file (see {@link appCli}). */
+export interface AppCli {
+  /** Run with `--config <file> ...args` to completion. */
+  run(args: readonly string[]): { status: number | null; stdout: string; stderr: string };
+  /** Start with `--config <file> ...args` and SIGKILL it `delayMs` after it prints a line matching `trigger`. */
+  runAndKill(args: readonly string[], trigger: RegExp, delayMs: number): Promise<CliRun>;
+  /** The records of one `type` in `<out>/metrics.jsonl`. */
+  records(out: string, type: string): MetricRecord[];
+}
+
+/**
+ * The commands of a CLI test: `where` gives the built CLI and the config file (called at each
+ * command, so both may be set up in `beforeAll`).
+ */
+export function appCli(where: () => { readonly cli: string; readonly configFile: string }): AppCli {
+  return {
+    run: (args) => {
+      const r = runCli(where().cli, ['--config', where().configFile, ...args]);
+      return { status: r.code, stdout: r.stdout, stderr: r.stderr };
+    },
+    runAndKill: (args, trigger, delayMs) => runAndSignal(where().cli, ['--config', where().configFile, ...args], trigger, { delayMs }),
+    records: (out, type) => readMetrics(path.join(out, 'metrics.jsonl')).filter((r) => r.type === type),
+  };
 }
