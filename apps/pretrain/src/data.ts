@@ -12,16 +12,15 @@ import {
   CompliancePipeline,
   DataError,
   DirectoryRobotsSource,
-  MegatronIndexedDataset,
   PiiFilter,
   RobotsFilter,
   ShardWriter,
   ToxicityFilter,
   assignSplit,
-  listTextFiles,
-  readJsonl,
-  readTextFolder,
-  readUdhr,
+  corpusFingerprint,
+  megatronPrefix,
+  readCorpus,
+  readMegatronDocuments,
   type Document,
   type FilterStats,
 } from '@apertus/data';
@@ -102,91 +101,17 @@ function statOrThrow(p: string, what: string): fs.Stats {
   }
 }
 
-/**
- * The prefix of a Megatron `.bin/.idx` pair that `data` designates (`PREFIX`, `PREFIX.idx` or
- * `PREFIX.bin` with `PREFIX.idx` beside it), or null.
- */
-export function megatronPrefix(data: string): string | null {
-  const prefix = data.replace(/\.(bin|idx)$/, '');
-  return fs.existsSync(`${prefix}.idx`) && !fs.statSync(`${prefix}.idx`).isDirectory() ? path.resolve(prefix) : null;
+/** The data package's errors as InputError naming the data (their message names the file). */
+function inputError(cfg: PretrainConfig, e: unknown): unknown {
+  return e instanceof DataError ? new InputError(cfg.data, e.message, { cause: e }) : e;
 }
 
-/**
- * The token documents of a Megatron indexed dataset (every sequence of a document concatenated),
- * with the split each belongs to (by document index, as a text document by its id). A leading
- * `<s>` and a trailing `</s>` are left to the shard writer, which adds them to every document.
- */
-function* megatronDocuments(prefix: string, cfg: PretrainConfig): Generator<{ tokens: number[]; split: 'train' | 'validation' }> {
-  const ds = MegatronIndexedDataset.open(prefix);
+/** The text documents of the configured corpus, streamed. */
+async function* corpus(cfg: PretrainConfig): AsyncGenerator<Document> {
   try {
-    const idx = ds.documentIndices;
-    for (let d = 0; d + 1 < idx.length; d++) {
-      let tokens: number[] = [];
-      for (let q = idx[d]!; q < idx[d + 1]!; q++) tokens = tokens.concat(Array.from(ds.get(q)));
-      const start = tokens[0] === APERTUS_BOS_ID ? 1 : 0;
-      const end = tokens.length > start && tokens[tokens.length - 1] === APERTUS_EOS_ID ? tokens.length - 1 : tokens.length;
-      yield { tokens: tokens.slice(start, end), split: assignSplit({ id: String(d) }, { fraction: cfg.validationFraction, seed: cfg.seed }) };
-    }
-  } finally {
-    ds.close();
-  }
-}
-
-/** A description of the corpus files (paths, sizes, modification times) that changes when they change. */
-async function sourceFingerprint(cfg: PretrainConfig): Promise<unknown> {
-  if (cfg.data === 'udhr') return { kind: 'udhr', languages: cfg.languages };
-  const prefix = megatronPrefix(cfg.data);
-  if (prefix !== null) return { kind: 'megatron', prefix, files: ['.idx', '.bin'].map((e) => { const s = statOrThrow(prefix + e, 'data'); return [e, s.size, s.mtimeMs]; }) };
-  const abs = path.resolve(cfg.data);
-  const st = statOrThrow(abs, 'data');
-  if (st.isDirectory()) {
-    const files = await listTextFiles(abs, { extensions: ['.txt', '.md'] });
-    return { kind: 'folder', path: abs, files: files.map((f) => { const s = fs.statSync(path.join(abs, f)); return [f, s.size, s.mtimeMs]; }) };
-  }
-  return { kind: 'jsonl', path: abs, size: st.size, mtimeMs: st.mtimeMs };
-}
-
-/** The documents of the configured corpus, streamed, with clear errors for bad input. */
-async function* readCorpus(cfg: PretrainConfig): AsyncGenerator<Document> {
-  const limit = cfg.maxDocumentChars;
-  let source: AsyncIterable<Document>;
-  let label: string;
-  if (cfg.data === 'udhr') {
-    source = readUdhr({ languages: cfg.languages });
-    label = 'udhr';
-  } else {
-    label = path.resolve(cfg.data);
-    const st = statOrThrow(label, 'data');
-    if (st.isDirectory()) {
-      // Refuse files that cannot fit the document limit before reading them (a UTF-8 byte is at
-      // least a third of a UTF-16 code unit, so more than 3 × limit bytes is always too long).
-      for (const f of await listTextFiles(label, { extensions: ['.txt', '.md'] })) {
-        const size = fs.statSync(path.join(label, f)).size;
-        if (size > 3 * limit) throw new InputError(path.join(label, f), `document of ${size} bytes exceeds --max-document-chars ${limit}; split it into smaller files or raise the limit`);
-      }
-      source = readTextFolder(label, { extensions: ['.txt', '.md'] });
-    } else if (/\.jsonl?$/i.test(label)) {
-      source = readJsonl(label);
-    } else {
-      throw new InputError(label, 'unsupported data file: expected "udhr", a .jsonl file (one {"text": ...} object per line) or a folder of .txt/.md files');
-    }
-  }
-  try {
-    for await (const doc of source) {
-      if (doc.text.length > limit) {
-        throw new InputError(`${label} (document ${doc.id})`, `document of ${doc.text.length} characters exceeds --max-document-chars ${limit}; split it or raise the limit`);
-      }
-      yield doc;
-    }
+    yield* readCorpus({ source: cfg.data, languages: cfg.languages, maxDocumentChars: cfg.maxDocumentChars, limitName: '--max-document-chars' });
   } catch (e) {
-    if (e instanceof InputError) throw e;
-    if (e instanceof DataError) throw new InputError(label, e.message, { cause: e });
-    const code = (e as NodeJS.ErrnoException).code;
-    if (e instanceof RangeError || code === 'ERR_STRING_TOO_LONG' || code === 'ERR_FS_FILE_TOO_LARGE') {
-      throw new InputError(label, `a document is too large to hold in memory (${(e as Error).message}); split it into smaller documents`, { cause: e });
-    }
-    if (typeof code === 'string') throw new InputError(label, `cannot read data (${code}: ${(e as Error).message})`, { cause: e });
-    throw e;
+    throw inputError(cfg, e);
   }
 }
 
@@ -200,7 +125,7 @@ function buildPipeline(cfg: PretrainConfig): CompliancePipeline {
 
 /** Compliant documents with their split. */
 async function* compliantDocuments(cfg: PretrainConfig, pipeline: CompliancePipeline, counts: { read: number; removed: number }): AsyncGenerator<{ doc: Document; split: 'train' | 'validation' }> {
-  for await (const raw of readCorpus(cfg)) {
+  for await (const raw of corpus(cfg)) {
     counts.read++;
     const { document, report } = await pipeline.apply(raw);
     if (!report.kept) {
@@ -232,7 +157,7 @@ export async function dataFingerprint(cfg: PretrainConfig): Promise<string> {
   }
   return JSON.stringify({
     version: PREPARED_VERSION,
-    source: await sourceFingerprint(cfg),
+    source: await corpusFingerprint({ source: cfg.data, languages: cfg.languages }).catch((e: unknown) => Promise.reject(inputError(cfg, e))),
     validationFraction: cfg.validationFraction,
     seed: cfg.seed,
     maxDocumentChars: cfg.maxDocumentChars,
@@ -305,9 +230,9 @@ export async function prepareData(cfg: PretrainConfig, log: (message: string) =>
   try {
     // Token documents are taken as they are (the compliance filters read text).
     if (megatron !== null) {
-      for (const { tokens, split } of megatronDocuments(megatron, cfg)) {
-        counts.read++;
-        writers[split].addDocument(tokens);
+      // Document d is split as a text document with id `d`; <s>/</s> are added by the shard writer.
+      for (const tokens of readMegatronDocuments(megatron, { bodId: APERTUS_BOS_ID, eodId: APERTUS_EOS_ID })) {
+        writers[assignSplit({ id: String(counts.read++) }, { fraction: cfg.validationFraction, seed: cfg.seed })].addDocument(tokens);
       }
     } else for await (const { doc, split } of compliantDocuments(cfg, pipeline, counts)) writers[split].addDocument(encoder.encode(doc.text));
     if (writers.train.numDocuments === 0) {
@@ -320,8 +245,7 @@ export async function prepareData(cfg: PretrainConfig, log: (message: string) =>
     writers.train.abort();
     writers.validation.abort();
     fs.rmSync(paths.root, { recursive: true, force: true });
-    if (e instanceof DataError) throw new InputError(cfg.data, e.message, { cause: e });
-    throw e;
+    throw inputError(cfg, e);
   }
   const stats: DataStats = {
     read: counts.read,

@@ -2,7 +2,7 @@
 // on @apertus/trainer's loop and the Goldfish memorization experiment (the CLI is `apertus-pretrain`).
 
 export { DEFAULT_CONFIG, DEFAULT_UDHR_LANGUAGES, TRAINING_KEYS, SCHEMA, resolveConfig, type PretrainConfig } from './config';
-export { prepareData, dataFingerprint, dataPaths, megatronPrefix, type PreparedData, type DataPaths, type DataStats } from './data';
+export { prepareData, dataFingerprint, dataPaths, type PreparedData, type DataPaths, type DataStats } from './data';
 export { buildModelConfig, buildSchedule } from './setup';
 export { runPretraining, type RunOptions } from './pretrain';
 export {
