@@ -5,6 +5,16 @@ const common = { sourcemap: true, target: 'node20' };
 const shebang = { js: '#!/usr/bin/env node' };
 
 /**
+ * A library: `entry` (default the package's index) as ESM and CommonJS with type declarations;
+ * `extra` adds tsup options (shims, splitting).
+ * @param {string[]} [entry]
+ * @param {import('tsup').Options} [extra]
+ */
+export function libraryBuild(entry = ['src/index.ts'], extra = {}) {
+  return { ...common, entry, format: ['esm', 'cjs'], dts: true, clean: true, ...extra };
+}
+
+/**
  * An app with a library entry and a CLI in one ESM build: `dist/index.js` (with type
  * declarations) and the executable `dist/cli.js`.
  */
