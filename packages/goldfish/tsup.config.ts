@@ -1,10 +1,5 @@
 import { defineConfig } from 'tsup';
+import { libraryBuild } from '@apertus/tsup-config';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-});
+// ESM + CJS with type declarations.
+export default defineConfig(libraryBuild());

@@ -1,23 +1,5 @@
 import { defineConfig } from 'tsup';
+import { libraryAndBinsBuild } from '@apertus/tsup-config';
 
-export default defineConfig([
-  {
-    // The library (server and `./engine`): ESM + CJS with type declarations.
-    entry: ['src/index.ts', 'src/engine.ts'],
-    format: ['esm', 'cjs'],
-    dts: true,
-    sourcemap: true,
-    clean: ['index.*', 'engine.*', 'chunk-*'],
-    target: 'node20',
-  },
-  {
-    // The `apertus-serve` executable (ESM only).
-    entry: { 'bin/apertus-serve': 'src/bin/apertus-serve.ts' },
-    format: ['esm'],
-    sourcemap: true,
-    clean: ['bin/**'],
-    splitting: false,
-    target: 'node20',
-    banner: { js: '#!/usr/bin/env node' },
-  },
-]);
+// The library (server and `./engine`: ESM + CJS with type declarations) and the `apertus-serve` executable (ESM only).
+export default defineConfig(libraryAndBinsBuild({ entry: ['src/index.ts', 'src/engine.ts'], format: ['esm', 'cjs'], bins: { 'apertus-serve': 'src/bin/apertus-serve.ts' } }));

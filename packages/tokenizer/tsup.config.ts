@@ -1,12 +1,6 @@
 import { defineConfig } from 'tsup';
+import { libraryBuild } from '@apertus/tsup-config';
 
-export default defineConfig({
-  entry: ['src/index.ts', 'src/browser.ts'],
-  // One copy of the modules both entries share (./browser is the core, the main entry adds Node I/O).
-  splitting: true,
-  format: ['esm', 'cjs'],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-});
+// The library and its Node-free `./browser` core: ESM + CJS with type declarations; splitting
+// keeps one copy of the modules both entries share.
+export default defineConfig(libraryBuild(['src/index.ts', 'src/browser.ts'], { splitting: true }));

@@ -12,10 +12,9 @@ import { noGrad, Tensor } from '@apertus/tensor';
 import { applyApertusChatTemplate } from '@apertus/tokenizer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collatePairs, pairLoss } from './align';
-import { resolveConfig, type AlignConfig } from './config';
-import { InterruptedError as AlignInterruptedError } from '@apertus/trainer';
+import { dataSettings, resolveConfig, type AlignConfig } from './config';
 import { makeTinyModel, tempDir, type TinyModel } from '@apertus/trainer/testing';
-import { dataFiles, prepareAlignData, sampleSeeds, type PairSide } from './preference-data';
+import { PosttrainError, dataFiles, prepareAlignData, sampleSeeds, type PairSide } from '@apertus/posttrain';
 import { loadPrompts, parsePromptRecord } from './prompts';
 import { loadReward } from './rewards';
 
@@ -110,7 +109,7 @@ describe('preference data', () => {
     expect(heldOut.length).toBeGreaterThan(0);
     const reward = await loadReward('chrf');
     let loads = 0;
-    const options = { cfg, prompts, modelDir: tiny.dir, reward: reward.fn, log: () => {}, reference: () => (loads++, { model: tiny.model, tokenizer: tiny.tokenizer }) };
+    const options = { cfg, settings: dataSettings(cfg), prompts, modelDir: tiny.dir, reward: reward.fn, log: () => {}, reference: () => (loads++, { model: tiny.model, tokenizer: tiny.tokenizer }) };
     const data = await prepareAlignData(options);
     expect(loads).toBe(1);
     const files = dataFiles(out);
@@ -156,7 +155,7 @@ describe('preference data', () => {
 
     // Another data setting: the cached files are not reused.
     loads = 0;
-    await prepareAlignData({ ...options, cfg: { ...cfg, numReferences: 2 } });
+    await prepareAlignData({ ...options, settings: dataSettings({ ...cfg, numReferences: 2 }), cfg: { ...cfg, numReferences: 2 } });
     expect(loads).toBe(1);
   });
 
@@ -167,8 +166,9 @@ describe('preference data', () => {
     const controller = new AbortController();
     controller.abort();
     const reward = await loadReward('chrf');
-    const run = prepareAlignData({ cfg, prompts, modelDir: tiny.dir, reward: reward.fn, log: () => {}, signal: controller.signal, reference: () => ({ model: tiny.model, tokenizer: tiny.tokenizer }) });
-    await expect(run).rejects.toThrow(AlignInterruptedError);
+    const run = prepareAlignData({ cfg, settings: dataSettings(cfg), prompts, modelDir: tiny.dir, reward: reward.fn, log: () => {}, signal: controller.signal, reference: () => ({ model: tiny.model, tokenizer: tiny.tokenizer }) });
+    await expect(run).rejects.toMatchObject({ name: 'PosttrainError', code: 'Interrupted' });
+    await expect(run).rejects.toThrow(PosttrainError);
     await expect(run).rejects.toThrow('stopped the reference sampling after prompt group 1/2');
     const lines = fs.readFileSync(dataFiles(out).samples, 'utf8').trim().split('\n');
     expect(lines).toHaveLength(2); // header + group 0

@@ -9,13 +9,12 @@
 
 import { warmupStepsFromRatio } from '@apertus/ademamix';
 import { LoraAdapter, type ApertusModel } from '@apertus/model';
-import { collateSft, tokenizeSftDataset, type SftBatch } from '@apertus/posttrain';
+import { collateSft, preparedFor, prepareAlignData, tokenizeSftDataset, type PairRecord, type SftBatch } from '@apertus/posttrain';
 import { dpoLoss, qrpoLoss, sequenceLogProbs } from '@apertus/qrpo';
 import { Tensor, narrow, scale, sum } from '@apertus/tensor';
 import { ConfigError, EpochOrder, ResumeError, buildOptimizer, chatGenerationConfig, chrfTrend, epochSteps, globalBatchSize, linearDecaySchedule, loadModel, loadModelTokenizer, resolveModelDir, runTraining, sftBatches, translationRecord } from '@apertus/trainer';
 import type { SetupContext, TrainingResult, TrainingSetup } from '@apertus/trainer';
-import { TRAINING_KEYS, effectiveBeta, resolveConfig, type AlignConfig } from './config';
-import { preparedFor, prepareAlignData, type PairRecord } from './preference-data';
+import { TRAINING_KEYS, dataSettings, effectiveBeta, resolveConfig, type AlignConfig } from './config';
 import { loadPrompts } from './prompts';
 import { loadReward } from './rewards';
 
@@ -108,7 +107,7 @@ export function pairLoss(model: ApertusModel, b: PairBatch, cfg: AlignConfig, no
 async function setup(cfg: AlignConfig, options: AlignRunOptions, ctx: SetupContext<AlignConfig>): Promise<TrainingSetup<PairBatch>> {
   const refDir = resolveModelDir(cfg.model, 'run apertus-sft first, or pass --model <dir>');
   // The preference data depends on the reference model: a resume must find it prepared as before.
-  if (ctx.resume !== null && !preparedFor(cfg, refDir)) throw new ResumeError(ctx.resume.dir, 'the reference model or the prepared preference data changed since the checkpoint was written');
+  if (ctx.resume !== null && !preparedFor(cfg.out, dataSettings(cfg), refDir)) throw new ResumeError(ctx.resume.dir, 'the reference model or the prepared preference data changed since the checkpoint was written');
   const { tokenizer, files: tokenizerFiles } = loadModelTokenizer(refDir);
   const reward = await loadReward(cfg.reward, { date: cfg.date });
   const { prompts, heldOut } = await loadPrompts(cfg);
@@ -117,6 +116,7 @@ async function setup(cfg: AlignConfig, options: AlignRunOptions, ctx: SetupConte
   let reference: ApertusModel | null = null;
   const data = await prepareAlignData({
     cfg,
+    settings: dataSettings(cfg),
     prompts,
     modelDir: refDir,
     reward: reward.fn,

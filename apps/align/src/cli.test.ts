@@ -7,9 +7,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadAdapter, loadCheckpoint } from '@apertus/model';
-import { CheckpointManager, readMetrics, readTrainingCheckpoint } from '@apertus/trainer';
+import { CheckpointManager, readTrainingCheckpoint } from '@apertus/trainer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtCli, makeTinyModel, runAndSignal, runCli, tempDir } from '@apertus/trainer/testing';
+import { appCli, builtCli, makeTinyModel, tempDir } from '@apertus/trainer/testing';
 
 const APP = path.resolve(import.meta.dirname, '..');
 let CLI: string;
@@ -48,15 +48,8 @@ afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = runCli(CLI, ['--config', configFile, ...args]);
-  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
-}
+const { run, runAndKill, records } = appCli(() => ({ cli: CLI, configFile }));
 
-/** Start a run and SIGKILL it `delayMs` after it prints a line matching `trigger`. */
-const runAndKill = (args: string[], trigger: RegExp, delayMs: number) => runAndSignal(CLI, ['--config', configFile, ...args], trigger, { delayMs });
-
-const records = (out: string, type: string) => readMetrics(path.join(out, 'metrics.jsonl')).filter((r) => r.type === type);
 const file = (out: string, ...p: string[]) => fs.readFileSync(path.join(out, ...p));
 
 describe('apertus-align CLI', () => {

@@ -1,10 +1,9 @@
 // apertus-align: the command line. `apertus-align [options]` aligns (or resumes aligning) an SFT model.
 
-import { PosttrainError } from '@apertus/posttrain';
+import { PosttrainError, dataFiles } from '@apertus/posttrain';
 import { chrfSummary, runTrainingCli } from '@apertus/trainer';
 import { runAlignment } from './align';
 import { DEFAULT_CONFIG, SCHEMA, resolveConfig } from './config';
-import { dataFiles } from './preference-data';
 
 void runTrainingCli({
   name: 'apertus-align',

@@ -100,6 +100,11 @@ export const DATA_KEYS: readonly (keyof AlignConfig)[] = Object.freeze([
   'includeOffline', 'reward', 'numPairs', 'maxLength', 'date',
 ] satisfies (keyof AlignConfig)[]);
 
+/** The values of {@link DATA_KEYS}, fingerprinted with the reference model's files. */
+export function dataSettings(cfg: AlignConfig): unknown {
+  return DATA_KEYS.map((k) => [k, cfg[k]]);
+}
+
 /** Validator and flag of every setting. */
 export const SCHEMA: ConfigSchema<AlignConfig> = {
   ...RUN_FIELDS,

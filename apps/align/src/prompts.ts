@@ -7,22 +7,12 @@
 //               with optional "reference": "…" and "completions": ["…", …]
 
 import fs from 'node:fs';
-import { buildUdhrTranslationTask, type TranslationExample } from '@apertus/posttrain';
+import { buildUdhrTranslationTask, type AlignPrompt, type TranslationExample } from '@apertus/posttrain';
 import type { ChatMessage } from '@apertus/tokenizer';
 import { InputError } from '@apertus/trainer';
 import type { AlignConfig } from './config';
 
 /** One alignment prompt. */
-export interface AlignPrompt {
-  /** Conversation so far (ends with a user message), rendered with a generation prompt. */
-  readonly messages: ChatMessage[];
-  /** Text handed to the reward as the prompt (the last user message). */
-  readonly text: string;
-  /** Reference answer handed to the reward, when known. */
-  readonly reference?: string;
-  /** Offline completions (candidates besides the sampled ones). */
-  readonly offline: readonly string[];
-}
 
 const ROLES = new Set(['system', 'user', 'assistant']);
 

@@ -5,9 +5,9 @@
 // the new message is prefilled.
 
 import { createInterface } from 'node:readline';
-import { EngineError, Scheduler } from '@apertus/serve/engine';
+import { EngineError } from '@apertus/serve/engine';
 import { Command } from 'commander';
-import { addCommonOptions, loadModelAt, numberArg, parseArgs, type AppIo, type CommonOptions } from './options';
+import { addCommonOptions, numberArg, openScheduler, parseArgs, type AppIo, type CommonOptions } from './options';
 import { ChatSession } from './session';
 
 const HELP = `Commands:
@@ -36,18 +36,9 @@ export async function runChat(argv: readonly string[], io: AppIo): Promise<numbe
   const o = cmd.opts<CommonOptions & { prefixCache: number | false }>();
   const out = (s: string) => io.output.write(s);
   const err = (s: string) => (io.error ?? io.output).write(s);
-  let served;
-  try {
-    served = await loadModelAt(o.model, o.device, (m) => err(`warning: ${m}\n`));
-  } catch (e) {
-    err(`apertus-chat: cannot load ${o.model} on ${o.device}: ${(e as Error).message}\n`);
-    return 1;
-  }
-  const scheduler = new Scheduler(served, {
-    maxBatch: 1,
-    ...(o.prefixCache !== false ? { prefixCacheBytes: o.prefixCache * 2 ** 20 } : {}),
-    ...(o.ctx !== undefined ? { contextLength: Math.min(o.ctx, served.model.config.max_position_embeddings) } : {}),
-  });
+  const opened = await openScheduler('apertus-chat', o, io, o.prefixCache);
+  if (!opened) return 1;
+  const { served, scheduler } = opened;
   const gc = served.generationConfig ?? {};
   const session = new ChatSession(scheduler, {
     system: o.system ?? null,

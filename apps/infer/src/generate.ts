@@ -4,10 +4,10 @@
 // output; --json prints one JSON object at the end instead.
 
 import fs from 'node:fs';
-import { CliError, EngineError, Scheduler, type FinishReason, type ToolCall, type Usage } from '@apertus/serve/engine';
+import { CliError, EngineError, type FinishReason, type ToolCall, type Usage } from '@apertus/serve/engine';
 import type { ChatMessage } from '@apertus/tokenizer';
 import { Command } from 'commander';
-import { addCommonOptions, loadModelAt, parseArgs, type AppIo, type CommonOptions } from './options';
+import { addCommonOptions, openScheduler, parseArgs, type AppIo, type CommonOptions } from './options';
 
 /** What `--json` prints. */
 export interface GenerateResult {
@@ -59,14 +59,9 @@ export async function runGenerate(argv: readonly string[], io: AppIo): Promise<n
   }
   const out = (s: string) => io.output.write(s);
   const err = (s: string) => (io.error ?? io.output).write(s);
-  let served;
-  try {
-    served = await loadModelAt(o.model, o.device, (m) => err(`warning: ${m}\n`));
-  } catch (e) {
-    err(`apertus-generate: cannot load ${o.model} on ${o.device}: ${(e as Error).message}\n`);
-    return 1;
-  }
-  const scheduler = new Scheduler(served, { maxBatch: 1, ...(o.ctx !== undefined ? { contextLength: Math.min(o.ctx, served.model.config.max_position_embeddings) } : {}) });
+  const opened = await openScheduler('apertus-generate', o, io);
+  if (!opened) return 1;
+  const { served, scheduler } = opened;
   const tok = served.tokenizer;
   let prompt: number[];
   if (o.chat) {

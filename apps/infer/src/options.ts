@@ -1,11 +1,11 @@
 // Command-line plumbing shared by apertus-chat and apertus-generate: I/O streams, number parsers,
-// the common model and sampling options, and turning commander errors into CliError.
+// the common model and sampling options (commander errors become CliError through parseCommand).
 
 import path from 'node:path';
-import { CliError, loadServedModel, type ServedModel } from '@apertus/serve/engine';
+import { loadServedModel, parseCommand, Scheduler, type ServedModel } from '@apertus/serve/engine';
 import { findModelDir } from '@apertus/model';
 import { DEVICES, DEVICE_HELP, useDevice, type Device } from '@apertus/tensor';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 
 /** Where a CLI reads and writes; tests pass streams, the binaries pass the process's. */
 export interface AppIo {
@@ -74,17 +74,7 @@ export function addCommonOptions(cmd: Command): Command {
 export function parseArgs(cmd: Command, argv: readonly string[], io: AppIo): Command | null {
   const err = io.error ?? io.output;
   cmd.configureOutput({ writeOut: (s) => io.output.write(s), writeErr: (s) => err.write(s), outputError: () => {} });
-  try {
-    cmd.parse(argv as string[], { from: 'user' });
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return null;
-      const m = /--[a-z][a-z-]*/.exec(e.message);
-      throw new CliError(m ? m[0] : '(arguments)', e.message.replace(/^error: /, ''));
-    }
-    throw e;
-  }
-  return cmd;
+  return parseCommand(cmd, argv);
 }
 
 /**
@@ -96,4 +86,26 @@ export function parseArgs(cmd: Command, argv: readonly string[], io: AppIo): Com
 export async function loadModelAt(location: string, device: Device, onWarning?: (message: string) => void): Promise<ServedModel> {
   await useDevice(device);
   return loadServedModel(findModelDir(location) ?? location, { name: path.basename(path.resolve(location)), ...(onWarning ? { onWarning } : {}) });
+}
+
+/**
+ * Load `--model` on `--device` and a one-sequence scheduler over it (context `--ctx`, at most the
+ * model's; a prefix cache of `prefixCacheMiB` when given). Resolves null, after telling `io`, when
+ * the model cannot be loaded.
+ */
+export async function openScheduler(app: string, o: CommonOptions, io: AppIo, prefixCacheMiB: number | false = false): Promise<{ served: ServedModel; scheduler: Scheduler } | null> {
+  const err = (s: string) => (io.error ?? io.output).write(s);
+  let served: ServedModel;
+  try {
+    served = await loadModelAt(o.model, o.device, (m) => err(`warning: ${m}\n`));
+  } catch (e) {
+    err(`${app}: cannot load ${o.model} on ${o.device}: ${(e as Error).message}\n`);
+    return null;
+  }
+  const scheduler = new Scheduler(served, {
+    maxBatch: 1,
+    ...(prefixCacheMiB !== false ? { prefixCacheBytes: prefixCacheMiB * 2 ** 20 } : {}),
+    ...(o.ctx !== undefined ? { contextLength: Math.min(o.ctx, served.model.config.max_position_embeddings) } : {}),
+  });
+  return { served, scheduler };
 }

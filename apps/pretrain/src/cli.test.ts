@@ -9,8 +9,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readMetrics, readTrainingCheckpoint, CheckpointManager } from '@apertus/trainer';
-import { builtCli, runAndSignal, runCli } from '@apertus/trainer/testing';
+import { readTrainingCheckpoint, CheckpointManager } from '@apertus/trainer';
+import { appCli, builtCli, runAndSignal } from '@apertus/trainer/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const APP = path.resolve(import.meta.dirname, '..');
@@ -47,13 +47,7 @@ afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-function run(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = runCli(CLI, ['--config', configFile, ...args]);
-  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
-}
-
-/** Start a run and SIGKILL it `delayMs` after it prints a line matching `trigger`. */
-const runAndKill = (args: string[], trigger: RegExp, delayMs: number) => runAndSignal(CLI, ['--config', configFile, ...args], trigger, { delayMs });
+const { run, runAndKill, records } = appCli(() => ({ cli: CLI, configFile }));
 
 /** Every file below `root` with its size and contents hash (what a refused command must leave as it was). */
 function snapshot(root: string): Record<string, string> {
@@ -66,7 +60,7 @@ function snapshot(root: string): Record<string, string> {
   return out;
 }
 
-const trainLosses = (out: string) => readMetrics(path.join(out, 'metrics.jsonl')).filter((r) => r.type === 'train').map((r) => [r.step, r.loss]);
+const trainLosses = (out: string) => records(out, 'train').map((r) => [r.step, r.loss]);
 
 describe('apertus-pretrain CLI', () => {
   it('a run killed with SIGKILL (also mid-checkpoint) and resumed reproduces the uninterrupted run bit for bit', async () => {
@@ -101,7 +95,7 @@ describe('apertus-pretrain CLI', () => {
     expect(resumed.status).toBe(0);
     expect(resumed.stdout).toMatch(new RegExp(`resuming from .*${CheckpointManager.dirName(afterSecond.step)}`));
     expect(trainLosses(b)).toEqual(reference); // same steps, bit-identical losses, no duplicates
-    const evals = (out: string) => readMetrics(path.join(out, 'metrics.jsonl')).filter((r) => r.type === 'eval').map((r) => r.valLoss);
+    const evals = (out: string) => records(out, 'eval').map((r) => r.valLoss);
     expect(evals(b)).toEqual(evals(a));
     const weights = (out: string) => fs.readFileSync(path.join(out, 'checkpoints', 'step-000016', 'model.safetensors'));
     expect(weights(b).equals(weights(a))).toBe(true);

@@ -19,7 +19,7 @@ export interface PretrainConfig extends RunConfig, OptimizerConfig, BatchConfig 
   modelConfig: string | null;
   /** Architecture fields overriding the preset / config.json (config file only; `vocab_size` comes from the tokenizer). */
   model: Partial<ApertusConfig>;
-  /** `udhr` (bundled default), a `.jsonl` file (one `{"text": …}` per line) or a folder of `.txt`/`.md` files. */
+  /** `udhr` (bundled default), a `.jsonl` file (one `{"text": …}` per line), a folder of `.txt`/`.md` files, or the prefix of a Megatron `.bin/.idx` pair (token ids of `tokenizer`). */
   data: string;
   /** UDHR declarations to read when `data` is `udhr` (file codes, ISO 639-3 or BCP 47 tags). */
   languages: string[];
@@ -141,7 +141,7 @@ export const SCHEMA: ConfigSchema<PretrainConfig> = {
       return { ...(v as Partial<ApertusConfig>) };
     },
   },
-  data: field.str('"udhr" (bundled), a .jsonl file of {"text": ...} or a folder of .txt/.md files', '<source>'),
+  data: field.str('"udhr" (bundled), a .jsonl file of {"text": ...}, a folder of .txt/.md files, or a Megatron .bin/.idx prefix (with --tokenizer)', '<source>'),
   languages: field.list('UDHR declarations, comma-separated', 1),
   validationFraction: field.num('fraction of documents held out for validation', 0, 1, { openHi: true }),
   tokenizer: field.strOrNull('directory with tokenizer.json (default: train a BPE tokenizer)', '<dir>'),

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ShardedTokens } from '@apertus/data';
+import { DataLoader, PackedDataset, ShardedTokens, writeMegatronDataset } from '@apertus/data';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InputError } from '@apertus/trainer';
 import { prepareData, resolveConfig, type PretrainConfig } from './index';
@@ -135,5 +135,43 @@ describe('prepareData', () => {
     fs.writeFileSync(path.join(dir, 'txt', 'big.txt'), long.repeat(2));
     const e2 = await error(prepareData(config({ data: path.join(dir, 'txt'), maxDocumentChars: 5000 })));
     expect(e2.message).toMatch(/big\.txt: document of 20000 bytes exceeds --max-document-chars 5000/);
+  });
+
+  it('a Megatron .bin/.idx prefix gives the training and validation batches of the source text, token for token', async () => {
+    // Texts the compliance filters keep as they are (no PII), with the document index as id.
+    const texts = TEXTS.filter((t) => !t.includes('@'));
+    const file = path.join(dir, 'c.jsonl');
+    fs.writeFileSync(file, texts.map((text, i) => JSON.stringify({ id: String(i), text })).join('\n') + '\n');
+    const fromText = await prepareData(config({ data: file, validationFraction: 0.5 }));
+    const tok = fromText.tokenizer;
+    const prefix = path.join(dir, 'corpus');
+    // As a Megatron preprocessing would write them: <s> tokens </s> per document.
+    await writeMegatronDataset(prefix, texts.map((t) => tok.encodeIds(t, { addSpecialTokens: false, splitSpecialTokens: false })), { vocabSize: tok.vocabSize, bodId: 1, eodId: 2 });
+    for (const data of [prefix, `${prefix}.idx`, `${prefix}.bin`]) {
+      const fromBin = await prepareData(config({ data, validationFraction: 0.5, tokenizer: fromText.paths.tokenizerDir, out: path.join(dir, 'out-bin') }));
+      expect(fromBin.stats.read).toBe(texts.length);
+      expect(fromBin.stats.train).toEqual(fromText.stats.train);
+      expect(fromBin.stats.validation).toEqual(fromText.stats.validation);
+      expect(fromBin.stats.validation.documents).toBeGreaterThan(0);
+      const batches = (manifest: string): number[][] => {
+        const loader = new DataLoader(new PackedDataset(ShardedTokens.open(manifest), { seqLength: 16 }), { seed: 3 });
+        return Array.from({ length: 12 }, () => loader.nextBatch(4).flatMap((s) => [...Array.from(s.sample.tokens), ...Array.from(s.sample.labels)]));
+      };
+      expect(batches(fromBin.paths.trainManifest)).toEqual(batches(fromText.paths.trainManifest));
+      expect(batches(fromBin.paths.validationManifest)).toEqual(batches(fromText.paths.validationManifest));
+      fs.rmSync(path.join(dir, 'out-bin'), { recursive: true });
+    }
+  });
+
+  it('a Megatron prefix without --tokenizer, or with a corrupted index, is an InputError naming the file', async () => {
+    const prefix = path.join(dir, 'corpus');
+    await writeMegatronDataset(prefix, [[5, 6, 7], [8, 9]], { vocabSize: 1300, bodId: 1, eodId: 2 });
+    expect((await error(prepareData(config({ data: prefix })))).message).toMatch(/corpus\.idx: a Megatron dataset holds token ids: give the tokenizer/);
+    const tokDir = (await prepareData(config({ data: jsonl('c.jsonl', TEXTS) }))).paths.tokenizerDir;
+    const idx = fs.readFileSync(`${prefix}.idx`);
+    idx.write('X', 0, 'latin1');
+    fs.writeFileSync(`${prefix}.idx`, idx);
+    const e = await error(prepareData(config({ data: prefix, tokenizer: tokDir, out: path.join(dir, 'out-bin') })));
+    expect(e.message).toMatch(/corpus\.idx: magic: not an MMIDIDX index/);
   });
 });

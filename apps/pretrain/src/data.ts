@@ -1,6 +1,8 @@
 // The data path of a run: read the corpus (UDHR, JSONL or a text folder) → compliance filters
 // (robots opt-outs, toxicity, PII; training-recipe §7) → train/validation split → tokenizer (given
-// or trained with BPE on the training split) → token shards with BoD/EoD under <out>/data.
+// or trained with BPE on the training split) → token shards with BoD/EoD under <out>/data. A
+// Megatron `.bin/.idx` prefix is tokenized already: its documents go straight to the split and the
+// shards (with the given tokenizer).
 // A `prepared.json` fingerprint lets a rerun or a resume reuse the shards and the tokenizer.
 
 import { createHash } from 'node:crypto';
@@ -15,10 +17,10 @@ import {
   ShardWriter,
   ToxicityFilter,
   assignSplit,
-  listTextFiles,
-  readJsonl,
-  readTextFolder,
-  readUdhr,
+  corpusFingerprint,
+  megatronPrefix,
+  readCorpus,
+  readMegatronDocuments,
   type Document,
   type FilterStats,
 } from '@apertus/data';
@@ -99,59 +101,17 @@ function statOrThrow(p: string, what: string): fs.Stats {
   }
 }
 
-/** A description of the corpus files (paths, sizes, modification times) that changes when they change. */
-async function sourceFingerprint(cfg: PretrainConfig): Promise<unknown> {
-  if (cfg.data === 'udhr') return { kind: 'udhr', languages: cfg.languages };
-  const abs = path.resolve(cfg.data);
-  const st = statOrThrow(abs, 'data');
-  if (st.isDirectory()) {
-    const files = await listTextFiles(abs, { extensions: ['.txt', '.md'] });
-    return { kind: 'folder', path: abs, files: files.map((f) => { const s = fs.statSync(path.join(abs, f)); return [f, s.size, s.mtimeMs]; }) };
-  }
-  return { kind: 'jsonl', path: abs, size: st.size, mtimeMs: st.mtimeMs };
+/** The data package's errors as InputError naming the data (their message names the file). */
+function inputError(cfg: PretrainConfig, e: unknown): unknown {
+  return e instanceof DataError ? new InputError(cfg.data, e.message, { cause: e }) : e;
 }
 
-/** The documents of the configured corpus, streamed, with clear errors for bad input. */
-async function* readCorpus(cfg: PretrainConfig): AsyncGenerator<Document> {
-  const limit = cfg.maxDocumentChars;
-  let source: AsyncIterable<Document>;
-  let label: string;
-  if (cfg.data === 'udhr') {
-    source = readUdhr({ languages: cfg.languages });
-    label = 'udhr';
-  } else {
-    label = path.resolve(cfg.data);
-    const st = statOrThrow(label, 'data');
-    if (st.isDirectory()) {
-      // Refuse files that cannot fit the document limit before reading them (a UTF-8 byte is at
-      // least a third of a UTF-16 code unit, so more than 3 × limit bytes is always too long).
-      for (const f of await listTextFiles(label, { extensions: ['.txt', '.md'] })) {
-        const size = fs.statSync(path.join(label, f)).size;
-        if (size > 3 * limit) throw new InputError(path.join(label, f), `document of ${size} bytes exceeds --max-document-chars ${limit}; split it into smaller files or raise the limit`);
-      }
-      source = readTextFolder(label, { extensions: ['.txt', '.md'] });
-    } else if (/\.jsonl?$/i.test(label)) {
-      source = readJsonl(label);
-    } else {
-      throw new InputError(label, 'unsupported data file: expected "udhr", a .jsonl file (one {"text": ...} object per line) or a folder of .txt/.md files');
-    }
-  }
+/** The text documents of the configured corpus, streamed. */
+async function* corpus(cfg: PretrainConfig): AsyncGenerator<Document> {
   try {
-    for await (const doc of source) {
-      if (doc.text.length > limit) {
-        throw new InputError(`${label} (document ${doc.id})`, `document of ${doc.text.length} characters exceeds --max-document-chars ${limit}; split it or raise the limit`);
-      }
-      yield doc;
-    }
+    yield* readCorpus({ source: cfg.data, languages: cfg.languages, maxDocumentChars: cfg.maxDocumentChars, limitName: '--max-document-chars' });
   } catch (e) {
-    if (e instanceof InputError) throw e;
-    if (e instanceof DataError) throw new InputError(label, e.message, { cause: e });
-    const code = (e as NodeJS.ErrnoException).code;
-    if (e instanceof RangeError || code === 'ERR_STRING_TOO_LONG' || code === 'ERR_FS_FILE_TOO_LARGE') {
-      throw new InputError(label, `a document is too large to hold in memory (${(e as Error).message}); split it into smaller documents`, { cause: e });
-    }
-    if (typeof code === 'string') throw new InputError(label, `cannot read data (${code}: ${(e as Error).message})`, { cause: e });
-    throw e;
+    throw inputError(cfg, e);
   }
 }
 
@@ -165,7 +125,7 @@ function buildPipeline(cfg: PretrainConfig): CompliancePipeline {
 
 /** Compliant documents with their split. */
 async function* compliantDocuments(cfg: PretrainConfig, pipeline: CompliancePipeline, counts: { read: number; removed: number }): AsyncGenerator<{ doc: Document; split: 'train' | 'validation' }> {
-  for await (const raw of readCorpus(cfg)) {
+  for await (const raw of corpus(cfg)) {
     counts.read++;
     const { document, report } = await pipeline.apply(raw);
     if (!report.kept) {
@@ -197,7 +157,7 @@ export async function dataFingerprint(cfg: PretrainConfig): Promise<string> {
   }
   return JSON.stringify({
     version: PREPARED_VERSION,
-    source: await sourceFingerprint(cfg),
+    source: await corpusFingerprint({ source: cfg.data, languages: cfg.languages }).catch((e: unknown) => Promise.reject(inputError(cfg, e))),
     validationFraction: cfg.validationFraction,
     seed: cfg.seed,
     maxDocumentChars: cfg.maxDocumentChars,
@@ -231,6 +191,8 @@ export async function prepareData(cfg: PretrainConfig, log: (message: string) =>
   fs.mkdirSync(paths.tokenizerDir, { recursive: true });
 
   // 1. Tokenizer: the given one, or BPE trained on (a prefix of) the compliant training split.
+  const megatron = megatronPrefix(cfg.data);
+  if (megatron !== null && cfg.tokenizer === null) throw new InputError(`${megatron}.idx`, 'a Megatron dataset holds token ids: give the tokenizer that wrote them (--tokenizer <dir>)');
   let tokenizer: Tokenizer;
   if (cfg.tokenizer !== null) {
     tokenizer = loadTokenizerFromDirectory(cfg.tokenizer);
@@ -266,7 +228,13 @@ export async function prepareData(cfg: PretrainConfig, log: (message: string) =>
   const counts = { read: 0, removed: 0 };
   const pipeline = buildPipeline(cfg);
   try {
-    for await (const { doc, split } of compliantDocuments(cfg, pipeline, counts)) writers[split].addDocument(encoder.encode(doc.text));
+    // Token documents are taken as they are (the compliance filters read text).
+    if (megatron !== null) {
+      // Document d is split as a text document with id `d`; <s>/</s> are added by the shard writer.
+      for (const tokens of readMegatronDocuments(megatron, { bodId: APERTUS_BOS_ID, eodId: APERTUS_EOS_ID })) {
+        writers[assignSplit({ id: String(counts.read++) }, { fraction: cfg.validationFraction, seed: cfg.seed })].addDocument(tokens);
+      }
+    } else for await (const { doc, split } of compliantDocuments(cfg, pipeline, counts)) writers[split].addDocument(encoder.encode(doc.text));
     if (writers.train.numDocuments === 0) {
       throw new InputError(cfg.data, `empty training corpus: ${counts.read} documents read, ${counts.removed} removed by the compliance filters, ${writers.validation.numDocuments} held out for validation`);
     }
@@ -277,15 +245,14 @@ export async function prepareData(cfg: PretrainConfig, log: (message: string) =>
     writers.train.abort();
     writers.validation.abort();
     fs.rmSync(paths.root, { recursive: true, force: true });
-    if (e instanceof DataError) throw new InputError(cfg.data, e.message, { cause: e });
-    throw e;
+    throw inputError(cfg, e);
   }
   const stats: DataStats = {
     read: counts.read,
     removed: counts.removed,
     train: { documents: writers.train.numDocuments, tokens: writers.train.numTokens },
     validation: { documents: writers.validation.numDocuments, tokens: writers.validation.numTokens },
-    filters: pipeline.stats,
+    filters: megatron === null ? pipeline.stats : null,
   };
   const hasValidation = writers.validation.numDocuments > 0;
   writeFileAtomic(paths.prepared, `${JSON.stringify({ fingerprint, stats, hasValidation }, null, 1)}\n`);

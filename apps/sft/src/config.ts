@@ -23,6 +23,8 @@ export interface SftConfig extends RunConfig, OptimizerConfig, BatchConfig, Epoc
   validation: string | null;
   /** Translation examples drawn (upper bound). */
   maxExamples: number;
+  /** Pack conversations into rows of up to `maxLength` tokens (best-fit decreasing) with the per-document attention mask. */
+  packing: boolean;
 }
 
 /** The defaults: the README's main run (UDHR translation task on the tiny pretraining run, a few minutes on 2 cores). */
@@ -33,6 +35,7 @@ export const DEFAULT_CONFIG: SftConfig = Object.freeze({
   validation: null,
   languages: [...DEFAULT_SFT_LANGUAGES],
   maxExamples: 2000,
+  packing: false,
   maxChars: 400,
   maxLength: 512,
   date: '2025-09-01',
@@ -74,6 +77,7 @@ export const SCHEMA: ConfigSchema<SftConfig> = {
   data: field.str('"udhr" (bundled translation task) or a .jsonl file of {"messages"}, {"prompt", "completion"} or {"text"} rows', '<source>'),
   validation: field.strOrNull('.jsonl conversations for the validation loss (default: the held-out German → Romansh articles)', '<file>'),
   maxExamples: field.int('translation conversations drawn', 1, 10_000_000),
+  packing: field.bool('pack conversations into rows of --max-length tokens (no attention across conversations, positions restart)'),
 };
 
 /** Settings that change the numbers a run computes (a resume must keep them): all but output, cadence, evaluation and display. */

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { backward, noGrad, Tensor } from '@apertus/tensor';
-import { collateSft, tokenizeSftDataset, type SftBatch, type SftExample } from '@apertus/posttrain';
+import { collateSft, packSft, tokenizeSftDataset, type SftBatch, type SftExample } from '@apertus/posttrain';
 import { LrScheduler } from '@apertus/ademamix';
 import { loadAdapter, loadCheckpoint } from '@apertus/model';
 import { ConfigError, InputError, epochSteps, lmBatchOfSft, linearDecaySchedule, readOptimizerState, resolveModelDir as findRun } from '@apertus/trainer';
@@ -99,6 +99,43 @@ describe('SFT loss', () => {
     }));
     expect(maxAbs).toBeGreaterThan(1e-3);
     expect(maxDiff / maxAbs).toBeLessThan(1e-4);
+  });
+});
+
+describe('SFT packing', () => {
+  it('packed and unpacked batches give the same per-example losses: no cross-document attention, positions restart, loss on completions only', () => {
+    const packed = packSft(examples, { maxLength: 512 });
+    expect(packed.length).toBeLessThan(examples.length);
+    const b = collateSft(packed, { padId: 3 });
+    const lm = lmBatchOfSft(b);
+    let seen = 0;
+    noGrad(() => {
+      packed.forEach((row, r) => {
+        let start = 0;
+        for (const n of row.docLengths!) {
+          const ids = Array.from(row.ids).slice(start, start + n);
+          const ex = examples.find((e) => e.ids.length === n && e.ids.every((x, i) => x === ids[i]))!;
+          // This document's supervised targets inside the packed batch (its last token predicts nothing).
+          const mask = new Float32Array(b.lossMask.length);
+          for (let t = start; t < start + n - 1; t++) mask[r * b.length + b.padding[r]! + t] = b.lossMask[r * b.length + b.padding[r]! + t]!;
+          const count = mask.reduce((a, m) => a + m, 0);
+          expect(count).toBe(ex.assistantMask.slice(1).reduce((a, m) => a + m, 0));
+          const inPack = sftLoss(tiny.model, { ...lm, mask, keptTokens: count }, count).item();
+          const alone = sftLoss(tiny.model, lmBatchOfSft(collate([ex], 3)), count).item();
+          expect(Math.abs(inPack - alone)).toBeLessThan(1e-6);
+          expect(inPack).toBeCloseTo(rowNll(ex).nll / count, 5);
+          seen++;
+          start += n;
+        }
+      });
+    });
+    expect(seen).toBe(examples.length);
+  });
+
+  it('packing is a validated boolean setting, off by default', () => {
+    expect(resolveConfig([]).config.packing).toBe(false);
+    expect(resolveConfig([{ source: 'test', values: { packing: true } }]).config.packing).toBe(true);
+    expect(() => resolveConfig([{ source: 'test', values: { packing: 'yes' } }])).toThrow(ConfigError);
   });
 });
 

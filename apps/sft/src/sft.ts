@@ -1,5 +1,6 @@
 // SFT on @apertus/trainer's loop (training-recipe §5):
-//   base checkpoint → chat rows (one conversation per row, no packing) → left-padded micro-batches
+//   base checkpoint → chat rows (one conversation per row, or packed with a per-document mask)
+//   → left-padded micro-batches
 //   → assistant-only cross-entropy, token-averaged over the whole global batch (Σ mask·CE / Σ mask)
 //   → global-norm clipping → AdEMAMix (α = 5, β3 = 0.9999, no warm-ups) or AdamW with a linear
 //   warm-up / linear decay schedule → validation loss and held-out chrF/BLEU.
@@ -8,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { warmupStepsFromRatio } from '@apertus/ademamix';
 import { LoraAdapter, parameterCount, type ApertusModel } from '@apertus/model';
-import { collateSft } from '@apertus/posttrain';
+import { collateSft, packSft } from '@apertus/posttrain';
 import type { Tensor } from '@apertus/tensor';
 import { ConfigError, EpochOrder, buildOptimizer, chatGenerationConfig, chrfTrend, epochSteps, globalBatchSize, linearDecaySchedule, lmBatchOfSft, loadModel, loadModelTokenizer, resolveModelDir, runTraining, sftBatches, translationRecord, writeFileAtomic } from '@apertus/trainer';
 import type { LmBatch, SetupContext, TrainingResult, TrainingSetup } from '@apertus/trainer';
@@ -57,8 +58,11 @@ async function setup(cfg: SftConfig, ctx: SetupContext<SftConfig>): Promise<Trai
     fs.mkdirSync(path.dirname(file), { recursive: true });
     writeFileAtomic(file, data.conversationsJsonl);
   }
-  const total = epochSteps(cfg, data.examples.length);
-  const order = ctx.resume ? new EpochOrder(data.examples.length, { state: ctx.resume.state.loader }) : new EpochOrder(data.examples.length, { seed: cfg.seed });
+  // Packing: several conversations per row, each attending only to itself (positions restart).
+  const rows = cfg.packing ? packSft(data.examples, { maxLength: cfg.maxLength }) : data.examples;
+  if (cfg.packing && ctx.resume === null) ctx.log(`packing: ${data.examples.length} conversations in ${rows.length} rows of at most ${cfg.maxLength} tokens`);
+  const total = epochSteps(cfg, rows.length);
+  const order = ctx.resume ? new EpochOrder(rows.length, { state: ctx.resume.state.loader }) : new EpochOrder(rows.length, { seed: cfg.seed });
   const gbs = globalBatchSize(cfg);
   const nParams = model.parameters().reduce((s, [, p]) => s + p.size, 0), nBase = parameterCount(c), a = model.adapter?.config;
   const trained = a ? `LoRA r ${a.r}, α ${a.lora_alpha} on ${a.target_modules.toString()}: ${nParams} trainable parameters (${((100 * nParams) / nBase).toFixed(2)}% of ${(nBase / 1e6).toFixed(2)}M)` : `${(nParams / 1e6).toFixed(2)}M parameters`;
@@ -76,8 +80,8 @@ async function setup(cfg: SftConfig, ctx: SetupContext<SftConfig>): Promise<Trai
     ...(model.adapter ? { baseModel: ctx.resume ? resolveModelDir(cfg.model, 'the base model of this LoRA run') : sourceDir } : {}),
     data: {
       next: () => {
-        const rows = Array.from({ length: cfg.gradAccumulation }, () => order.next(cfg.microBatchSize).map((i) => data.examples[i]!));
-        return { microBatches: rows.map((r) => lmBatchOfSft(collateSft(r, { padId: data.padId }))), tokens: rows.flat().reduce((n, r) => n + r.ids.length - 1, 0) };
+        const step = Array.from({ length: cfg.gradAccumulation }, () => order.next(cfg.microBatchSize).map((i) => rows[i]!));
+        return { microBatches: step.map((r) => lmBatchOfSft(collateSft(r, { padId: data.padId }))), tokens: step.flat().reduce((n, r) => n + r.ids.length - 1, 0) };
       },
       get state() {
         return { ...order.state };

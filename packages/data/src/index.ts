@@ -62,6 +62,7 @@ export { CompliancePipeline, PIPELINE_ORDER, type PipelineSteps } from './filter
 
 export { JsonlReader, readJsonl, type JsonlOptions, type JsonlStats } from './readers/jsonl';
 export { listTextFiles, readTextFolder, type TextFolderOptions } from './readers/text-folder';
+export { corpusFingerprint, megatronPrefix, readCorpus, readMegatronDocuments, type CorpusOptions } from './readers/corpus';
 export {
   parseUdhrHtml,
   readUdhr,

@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { INDEX_FILE_NAME, openCheckpoint, SafetensorsFile, writeCheckpoint } from '@apertus/safetensors';
+import { INDEX_FILE_NAME, openCheckpoint, openCheckpointAsync, SafetensorsFile, writeCheckpoint, type TensorReader } from '@apertus/safetensors';
 import { writeDirAtomically } from './atomic-dir';
 import { parseConfig, type ApertusConfig } from './config';
-import { configJson, generationConfigJson, modelFromWeights, weightEntries, type GenerationConfig, type WeightPrecision } from './hf-format';
+import { parseGenerationConfig, type GenerationConfig } from './generation-config';
+import { configJson, generationConfigJson, modelFromWeights, modelFromWeightsAsync, weightEntries, type WeightPrecision } from './hf-format';
 import { CheckpointError, ConfigError } from './errors';
 import { mergeAdapter } from './lora';
 import type { ApertusModel } from './model';
@@ -24,6 +25,17 @@ function readJson(file: string): unknown {
   try { return JSON.parse(text); } catch (e) { throw new ConfigError('(json)', `invalid JSON: ${(e as Error).message}`, file); }
 }
 
+/** `config.json` and (validated against it) `generation_config.json` of a checkpoint directory. */
+export function readCheckpointConfig(dir: string): { config: ApertusConfig; generationConfig: GenerationConfig | null } {
+  const config = parseConfig(readJson(path.join(dir, 'config.json')), path.join(dir, 'config.json'));
+  const genFile = path.join(dir, 'generation_config.json');
+  return { config, generationConfig: fs.existsSync(genFile) ? parseGenerationConfig(readJson(genFile), config, genFile) : null };
+}
+
+function readerFile(reader: TensorReader, dir: string): string {
+  return reader instanceof SafetensorsFile ? reader.path : path.join(dir, INDEX_FILE_NAME);
+}
+
 /**
  * Load a Hugging Face Apertus checkpoint directory: `config.json`, `model.safetensors` or the
  * sharded `model.safetensors.index.json`, and `generation_config.json` if present. Tensors are read
@@ -34,11 +46,9 @@ function readJson(file: string): unknown {
  * attached with trainable factors.
  */
 export function loadCheckpoint(dir: string, opts: { precision?: WeightPrecision; adapter?: 'merge' | 'attach' } = {}): LoadedCheckpoint {
-  const config = parseConfig(readJson(path.join(dir, 'config.json')), path.join(dir, 'config.json'));
-  const genFile = path.join(dir, 'generation_config.json');
-  const generationConfig = fs.existsSync(genFile) ? (readJson(genFile) as GenerationConfig) : null;
+  const { config, generationConfig } = readCheckpointConfig(dir);
   const reader = openCheckpoint(dir);
-  const file = reader instanceof SafetensorsFile ? reader.path : path.join(dir, INDEX_FILE_NAME);
+  const file = readerFile(reader, dir);
   try {
     const model = modelFromWeights(config, reader, file, opts.precision ?? 'auto');
     if (!fs.existsSync(path.join(dir, ADAPTER_CONFIG_FILE))) return { model, generationConfig, dir };
@@ -46,6 +56,25 @@ export function loadCheckpoint(dir: string, opts: { precision?: WeightPrecision;
     const { adapter } = loadAdapter(dir, config, { trainable: attach });
     if (!attach) return { model: mergeAdapter(model, adapter), generationConfig, dir };
     adapter.attach(model);
+    return { model, generationConfig, dir };
+  } finally {
+    reader.close();
+  }
+}
+
+/**
+ * {@link loadCheckpoint} with asynchronous file I/O, one tensor at a time, so a server that is
+ * already listening keeps answering while a large checkpoint loads. LoRA adapters (one saved
+ * beside the weights, then each of `adapters`) are merged into the weights.
+ */
+export async function loadCheckpointAsync(dir: string, opts: { precision?: WeightPrecision; adapters?: readonly string[] } = {}): Promise<LoadedCheckpoint> {
+  const { config, generationConfig } = readCheckpointConfig(dir);
+  const reader = await openCheckpointAsync(dir);
+  const file = readerFile(reader, dir);
+  try {
+    let model = await modelFromWeightsAsync(config, reader, file, opts.precision ?? 'auto');
+    const adapters = [...(fs.existsSync(path.join(dir, ADAPTER_CONFIG_FILE)) ? [dir] : []), ...(opts.adapters ?? [])];
+    for (const a of adapters) model = mergeAdapter(model, loadAdapter(a, config).adapter);
     return { model, generationConfig, dir };
   } finally {
     reader.close();

@@ -9,6 +9,7 @@ import { serialize, SINGLE_FILE_NAME, type Tensor as StTensor, type TensorEntry,
 import { bf16ArrayToF32, f16ArrayToF32, f32ArrayToBf16, Tensor } from '@apertus/tensor';
 import { parseConfig, toHfConfig, type ApertusConfig } from './config';
 import { CheckpointError } from './errors';
+import type { GenerationConfig } from './generation-config';
 import { ApertusModel } from './model';
 import { isBuffer, parameterShapes } from './params';
 
@@ -19,49 +20,52 @@ export type WeightPrecision =
   /** Everything converted to f32 (training, fine-tuning). */
   | 'f32';
 
-/** Contents of `generation_config.json` that matter here. */
-export interface GenerationConfig {
-  bos_token_id?: number;
-  eos_token_id?: number | number[];
-  pad_token_id?: number;
-  temperature?: number;
-  top_p?: number;
-  top_k?: number;
-  do_sample?: boolean;
-  max_new_tokens?: number;
-}
-
-function toTensor(st: StTensor, name: string, precision: WeightPrecision, file: string): Tensor {
+/** A stored tensor as a parameter: bf16 matrices kept under 'auto', the rest f32 (trainable under 'f32'). */
+function toParam(st: StTensor, name: string, precision: WeightPrecision, file: string): Tensor {
   const keepBf16 = precision === 'auto' && st.shape.length === 2;
+  let t: Tensor;
   switch (st.dtype) {
-    case 'BF16': return keepBf16 ? new Tensor(st.data, st.shape, 'bf16') : new Tensor(bf16ArrayToF32(st.data), st.shape, 'f32');
-    case 'F16': return new Tensor(f16ArrayToF32(st.data), st.shape, 'f32');
-    case 'F32': return new Tensor(st.data, st.shape, 'f32');
+    case 'BF16': t = keepBf16 ? new Tensor(st.data, st.shape, 'bf16') : new Tensor(bf16ArrayToF32(st.data), st.shape, 'f32'); break;
+    case 'F16': t = new Tensor(f16ArrayToF32(st.data), st.shape, 'f32'); break;
+    case 'F32': t = new Tensor(st.data, st.shape, 'f32'); break;
     default: throw new CheckpointError(`dtype ${st.dtype} is not supported (BF16, F16, F32)`, name, file);
   }
+  t.name = name;
+  if (t.dtype === 'f32' && !isBuffer(name)) t.requireGrad(precision === 'f32');
+  return t;
 }
 
 /**
- * The model whose weights `reader` holds: every tensor the config expects must be present with the
- * config's shape, and no other may be (`CheckpointError` naming the tensor and `file` otherwise).
- * Tensors are read one at a time. With precision 'f32' the float parameters require gradients.
+ * The tensor names `config` expects, checked against `reader`: every one present with the
+ * config's shape, and no other (`CheckpointError` naming the tensor and `file` otherwise).
  */
-export function modelFromWeights(config: ApertusConfig, reader: TensorReader, file: string, precision: WeightPrecision = 'auto'): ApertusModel {
+function expectedTensors(reader: TensorReader, config: ApertusConfig, file: string): string[] {
   const expected = parameterShapes(config);
   const unexpected = reader.keys().filter((k) => !expected.has(k));
   if (unexpected.length > 0) throw new CheckpointError(`unexpected tensors for an Apertus config: ${unexpected.slice(0, 5).join(', ')}${unexpected.length > 5 ? ', …' : ''}`, undefined, file);
-  const params = new Map<string, Tensor>();
   for (const [name, shape] of expected) {
     if (!reader.has(name)) throw new CheckpointError('missing tensor', name, file);
     const info = reader.info(name);
     if (info.shape.length !== shape.length || info.shape.some((d, i) => d !== shape[i])) {
       throw new CheckpointError(`shape [${info.shape}] does not match config.json (expected [${shape}])`, name, file);
     }
-    const t = toTensor(reader.read(name), name, precision, file);
-    t.name = name;
-    if (t.dtype === 'f32' && !isBuffer(name)) t.requireGrad(precision === 'f32');
-    params.set(name, t);
   }
+  return [...expected.keys()];
+}
+
+/**
+ * The model whose weights `reader` holds, checked against the config (see `expectedTensors`).
+ * Tensors are read one at a time. With precision 'f32' the float parameters require gradients.
+ */
+export function modelFromWeights(config: ApertusConfig, reader: TensorReader, file: string, precision: WeightPrecision = 'auto'): ApertusModel {
+  const params = new Map(expectedTensors(reader, config, file).map((name) => [name, toParam(reader.read(name), name, precision, file)]));
+  return new ApertusModel(config, params);
+}
+
+/** {@link modelFromWeights} with asynchronous reads, one tensor at a time. */
+export async function modelFromWeightsAsync(config: ApertusConfig, reader: TensorReader, file: string, precision: WeightPrecision = 'auto'): Promise<ApertusModel> {
+  const params = new Map<string, Tensor>();
+  for (const name of expectedTensors(reader, config, file)) params.set(name, toParam(await reader.readAsync(name), name, precision, file));
   return new ApertusModel(config, params);
 }
 

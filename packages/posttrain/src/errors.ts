@@ -18,7 +18,9 @@ export type PosttrainErrorCode =
   /** A reward function failed or returned something other than a finite number. */
   | 'RewardFailed'
   /** Reading a file failed. */
-  | 'Io';
+  | 'Io'
+  /** A preparation was stopped by its abort signal (what is done so far is kept for the next run). */
+  | 'Interrupted';
 
 /** Where an error happened, when known. */
 export interface PosttrainErrorContext {

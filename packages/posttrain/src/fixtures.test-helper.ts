@@ -2,7 +2,8 @@
 // tiny randomly initialised Apertus model whose vocabulary matches it.
 
 import { readUdhrDeclarations } from '@apertus/data';
-import { ApertusModel, presetConfig } from '@apertus/model';
+import { ApertusModel } from '@apertus/model';
+import { testModelConfig } from '@apertus/model/testing';
 import { Tokenizer, trainApertusBpe } from '@apertus/tokenizer';
 
 let tokenizer: Promise<Tokenizer> | undefined;
@@ -27,18 +28,7 @@ export function tinyTokenizer(): Promise<Tokenizer> {
 
 /** A 2-layer Apertus model (hidden 32) with the given vocabulary and context, seeded. */
 export function tinyModel(vocabSize: number, seed = 5, maxPositions = 512): ApertusModel {
-  const config = presetConfig('tiny', {
-    vocab_size: vocabSize,
-    hidden_size: 32,
-    intermediate_size: 64,
-    num_hidden_layers: 2,
-    num_attention_heads: 4,
-    num_key_value_heads: 2,
-    head_dim: 8,
-    max_position_embeddings: maxPositions,
-    initializer_range: 0.2,
-  });
-  return ApertusModel.init(config, seed);
+  return ApertusModel.init(testModelConfig({ vocab_size: vocabSize, max_position_embeddings: maxPositions, initializer_range: 0.2 }), seed);
 }
 
 /** log-softmax of one row of logits in float64 (independent of @apertus/tensor's kernels). */

@@ -1,5 +1,6 @@
 // @apertus/posttrain — groundwork of the Apertus post-training stage (training-recipe.md §3, §5,
-// §6): SFT chat data, the bundled UDHR translation task, QRPO preference pairs and rewards,
+// §6): SFT chat data, the bundled UDHR translation task, QRPO preference pairs and rewards, the
+// offline preference-data pipeline (reference samples, rewards, pairs, reference log-probs),
 // sacreBLEU-exact chrF/BLEU, perplexity, and the evaluation report base → SFT → aligned.
 
 export { PosttrainError } from './errors';
@@ -23,6 +24,8 @@ export type { CollateOptions, SftBatch, SftRow } from './sft-batch';
 
 export { buildPreferencePairs, quantileRewards, selectPreferencePairs } from './preference';
 export type { Branch, PreferenceDataset, PreferenceOptions, PreferencePair, PreferencePrompt, ScoredBranch } from './preference';
+export { dataFiles, prepareAlignData, preparedFor, referenceLogProbs, sampleSeeds, sourceFingerprint } from './preference-data';
+export type { AlignData, AlignDataStats, AlignPrompt, PairRecord, PairSide, PreferenceDataConfig, PrepareOptions, ScoredRow } from './preference-data';
 export { chrfReward, httpReward, jsReward, modelReward, scoreCompletions } from './rewards';
 export type { HttpRewardOptions, ModelRewardOptions, RewardFunction } from './rewards';
 

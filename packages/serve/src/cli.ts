@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { findModelDir } from '@apertus/model';
 import { DEVICES, DEVICE_HELP, describeDevice, useDevice, type Device } from '@apertus/tensor';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { parseCommand } from './cli-args';
 import { CliError, EngineError } from './errors';
 import { loadServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
@@ -84,16 +85,7 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
     .option('--quiet', 'do not log requests')
     .exitOverride()
     .configureOutput({ writeOut: out, writeErr: err, outputError: () => {} });
-  try {
-    program.parse(argv as string[], { from: 'user' });
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return null;
-      const m = /--[a-z][a-z-]*/.exec(e.message);
-      throw new CliError(m ? m[0] : '(arguments)', e.message.replace(/^error: /, ''));
-    }
-    throw e;
-  }
+  if (!parseCommand(program, argv)) return null;
   const o = program.opts<{
     model: string; port: number; host: string; apiKey?: string; name?: string; maxQueue: number; maxBatch: number; maxBody: number;
     maxTokens?: number; ctx?: number; prefillChunk: number; prefixCache: number | false; device: Device; precision: string; adapter?: string; web: boolean; studio?: string; quiet?: boolean;

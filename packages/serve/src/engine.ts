@@ -7,7 +7,8 @@
  * transport over it, `apertus-chat` / `apertus-generate` are others.
  * @packageDocumentation
  */
-export { loadServedModel, parseGenerationConfig, type ServedModel, type LoadServedModelOptions } from './load';
+export { loadServedModel, type ServedModel, type LoadServedModelOptions } from './load';
+export { parseGenerationConfig } from '@apertus/model';
 export { ChatPrompt, type ChatPromptOptions } from './chat-prompt';
 export {
   Scheduler, defaultStopIds,
@@ -19,3 +20,4 @@ export { compileSchema, SchemaError, ANY_OBJECT, type SchemaNode } from './json-
 export { TokenConstraint, type ConstraintSpec } from './token-constraint';
 export { ServerMetrics, Counter, Gauge, Histogram } from './metrics';
 export { ServeError, EngineError, ModelLoadError, PromptError, CliError, type EngineErrorCode } from './errors';
+export { parseCommand } from './cli-args';

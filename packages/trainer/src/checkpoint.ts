@@ -11,9 +11,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { OptimizerStateDict, StateTensor } from '@apertus/ademamix';
-import { loadCheckpoint, saveCheckpoint, type ApertusModel } from '@apertus/model';
+import { fsyncDirectory, fsyncTree, loadCheckpoint, saveCheckpoint, tempSibling, writeFileAtomic, type ApertusModel } from '@apertus/model';
 import { SafetensorsFile, writeFile, type TensorEntry } from '@apertus/safetensors';
-import { fsyncDirectory, fsyncTree, tempSibling, writeFileAtomic } from './atomic';
 import { verifyChecksums, writeChecksums } from './checksums';
 import { CheckpointReadError, CheckpointWriteError, TrainerOptionError } from './errors';
 import { assertFiniteParameters } from './finite';

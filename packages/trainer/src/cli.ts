@@ -7,6 +7,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { checkpointLayer, validationTrend, type TrainingResult } from './run-training';
 import { flagName, readConfigLayer, type ConfigLayer, type ConfigSchema, type FieldSpec, type RawConfig } from './config';
+import { PosttrainError } from '@apertus/posttrain';
 import { ConfigError, InterruptedError } from './errors';
 import type { RunConfig } from './run-config';
 
@@ -79,7 +80,7 @@ export function addConfigFlags<C extends object>(cmd: Command, schema: ConfigSch
 
 /** Print an error as one line (with the stack only for unexpected built-in errors); the exit status. */
 export function reportError(name: string, e: unknown, usageError: (e: unknown) => boolean = () => false): number {
-  if (e instanceof InterruptedError) {
+  if (e instanceof InterruptedError || (e instanceof PosttrainError && e.code === 'Interrupted')) {
     process.stderr.write(`${name}: interrupted: ${e.message}\n`);
     return 130;
   }

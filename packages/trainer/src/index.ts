@@ -19,7 +19,7 @@ export {
   InterruptedError,
   isDiskFull,
 } from './errors';
-export { writeFileAtomic, fsyncDirectory, fsyncTree, tempSibling } from './atomic';
+export { writeFileAtomic, fsyncDirectory, fsyncTree, tempSibling } from '@apertus/model';
 export { collateLm, type TrainingSample, type LmBatch, type CollateOptions } from './batch';
 export { lmBatchOfSft, sftBatches } from './sft-batch';
 export { causalLmLoss, summedLmLoss, type CausalLm } from './loss';

@@ -4,7 +4,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from './atomic';
+import { writeFileAtomic } from '@apertus/model';
 import { OutputWriteError } from './errors';
 import type { MetricRecord } from './trainer-state';
 

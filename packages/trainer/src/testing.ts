@@ -9,8 +9,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readUdhr } from '@apertus/data';
-import { ApertusModel, presetConfig, saveCheckpoint } from '@apertus/model';
+import { ApertusModel, saveCheckpoint } from '@apertus/model';
+import { testModelConfig } from '@apertus/model/testing';
 import { Tokenizer, trainApertusBpe } from '@apertus/tokenizer';
+import { readMetrics } from './metrics';
+import type { MetricRecord } from './trainer-state';
 
 /** A saved tiny model and its tokenizer. */
 export interface TinyModel {
@@ -28,20 +31,7 @@ export async function makeTinyModel(root: string, name = 'base', seed = 5): Prom
   for await (const d of readUdhr({ languages: ['deu_1996', 'roh_rumgr', 'ita', 'eng'] })) texts.push(d.text);
   const trained = trainApertusBpe(texts, { vocabSize: 1400 });
   const tokenizer = Tokenizer.fromJSON(trained.tokenizerJson, trained.tokenizerConfig);
-  const config = presetConfig('tiny', {
-    vocab_size: tokenizer.vocabSize,
-    hidden_size: 32,
-    intermediate_size: 64,
-    num_hidden_layers: 2,
-    num_attention_heads: 4,
-    num_key_value_heads: 2,
-    head_dim: 8,
-    max_position_embeddings: 1024,
-    rope_scaling: null,
-    bos_token_id: 1,
-    eos_token_id: 2,
-    pad_token_id: 3,
-  });
+  const config = testModelConfig({ vocab_size: tokenizer.vocabSize, max_position_embeddings: 1024, rope_scaling: null, bos_token_id: 1, eos_token_id: 2, pad_token_id: 3 });
   const model = ApertusModel.init(config, seed);
   const dir = path.join(root, name);
   saveCheckpoint(model, dir, { dtype: 'f32', files: { 'tokenizer.json': JSON.stringify(trained.tokenizerJson), 'tokenizer_config.json': JSON.stringify(trained.tokenizerConfig) } });
@@ -97,4 +87,29 @@ export function runAndSignal(cli: string, args: readonly string[], trigger: RegE
     child.on('error', reject);
     child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
+}
+
+/** The commands of a training app's CLI test around one config file (see {@link appCli}). */
+export interface AppCli {
+  /** Run with `--config <file> ...args` to completion. */
+  run(args: readonly string[]): { status: number | null; stdout: string; stderr: string };
+  /** Start with `--config <file> ...args` and SIGKILL it `delayMs` after it prints a line matching `trigger`. */
+  runAndKill(args: readonly string[], trigger: RegExp, delayMs: number): Promise<CliRun>;
+  /** The records of one `type` in `<out>/metrics.jsonl`. */
+  records(out: string, type: string): MetricRecord[];
+}
+
+/**
+ * The commands of a CLI test: `where` gives the built CLI and the config file (called at each
+ * command, so both may be set up in `beforeAll`).
+ */
+export function appCli(where: () => { readonly cli: string; readonly configFile: string }): AppCli {
+  return {
+    run: (args) => {
+      const r = runCli(where().cli, ['--config', where().configFile, ...args]);
+      return { status: r.code, stdout: r.stdout, stderr: r.stderr };
+    },
+    runAndKill: (args, trigger, delayMs) => runAndSignal(where().cli, ['--config', where().configFile, ...args], trigger, { delayMs }),
+    records: (out, type) => readMetrics(path.join(out, 'metrics.jsonl')).filter((r) => r.type === type),
+  };
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DataWriteError, DocumentReadError, EmptyCorpusError, MegatronFormatError, TokenError } from '../errors';
+import { DataError, DataWriteError, DocumentReadError, EmptyCorpusError, MegatronFormatError, TokenError } from '../errors';
 import { MegatronDatasetWriter, MegatronIndexedDataset, megatronDTypeForVocab, writeMegatronDataset } from './indexed-dataset';
 
 const golden = path.join(import.meta.dirname, '../../test/golden');
@@ -133,5 +133,46 @@ describe('Megatron indexed dataset', () => {
     check(copy((c) => c.writeBigInt64LE(9n, 34 + 12 + 8)), bin, 'sequence_pointers');
     check(copy((c) => c.writeBigInt64LE(0n, idx.length - 16)), bin, 'document_indices');
     check(idx, bin.subarray(0, bin.length - 2), 'size');
+  });
+
+  it('fuzzed .idx/.bin pairs either read back consistently or throw MegatronFormatError naming the file (property)', () => {
+    const idx = readFileSync(path.join(golden, 'megatron-int32.idx'));
+    const bin = readFileSync(path.join(golden, 'megatron-int32.bin'));
+    const edit = fc.record({
+      file: fc.constantFrom('idx', 'bin'),
+      kind: fc.constantFrom('byte', 'truncate', 'extend'),
+      at: fc.nat(),
+      value: fc.integer({ min: 0, max: 255 }),
+    });
+    let k = 0;
+    fc.assert(
+      fc.property(fc.array(edit, { minLength: 1, maxLength: 4 }), (edits) => {
+        const files = { idx: Buffer.from(idx), bin: Buffer.from(bin) };
+        for (const e of edits) {
+          const b = files[e.file as 'idx' | 'bin'];
+          if (e.kind === 'byte' && b.length > 0) b[e.at % b.length] = e.value;
+          else if (e.kind === 'truncate') files[e.file as 'idx' | 'bin'] = b.subarray(0, e.at % (b.length + 1));
+          else files[e.file as 'idx' | 'bin'] = Buffer.concat([b, Buffer.from([e.value])]);
+        }
+        const prefix = path.join(tmp, `fuzz${k++}`);
+        writeFileSync(`${prefix}.idx`, files.idx);
+        writeFileSync(`${prefix}.bin`, files.bin);
+        let ds: MegatronIndexedDataset | undefined;
+        try {
+          ds = MegatronIndexedDataset.open(prefix);
+          // Opened: every sequence is inside the .bin, and the lengths add up to its size.
+          let total = 0;
+          for (let i = 0; i < ds.length; i++) total += ds.get(i).length;
+          expect(total * { uint8: 1, int8: 1, int16: 2, uint16: 2, int32: 4, float32: 4, int64: 8, float64: 8 }[ds.dtype]).toBe(files.bin.length);
+        } catch (e) {
+          expect(e).toBeInstanceOf(DataError);
+          expect(e).toBeInstanceOf(MegatronFormatError);
+          expect((e as MegatronFormatError).file).toMatch(new RegExp(`fuzz${k - 1}\\.(idx|bin)$`));
+        } finally {
+          ds?.close();
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -20,14 +20,52 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Xoshiro128 } from '@apertus/data';
-import { generateBatch, type ApertusModel } from '@apertus/model';
-import { buildPreferencePairs, collateSft, scoreCompletions, type PreferencePrompt, type RewardFunction } from '@apertus/posttrain';
+import { generateBatch, writeFileAtomic, type ApertusModel } from '@apertus/model';
 import { sequenceLogProbs } from '@apertus/qrpo';
 import { noGrad, Tensor } from '@apertus/tensor';
-import { APERTUS_PAD_ID, APERTUS_STOP_IDS, applyApertusChatTemplate, type Tokenizer } from '@apertus/tokenizer';
-import { InputError, InterruptedError, writeFileAtomic } from '@apertus/trainer';
-import { DATA_KEYS, type AlignConfig } from './config';
-import type { AlignPrompt } from './prompts';
+import { APERTUS_PAD_ID, APERTUS_STOP_IDS, applyApertusChatTemplate, type ChatMessage, type Tokenizer } from '@apertus/tokenizer';
+import { PosttrainError } from './errors';
+import { buildPreferencePairs, type PreferencePrompt } from './preference';
+import { scoreCompletions, type RewardFunction } from './rewards';
+import { collateSft } from './sft-batch';
+
+/** A prompt of the alignment data. */
+export interface AlignPrompt {
+  /** Conversation so far (ends with a user message), rendered with a generation prompt. */
+  readonly messages: ChatMessage[];
+  /** Text handed to the reward as the prompt (the last user message). */
+  readonly text: string;
+  /** Reference answer handed to the reward, when known. */
+  readonly reference?: string;
+  /** Offline completions (candidates besides the sampled ones). */
+  readonly offline: readonly string[];
+}
+
+/** The settings the preparation reads (an alignment run's configuration has them all). */
+export interface PreferenceDataConfig {
+  /** Run directory: the files go to `<out>/data`. */
+  readonly out: string;
+  /** The prompts file, named by errors. */
+  readonly prompts: string;
+  /** Seed of the sampling and of the pair selection. */
+  readonly seed: number;
+  /** n: reference completions sampled per prompt. */
+  readonly numReferences: number;
+  /** Sampling temperature of the reference completions. */
+  readonly sampleTemperature: number;
+  /** Largest reference completion, in tokens. */
+  readonly sampleMaxTokens: number;
+  /** Prompts sampled together (a prompt group). */
+  readonly sampleBatchSize: number;
+  /** Pairs kept per prompt. */
+  readonly numPairs: number;
+  /** Longest prompt + completion, in tokens (longer sides are truncated). */
+  readonly maxLength: number;
+  /** Rows per batch of the reference log-probs (twice this). */
+  readonly microBatchSize: number;
+  /** The chat template's date. */
+  readonly date: string;
+}
 
 /** One side (chosen or rejected) of a training pair, ready for the loss. */
 export interface PairSide {
@@ -104,12 +142,12 @@ export function dataFiles(out: string): { dir: string; samples: string; rewards:
 }
 
 /**
- * Fingerprint of what the preference data depends on: the data settings and the reference
- * model's files (names, sizes, modification times).
+ * Fingerprint of what the preference data depends on: the data settings (`settings`, any JSON
+ * value) and the reference model's files (names, sizes, modification times).
  */
-export function sourceFingerprint(cfg: AlignConfig, modelDir: string): string {
+export function sourceFingerprint(settings: unknown, modelDir: string): string {
   const h = createHash('sha256');
-  h.update(JSON.stringify(DATA_KEYS.map((k) => [k, cfg[k]])));
+  h.update(JSON.stringify(settings));
   for (const name of fs.readdirSync(modelDir).sort()) {
     const st = fs.statSync(path.join(modelDir, name));
     if (st.isFile()) h.update(`${name}\0${st.size}\0${st.mtimeMs}\n`);
@@ -118,11 +156,11 @@ export function sourceFingerprint(cfg: AlignConfig, modelDir: string): string {
 }
 
 /** True when `<out>/data` holds pairs prepared for these settings and this reference model (nothing to redo). */
-export function preparedFor(cfg: AlignConfig, modelDir: string): boolean {
-  const files = dataFiles(cfg.out);
+export function preparedFor(out: string, settings: unknown, modelDir: string): boolean {
+  const files = dataFiles(out);
   try {
     const prepared = JSON.parse(fs.readFileSync(files.prepared, 'utf8')) as { fingerprint?: string; pairsHash?: string };
-    return prepared.fingerprint === sourceFingerprint(cfg, modelDir) && prepared.pairsHash === fileHash(files.pairs);
+    return prepared.fingerprint === sourceFingerprint(settings, modelDir) && prepared.pairsHash === fileHash(files.pairs);
   } catch {
     return false;
   }
@@ -165,8 +203,10 @@ function fileHash(file: string): string {
 
 /** Inputs of {@link prepareAlignData}. */
 export interface PrepareOptions {
-  /** The run's configuration. */
-  readonly cfg: AlignConfig;
+  /** The settings. */
+  readonly cfg: PreferenceDataConfig;
+  /** Everything the data depends on (JSON), fingerprinted with the reference model's files. */
+  readonly settings: unknown;
   /** The prompts. */
   readonly prompts: readonly AlignPrompt[];
   /** The reference model's directory (for the fingerprint). */
@@ -195,14 +235,14 @@ interface RewardLine {
 /**
  * Prepare (or load) the preference pairs of a run: sampling, rewards, quantile rewards, pair
  * selection and reference log-probs, with the intermediate files described in the file header.
- * @throws InputError when a prompt does not fit `maxLength` or no pair survives;
- *   InterruptedError when `signal` fires during the sampling
+ * @throws PosttrainError: `InvalidPreference` naming the prompts file when a prompt does not fit
+ *   `maxLength` or no pair survives; `Interrupted` when `signal` fires during the sampling
  */
 export async function prepareAlignData(o: PrepareOptions): Promise<AlignData> {
   const { cfg, prompts, log } = o;
   const files = dataFiles(cfg.out);
   fs.mkdirSync(files.dir, { recursive: true });
-  const fingerprint = sourceFingerprint(cfg, o.modelDir);
+  const fingerprint = sourceFingerprint(o.settings, o.modelDir);
   const padOf = (t: Tokenizer): number => t.padTokenId ?? APERTUS_PAD_ID;
   try {
     const prepared = JSON.parse(fs.readFileSync(files.prepared, 'utf8')) as { fingerprint?: string; pairsHash?: string; stats?: AlignDataStats; padId?: number };
@@ -222,7 +262,7 @@ export async function prepareAlignData(o: PrepareOptions): Promise<AlignData> {
     });
   const promptIds = prompts.map((p, i) => {
     const ids = render(p.messages).ids;
-    if (ids.length >= cfg.maxLength) throw new InputError(`prompt ${i}`, `prompt ${i} has ${ids.length} tokens, leaving no room for a completion within maxLength ${cfg.maxLength}`);
+    if (ids.length >= cfg.maxLength) throw new PosttrainError('InvalidPreference', `prompt ${i} has ${ids.length} tokens, leaving no room for a completion within maxLength ${cfg.maxLength}`, { file: cfg.prompts, field: `prompt ${i}` });
     return ids;
   });
 
@@ -255,7 +295,7 @@ export async function prepareAlignData(o: PrepareOptions): Promise<AlignData> {
     samples.push(...out);
     cut += groupCut;
     log(`data: sampled ${cfg.numReferences} reference completions for prompts ${idx[0]! + 1}–${idx[idx.length - 1]! + 1} of ${prompts.length} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
-    if (o.signal?.aborted && g + 1 < groups) throw new InterruptedError(`stopped the reference sampling after prompt group ${g + 1}/${groups}; run again (or with --resume) to continue`);
+    if (o.signal?.aborted && g + 1 < groups) throw new PosttrainError('Interrupted', `stopped the reference sampling after prompt group ${g + 1}/${groups}; run again (or with --resume) to continue`);
     await new Promise((resolve) => setImmediate(resolve)); // let a SIGINT handler run
   }
 
@@ -308,7 +348,7 @@ export async function prepareAlignData(o: PrepareOptions): Promise<AlignData> {
     }
     return [{ promptIndex: pair.promptIndex, chosen, rejected, refRewards: [...pair.refRewards] }];
   });
-  if (unscored.length === 0) throw new InputError(cfg.prompts, `no preference pair: ${selected.droppedFewReferences + selected.droppedFewBranches} prompt(s) dropped by the selection, ${droppedTruncated} pair(s) by truncation`);
+  if (unscored.length === 0) throw new PosttrainError('InvalidPreference', `no preference pair: ${selected.droppedFewReferences + selected.droppedFewBranches} prompt(s) dropped by the selection, ${droppedTruncated} pair(s) by truncation`, { file: cfg.prompts });
   const padId = padOf(tokenizer);
   const rows = unscored.flatMap((p) => [p.chosen, p.rejected]);
   const refLogps = referenceLogProbs(model, rows, padId, Math.max(2, 2 * cfg.microBatchSize));

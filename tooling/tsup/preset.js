@@ -1,0 +1,43 @@
+// Shared tsup build configurations for Apertus.ts. Every build targets Node 20 with source maps;
+// executables are ESM with a shebang banner (npm links `bin/<name>.js`, which imports them).
+
+const common = { sourcemap: true, target: 'node20' };
+const shebang = { js: '#!/usr/bin/env node' };
+
+/**
+ * A library: `entry` (default the package's index) as ESM and CommonJS with type declarations;
+ * `extra` adds tsup options (shims, splitting).
+ * @param {string[]} [entry]
+ * @param {import('tsup').Options} [extra]
+ */
+export function libraryBuild(entry = ['src/index.ts'], extra = {}) {
+  return { ...common, entry, format: ['esm', 'cjs'], dts: true, clean: true, ...extra };
+}
+
+/**
+ * An app with a library entry and a CLI in one ESM build: `dist/index.js` (with type
+ * declarations) and the executable `dist/cli.js`.
+ */
+export function appBuild() {
+  return { ...common, entry: ['src/index.ts', 'src/cli.ts'], format: ['esm'], dts: { entry: 'src/index.ts' }, clean: true, banner: shebang };
+}
+
+/**
+ * A library (`entry`, in `format`, with type declarations) and its executables (`bins`: output
+ * name under `dist/bin/` → source), built separately so the executables are self-contained ESM.
+ * @param {{ entry: string[], format: ('esm' | 'cjs')[], bins: Record<string, string> }} o
+ */
+export function libraryAndBinsBuild({ entry, format, bins }) {
+  const names = entry.map((e) => `${e.replace(/^src\//, '').replace(/\.ts$/, '')}.*`);
+  return [
+    { ...common, entry, format, dts: true, clean: entry.length > 1 ? [...names, 'chunk-*'] : names },
+    {
+      ...common,
+      entry: Object.fromEntries(Object.entries(bins).map(([name, src]) => [`bin/${name}`, src])),
+      format: ['esm'],
+      clean: ['bin/**'],
+      splitting: false,
+      banner: shebang,
+    },
+  ];
+}
