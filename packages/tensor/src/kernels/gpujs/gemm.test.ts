@@ -2,7 +2,27 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type GemmArgs, createGpujsKernels } from './index';
-import { expectAllRanIn, expectClose, randomF32 } from './testing';
+import { expectAllRanIn, expectWithin, randomF32, SLACK, sumErrorBound, U32 } from './testing';
+
+/**
+ * The kernel sums the K products in p order in float32 (sumErrorBound with one rounding per
+ * product), then rounds alpha·acc, beta·C and their sum: U32 on each.
+ */
+function gemmBound(g: GemmArgs, C0: Float32Array): Float64Array {
+  const { M, N, K, A, B } = g;
+  const alpha = g.alpha ?? 1;
+  const beta = g.beta ?? 0;
+  const b = new Float64Array(M * N);
+  for (let i = 0; i < M; i++) {
+    for (let j = 0; j < N; j++) {
+      const prods = Array.from({ length: K }, (_, p) => (g.transA ? A[p * M + i]! : A[i * K + p]!) * (g.transB ? B[j * K + p]! : B[p * N + j]!));
+      const acc = prods.reduce((a, v) => a + v, 0);
+      const bc = beta === 0 ? 0 : Math.abs(beta * C0[i * N + j]!);
+      b[i * N + j] = SLACK * (Math.abs(alpha) * sumErrorBound(prods, 1) + U32 * (Math.abs(alpha * acc) + bc + Math.abs(alpha * acc) + bc));
+    }
+  }
+  return b;
+}
 
 /** C = alpha op(A) op(B) + beta C in float64 (beta = 0 ignores C entirely). */
 function oracle(g: GemmArgs): Float64Array {
@@ -32,8 +52,9 @@ for (const mode of ['webasm', 'cpu'] as const) {
         (M, N, K, transA, transB, alpha, beta, seed) => {
           const g: GemmArgs = { transA, transB, M, N, K, A: randomF32(M * K, seed), B: randomF32(K * N, seed + 1), C: randomF32(M * N, seed + 2), alpha, beta };
           const want = oracle(g);
+          const bound = gemmBound(g, g.C.slice());
           ks.gemm(g);
-          expectClose(g.C, want, `gemm ${transA ? 'T' : 'N'}${transB ? 'T' : 'N'} ${M}x${N}x${K}`, 1e-5, K * 4e-7);
+          expectWithin(g.C, want, bound, `gemm ${transA ? 'T' : 'N'}${transB ? 'T' : 'N'} ${M}x${N}x${K}`);
         },
       ), { numRuns: mode === 'cpu' ? 8 : 20 });
     });
