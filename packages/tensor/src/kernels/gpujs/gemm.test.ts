@@ -5,39 +5,26 @@ import { type GemmArgs, createGpujsKernels } from './index';
 import { expectAllRanIn, expectWithin, randomF32, SLACK, sumErrorBound, U32 } from './testing';
 
 /**
- * The kernel sums the K products in p order in float32 (sumErrorBound with one rounding per
- * product), then rounds alpha·acc, beta·C and their sum: U32 on each.
+ * C = alpha op(A) op(B) + beta C in float64 (beta = 0 ignores C entirely), and the error bound of
+ * the float32 kernel: it sums the K products in p order (sumErrorBound with one rounding per
+ * product), then rounds alpha·acc, beta·C and their sum (U32 on each).
  */
-function gemmBound(g: GemmArgs, C0: Float32Array): Float64Array {
+function oracle(g: GemmArgs): { want: Float64Array; bound: Float64Array } {
   const { M, N, K, A, B } = g;
   const alpha = g.alpha ?? 1;
   const beta = g.beta ?? 0;
-  const b = new Float64Array(M * N);
+  const want = new Float64Array(M * N);
+  const bound = new Float64Array(M * N);
   for (let i = 0; i < M; i++) {
     for (let j = 0; j < N; j++) {
       const prods = Array.from({ length: K }, (_, p) => (g.transA ? A[p * M + i]! : A[i * K + p]!) * (g.transB ? B[j * K + p]! : B[p * N + j]!));
-      const acc = prods.reduce((a, v) => a + v, 0);
-      const bc = beta === 0 ? 0 : Math.abs(beta * C0[i * N + j]!);
-      b[i * N + j] = SLACK * (Math.abs(alpha) * sumErrorBound(prods, 1) + U32 * (Math.abs(alpha * acc) + bc + Math.abs(alpha * acc) + bc));
+      const ab = alpha * prods.reduce((a, v) => a + v, 0);
+      const bc = beta === 0 ? 0 : beta * g.C[i * N + j]!;
+      want[i * N + j] = ab + bc;
+      bound[i * N + j] = SLACK * (Math.abs(alpha) * sumErrorBound(prods, 1) + 2 * U32 * (Math.abs(ab) + Math.abs(bc)));
     }
   }
-  return b;
-}
-
-/** C = alpha op(A) op(B) + beta C in float64 (beta = 0 ignores C entirely). */
-function oracle(g: GemmArgs): Float64Array {
-  const { M, N, K, A, B } = g;
-  const alpha = g.alpha ?? 1;
-  const beta = g.beta ?? 0;
-  const C = new Float64Array(M * N);
-  for (let i = 0; i < M; i++) {
-    for (let j = 0; j < N; j++) {
-      let s = 0;
-      for (let p = 0; p < K; p++) s += (g.transA ? A[p * M + i]! : A[i * K + p]!) * (g.transB ? B[j * K + p]! : B[p * N + j]!);
-      C[i * N + j] = alpha * s + (beta === 0 ? 0 : beta * g.C[i * N + j]!);
-    }
-  }
-  return C;
+  return { want, bound };
 }
 
 for (const mode of ['webasm', 'cpu'] as const) {
@@ -51,8 +38,7 @@ for (const mode of ['webasm', 'cpu'] as const) {
         fc.boolean(), fc.boolean(), fc.constantFrom(1, 0.5, -2), fc.constantFrom(0, 1, 0.25), fc.nat(),
         (M, N, K, transA, transB, alpha, beta, seed) => {
           const g: GemmArgs = { transA, transB, M, N, K, A: randomF32(M * K, seed), B: randomF32(K * N, seed + 1), C: randomF32(M * N, seed + 2), alpha, beta };
-          const want = oracle(g);
-          const bound = gemmBound(g, g.C.slice());
+          const { want, bound } = oracle(g);
           ks.gemm(g);
           expectWithin(g.C, want, bound, `gemm ${transA ? 'T' : 'N'}${transB ? 'T' : 'N'} ${M}x${N}x${K}`);
         },
