@@ -24,6 +24,9 @@ export function apertusProject(dir, overrides = {}) {
       include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
       environment: 'node',
       testTimeout: 60_000,
+      // beforeAll/afterAll start servers, browsers and models or remove temp trees: vitest's 10 s
+      // default is too short on a loaded 2-core CI machine.
+      hookTimeout: 60_000,
       ...test,
     },
     ...rest,

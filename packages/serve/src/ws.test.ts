@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
 import { loadServedModel, type ServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
-import { json, tempDir, writeRandomCheckpoint } from './test-fixture';
+import { json, parsePrometheus, tempDir, writeRandomCheckpoint } from './test-fixture';
 
 const tmp = tempDir();
 let served: ServedModel;
@@ -149,10 +149,14 @@ describe('WebSocket protocol', () => {
     ws.send(JSON.stringify({ type: 'generate', id: 'x', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 300 }));
     await until((m) => m.type === 'chunk' && m.id === 'x');
     expect(server.scheduler!.running).toBe(1);
+    const tokens = async () => parsePrometheus(await (await fetch(`${server.url}/metrics`)).text()).get('apertus_generation_tokens_total') ?? 0;
+    const before = await tokens();
     ws.close();
-    const t0 = Date.now();
-    while (server.scheduler!.running > 0 && Date.now() - t0 < 2000) await new Promise((r) => setTimeout(r, 5));
+    // Wait for the scheduler to drain (bounded, not a fixed deadline a loaded machine can miss), then
+    // check the generation was cut short rather than run to its 300 tokens.
+    await Promise.race([server.scheduler!.idle(), new Promise((r) => setTimeout(r, 30_000))]);
     expect(server.scheduler!.running).toBe(0);
+    expect((await tokens()) - before).toBeLessThan(300);
   });
 
   test('ping frames keep live sockets open and drop sockets that stop answering', async () => {

@@ -5,7 +5,7 @@ import { jsKernels } from '../js/index';
 import type { BinaryOp, UnaryOp } from '../types';
 import { coalesce } from './elementwise';
 import { createGpujsKernels } from './index';
-import { expectAllRanIn, expectClose, randomF32 } from './testing';
+import { expectAllRanIn, expectClose, expectWithin, randomF32, SLACK, U32 } from './testing';
 
 const UNARY_OPS: UnaryOp[] = ['neg', 'exp', 'log', 'expm1', 'log1p', 'softplus', 'sigmoid', 'silu', 'tanh', 'sqrt', 'rsqrt', 'square', 'abs', 'relu'];
 const BINARY_OPS: BinaryOp[] = ['add', 'sub', 'mul', 'div', 'maximum', 'minimum', 'pow'];
@@ -23,12 +23,63 @@ function inputFor(op: UnaryOp, n: number, seed: number): Float32Array {
   return x;
 }
 
+const sigmoid = (v: number) => 1 / (1 + Math.exp(-v));
+
+/**
+ * Forward: the kernel's float32 roundings of y = f(x) (see elementwise.ts: each Math function is
+ * evaluated in float64 and rounded once, each + − · / rounds once) plus the reference's final
+ * rounding, as multiples of U32·|y|. softplus also inherits exp's rounding through log1p: U32·σ(x).
+ */
+const FORWARD_ROUNDINGS: Record<UnaryOp, number> = {
+  neg: 0, abs: 0, relu: 0, exp: 2, log: 2, expm1: 2, log1p: 2, tanh: 2, sqrt: 2, square: 2, rsqrt: 3, softplus: 2, sigmoid: 5, silu: 6,
+};
+
+function unaryBound(op: UnaryOp, x: Float32Array, y0: Float32Array): Float64Array {
+  return Float64Array.from(y0, (y, i) => {
+    const v = x[i]!;
+    const inherited = op === 'softplus' && Math.abs(v) <= 20 ? sigmoid(v) : 0;
+    return SLACK * U32 * (FORWARD_ROUNDINGS[op] * Math.abs(y) + inherited);
+  });
+}
+
+/**
+ * Backward gx = g·f'(v): roundings of the derivative expression and of g·, and the reference's,
+ * as multiples of U32·|gx|, except where the derivative cancels: tanh's 1 − y² (y·y rounds by
+ * U32·y², relative to a small 1 − y² when |y| → 1) and silu's s·(1 + x·(1 − s)), which crosses 0
+ * at x ≈ −1.28 (each intermediate's rounding, carried through in absolute terms).
+ */
+const BACKWARD_ROUNDINGS: Record<UnaryOp, number> = {
+  neg: 0, abs: 0, relu: 0, exp: 2, square: 2, log: 3, expm1: 3, sqrt: 3, log1p: 4, sigmoid: 4, rsqrt: 5, softplus: 6, tanh: 2, silu: 2,
+};
+
+function unaryBackwardBound(op: UnaryOp, x: Float32Array, y0: Float32Array, gy: Float32Array, gx0: Float32Array): Float64Array {
+  return Float64Array.from(gx0, (gx, i) => {
+    const g = Math.abs(gy[i]!);
+    let inner = 0; // absolute error of f'(v) beyond the final roundings
+    if (op === 'tanh') {
+      const y = y0[i]!;
+      inner = U32 * (y * y + Math.abs(1 - y * y));
+    } else if (op === 'silu') {
+      const v = x[i]!;
+      const s = sigmoid(v);
+      const eS = 4 * U32 * s; // sigmoid: exp, 1 +, / (and exp again for v < 0)
+      const a = v * (1 - s);
+      const eA = Math.abs(v) * (eS + U32 * (1 - s)) + U32 * Math.abs(a);
+      const b = 1 + a;
+      const eB = eA + U32 * Math.abs(b);
+      inner = Math.abs(b) * eS + s * eB + U32 * Math.abs(s * b);
+    }
+    return SLACK * (g * inner + U32 * BACKWARD_ROUNDINGS[op] * Math.abs(gx));
+  });
+}
+
+/** add, sub, mul, div and pow round once in the kernel and once in the reference; max/min are exact. */
+const BINARY_ROUNDINGS: Record<BinaryOp, number> = { add: 2, sub: 2, mul: 2, div: 2, pow: 2, maximum: 0, minimum: 0 };
+
 for (const mode of ['webasm', 'cpu'] as const) {
   describe(`elementwise kernels (${mode})`, () => {
     const ks = createGpujsKernels(mode);
     afterAll(() => ks.dispose());
-    // The cpu backend computes in float64 and stores float32, like the reference.
-    const rtol = mode === 'cpu' ? 1e-7 : 4e-6;
 
     it.each(UNARY_OPS)('unary %s and its backward match the reference on an odd size', (op) => {
       const n = 37;
@@ -37,13 +88,13 @@ for (const mode of ['webasm', 'cpu'] as const) {
       const y0 = new Float32Array(n);
       ks.unary(op, x, y);
       jsKernels.unary(op, x, y0);
-      expectClose(y, y0, `unary ${op}`, rtol, 1e-7);
+      expectWithin(y, y0, unaryBound(op, x, y0), `unary ${op}`);
       const gy = randomF32(n, 12);
       const gx = new Float32Array(n);
       const gx0 = new Float32Array(n);
       ks.unaryBackward(op, x, y0, gy, gx);
       jsKernels.unaryBackward(op, x, y0, gy, gx0);
-      expectClose(gx, gx0, `unaryBackward ${op}`, rtol * 4, 1e-6);
+      expectWithin(gx, gx0, unaryBackwardBound(op, x, y0, gy, gx0), `unaryBackward ${op}`);
     });
 
     it('unary: random ops and sizes (property)', () => {
@@ -53,7 +104,7 @@ for (const mode of ['webasm', 'cpu'] as const) {
         const y0 = new Float32Array(n);
         ks.unary(op, x, y);
         jsKernels.unary(op, x, y0);
-        expectClose(y, y0, `unary ${op}`, rtol, 1e-7);
+        expectWithin(y, y0, unaryBound(op, x, y0), `unary ${op}`);
       }), { numRuns: mode === 'cpu' ? 5 : 12 });
     });
 
@@ -81,7 +132,7 @@ for (const mode of ['webasm', 'cpu'] as const) {
           const out0 = new Float32Array(n);
           ks.binary(op, a, A.st, b, B.st, shape, out);
           jsKernels.binary(op, a, A.st, b, B.st, shape, out0);
-          expectClose(out, out0, `binary ${op} [${shape}]`, rtol, 1e-7);
+          expectWithin(out, out0, Float64Array.from(out0, (o) => SLACK * BINARY_ROUNDINGS[op] * U32 * Math.abs(o)), `binary ${op} [${shape}]`);
         },
       ), { numRuns: mode === 'cpu' ? 8 : 25 });
     });

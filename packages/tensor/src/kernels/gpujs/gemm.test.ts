@@ -2,22 +2,29 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type GemmArgs, createGpujsKernels } from './index';
-import { expectAllRanIn, expectClose, randomF32 } from './testing';
+import { expectAllRanIn, expectWithin, randomF32, SLACK, sumErrorBound, U32 } from './testing';
 
-/** C = alpha op(A) op(B) + beta C in float64 (beta = 0 ignores C entirely). */
-function oracle(g: GemmArgs): Float64Array {
+/**
+ * C = alpha op(A) op(B) + beta C in float64 (beta = 0 ignores C entirely), and the error bound of
+ * the float32 kernel: it sums the K products in p order (sumErrorBound with one rounding per
+ * product), then rounds alpha·acc, beta·C and their sum (U32 on each).
+ */
+function oracle(g: GemmArgs): { want: Float64Array; bound: Float64Array } {
   const { M, N, K, A, B } = g;
   const alpha = g.alpha ?? 1;
   const beta = g.beta ?? 0;
-  const C = new Float64Array(M * N);
+  const want = new Float64Array(M * N);
+  const bound = new Float64Array(M * N);
   for (let i = 0; i < M; i++) {
     for (let j = 0; j < N; j++) {
-      let s = 0;
-      for (let p = 0; p < K; p++) s += (g.transA ? A[p * M + i]! : A[i * K + p]!) * (g.transB ? B[j * K + p]! : B[p * N + j]!);
-      C[i * N + j] = alpha * s + (beta === 0 ? 0 : beta * g.C[i * N + j]!);
+      const prods = Array.from({ length: K }, (_, p) => (g.transA ? A[p * M + i]! : A[i * K + p]!) * (g.transB ? B[j * K + p]! : B[p * N + j]!));
+      const ab = alpha * prods.reduce((a, v) => a + v, 0);
+      const bc = beta === 0 ? 0 : beta * g.C[i * N + j]!;
+      want[i * N + j] = ab + bc;
+      bound[i * N + j] = SLACK * (Math.abs(alpha) * sumErrorBound(prods, 1) + 2 * U32 * (Math.abs(ab) + Math.abs(bc)));
     }
   }
-  return C;
+  return { want, bound };
 }
 
 for (const mode of ['webasm', 'cpu'] as const) {
@@ -31,9 +38,9 @@ for (const mode of ['webasm', 'cpu'] as const) {
         fc.boolean(), fc.boolean(), fc.constantFrom(1, 0.5, -2), fc.constantFrom(0, 1, 0.25), fc.nat(),
         (M, N, K, transA, transB, alpha, beta, seed) => {
           const g: GemmArgs = { transA, transB, M, N, K, A: randomF32(M * K, seed), B: randomF32(K * N, seed + 1), C: randomF32(M * N, seed + 2), alpha, beta };
-          const want = oracle(g);
+          const { want, bound } = oracle(g);
           ks.gemm(g);
-          expectClose(g.C, want, `gemm ${transA ? 'T' : 'N'}${transB ? 'T' : 'N'} ${M}x${N}x${K}`, 1e-5, K * 4e-7);
+          expectWithin(g.C, want, bound, `gemm ${transA ? 'T' : 'N'}${transB ? 'T' : 'N'} ${M}x${N}x${K}`);
         },
       ), { numRuns: mode === 'cpu' ? 8 : 20 });
     });
