@@ -3,11 +3,13 @@ import { defineConfig } from 'tsup';
 export default defineConfig([
   {
     // The library: ESM + CJS with type declarations.
-    entry: ['src/index.ts'],
+    entry: ['src/index.ts', 'src/browser.ts'],
+    // One copy of the modules both entries share (./browser is the core, the main entry adds Node I/O).
+    splitting: true,
     format: ['esm', 'cjs'],
     dts: true,
     sourcemap: true,
-    clean: ['index.*'],
+    clean: ['index.*', 'browser.*', 'chunk-*'],
     target: 'node20',
   },
   {
