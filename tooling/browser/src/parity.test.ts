@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { SWIFTSHADER_ICD } from '@apertus/tensor';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { bundleForBrowser, root } from './resolve';
@@ -18,6 +19,10 @@ import { greedyTokens, tinyCheckpoint, trainingLosses } from './workload';
 
 /** Chromium flags: headless, plus a SwiftShader WebGPU adapter (`--enable-unsafe-webgpu …`). */
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+// Chromium's Dawn finds SwiftShader's Vulkan driver through the loader, as Node's does; name it
+// when no driver is named (a machine without it fails the WebGPU test: no adapter, never a skip).
+if (process.env.VK_ICD_FILENAMES === undefined && process.env.VK_DRIVER_FILES === undefined) process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
 
 const TOKENS = 64;
 const STEPS = 5;
