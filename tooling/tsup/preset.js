@@ -23,14 +23,15 @@ export function appBuild() {
 }
 
 /**
- * A library (`entry`, in `format`, with type declarations) and its executables (`bins`: output
- * name under `dist/bin/` → source), built separately so the executables are self-contained ESM.
- * @param {{ entry: string[], format: ('esm' | 'cjs')[], bins: Record<string, string> }} o
+ * A library (`entry`, in `format`, with type declarations; `splitting` keeps one copy of the modules
+ * several entries share) and its executables (`bins`: output name under `dist/bin/` → source),
+ * built separately so the executables are self-contained ESM.
+ * @param {{ entry: string[], format: ('esm' | 'cjs')[], splitting?: boolean, bins: Record<string, string> }} o
  */
-export function libraryAndBinsBuild({ entry, format, bins }) {
+export function libraryAndBinsBuild({ entry, format, splitting, bins }) {
   const names = entry.map((e) => `${e.replace(/^src\//, '').replace(/\.ts$/, '')}.*`);
   return [
-    { ...common, entry, format, dts: true, clean: entry.length > 1 ? [...names, 'chunk-*'] : names },
+    { ...common, entry, format, dts: true, clean: entry.length > 1 ? [...names, 'chunk-*'] : names, ...(splitting !== undefined ? { splitting } : {}) },
     {
       ...common,
       entry: Object.fromEntries(Object.entries(bins).map(([name, src]) => [`bin/${name}`, src])),

@@ -1,5 +1,6 @@
 // Which device the tab computes on, said plainly: WebAssembly SIMD with its thread count, and why
-// not more (no cross-origin isolation → one thread; a WebGPU adapter found but not used).
+// not more (no cross-origin isolation → one thread; a WebGPU adapter found but not used: the
+// WebGPU kernels wait in Atomics.wait, which the page's main thread, where the model runs, may not).
 
 import { gemmThreads } from '@apertus/tensor';
 
@@ -29,7 +30,7 @@ export async function describeDevice(): Promise<DeviceReport> {
   } catch {
     webgpuAdapter = null;
   }
-  if (webgpuAdapter !== null) notices.push(`WebGPU adapter found (${webgpuAdapter}), but the browser build computes on WebAssembly: the WebGPU kernels need a synchronous device in this tab.`);
+  if (webgpuAdapter !== null) notices.push(`WebGPU adapter found (${webgpuAdapter}), but the studio computes on WebAssembly: its model runs on the page's thread, and the synchronous WebGPU kernels need a Web Worker.`);
   else notices.push('No WebGPU adapter: computing on WebAssembly.');
   const label = `WebAssembly SIMD · ${threads} thread${threads === 1 ? '' : 's'}${threads > 1 ? ' (Web Workers)' : ''}`;
   return { label, webgpuAdapter, notices };

@@ -5,6 +5,7 @@ import { svgLineChart } from '@apertus/trainer';
 import type { ChatMessage } from '@apertus/tokenizer';
 import { chatTurn } from './chat';
 import { describeDevice } from './device';
+import { modelFromGgufFile, modelFromGgufUrl } from './gguf-source';
 import { checkpointLinks } from './download';
 import { modelFromPicked, modelFromUrl, tinyModel, type StudioModel } from './model-source';
 import { trainOnText } from './train';
@@ -79,6 +80,10 @@ async function send(): Promise<void> {
 
 async function train(): Promise<void> {
   const m = current ?? (use(tinyModel(1)), current!);
+  if (m.model.packed.size > 0) {
+    status('training needs a model with float weights: this GGUF model keeps its matrices quantized (open a model directory, or make a new tiny model)', 'error');
+    return;
+  }
   const steps = Math.max(1, Number($<HTMLInputElement>('train-steps').value) || 20);
   const losses: number[] = [];
   stopRequested = false;
@@ -106,6 +111,11 @@ async function train(): Promise<void> {
   $<HTMLButtonElement>('stop').disabled = true;
 }
 
+/** A URL ending in `.gguf` is a GGUF file; any other is a model directory. */
+function modelFromAnyUrl(url: string): Promise<StudioModel> {
+  return /\.gguf([?#].*)?$/i.test(url) ? modelFromGgufUrl(url) : modelFromUrl(url);
+}
+
 async function start(): Promise<void> {
   $<HTMLTextAreaElement>('train-text').value = UDHR_ARTICLE_1;
   $('send').addEventListener('click', () => void send());
@@ -117,7 +127,11 @@ async function start(): Promise<void> {
     const files = $<HTMLInputElement>('model-dir').files;
     if (files && files.length > 0) void guarded('loading', async () => use(await modelFromPicked(files)));
   });
-  $('load-url').addEventListener('click', () => void guarded('loading', async () => use(await modelFromUrl($<HTMLInputElement>('model-url').value))));
+  $('model-gguf').addEventListener('change', () => {
+    const file = $<HTMLInputElement>('model-gguf').files?.[0];
+    if (file) void guarded('loading', async () => use(await modelFromGgufFile(file)));
+  });
+  $('load-url').addEventListener('click', () => void guarded('loading', async () => use(await modelFromAnyUrl($<HTMLInputElement>('model-url').value))));
   const d = await describeDevice();
   $('device').textContent = d.label;
   $('device').dataset['webgpu'] = d.webgpuAdapter ?? '';
@@ -127,7 +141,7 @@ async function start(): Promise<void> {
     $('notices').append(li);
   }
   const q = new URLSearchParams(location.search).get('model');
-  if (q) await guarded('loading', async () => use(await modelFromUrl(q)));
+  if (q) await guarded('loading', async () => use(await modelFromAnyUrl(q)));
   document.body.dataset['ready'] = '1';
 }
 

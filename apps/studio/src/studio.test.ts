@@ -1,14 +1,16 @@
 // The studio in headless Chromium (Debian's chromium, playwright-core), served by apertus-serve
 // under /studio: it reports its device, opens a model directory through the file picker, answers
 // a chat turn with streamed tokens equal to Node's greedy answer, trains five steps with the same
-// losses as Node (within 1e-4), plots them and offers the checkpoint for download. Screenshots
-// after the chat turn and after training, and a report (chat-only bundle size, first-token time)
-// go to test-output/.
+// losses as Node (within 1e-4), plots them and offers the checkpoint for download; then opens the
+// same model as a Q8_0 GGUF file and chats with it as Node's GGUF loader does. Screenshots after
+// the chat turns and after training, and a report (chat-only bundle sizes, first-token times) go
+// to test-output/.
 
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { loadGguf, writeModelGguf } from '@apertus/gguf';
 import { loadCheckpoint, saveCheckpoint, ApertusModel, presetConfig } from '@apertus/model';
 import { createServer, type ApertusServer } from '@apertus/serve';
 import { buildApertusTokenizerConfig, buildApertusTokenizerJson, loadTokenizerFromDirectory } from '@apertus/tokenizer';
@@ -22,6 +24,7 @@ import { trainOnText } from './train';
 const out = path.join(import.meta.dirname, '..', 'test-output');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'apertus-studio-'));
 const modelDir = path.join(tmp, 'tiny-model');
+const ggufPath = path.join(tmp, 'tiny-model.Q8_0.gguf');
 const site = path.join(tmp, 'site');
 const PROMPT = 'Grüezi! Wer bist du?';
 const TEXT = 'All human beings are born free and equal in dignity and rights. Alle Menschen sind frei und gleich an Würde und Rechten geboren. Tous les êtres humains naissent libres et égaux en dignité et en droits. Tutti gli esseri umani nascono liberi ed eguali in dignità e diritti.';
@@ -47,7 +50,10 @@ beforeAll(async () => {
   fs.mkdirSync(out, { recursive: true });
   const json = buildApertusTokenizerJson({ merges: [] });
   // The tiny preset with the byte-level tokenizer's vocabulary (1256), as the studio's own new model.
-  saveCheckpoint(ApertusModel.init(presetConfig('tiny', { vocab_size: 1256 }), 7), modelDir, { dtype: 'f32', files: { 'tokenizer.json': JSON.stringify(json), 'tokenizer_config.json': JSON.stringify(buildApertusTokenizerConfig({ instruct: true })) } });
+  const tokenizerConfig = buildApertusTokenizerConfig({ instruct: true });
+  const model = ApertusModel.init(presetConfig('tiny', { vocab_size: 1256 }), 7);
+  saveCheckpoint(model, modelDir, { dtype: 'f32', files: { 'tokenizer.json': JSON.stringify(json), 'tokenizer_config.json': JSON.stringify(tokenizerConfig) } });
+  writeModelGguf(model, ggufPath, { type: 'Q8_0', tokenizer: { json, config: tokenizerConfig }, name: 'tiny' });
   await buildStudio(site);
   server = createServer({ model: new Promise(() => {}), studioDir: site, webPage: false });
   url = await server.listen(0);
@@ -103,12 +109,31 @@ test('chat and training in the tab, as in Node; screenshots and figures in test-
   const links = await page.locator('#downloads a').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).download));
   expect(links.sort()).toEqual(['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
   await page.screenshot({ path: path.join(out, 'studio-trained.png'), fullPage: true });
+
+  // A GGUF file picked in the page: chat with it as Node does with @apertus/gguf's loader.
+  await page.setInputFiles('#model-gguf', ggufPath);
+  await settled(page, 'model ready');
+  expect(await page.textContent('#model-name')).toContain('tiny-model.Q8_0.gguf (4 layers, hidden 128, vocab 1256)');
+  const gguf = loadGguf(ggufPath);
+  expect(gguf.model.packed.size).toBeGreaterThan(0);
+  const expectedGguf = await chatTurn({ name: 'gguf', model: gguf.model, tokenizer: gguf.tokenizer!, tokenizerFiles: {} }, [{ role: 'user', content: PROMPT }], 48, () => {});
+  await page.fill('#prompt', PROMPT);
+  await page.click('#send');
+  await settled(page, 'answered');
+  expect(expectedGguf.tokens).toBeGreaterThan(0);
+  expect(await page.textContent('#answer-1')).toBe(`apertus: ${expectedGguf.text}`);
+  const ggufFirstTokenMs = Number(await page.getAttribute('#chat-stats', 'data-first-token-ms'));
+  await page.screenshot({ path: path.join(out, 'studio-gguf-chat.png') });
   expect(errors).toEqual([]);
 
-  // The chat-only path (model directory + chat), minified, without the training code.
-  const chatOnly = await build({ stdin: { contents: "export * from './chat';\nexport * from './model-source';\n", resolveDir: import.meta.dirname, loader: 'ts' }, bundle: true, platform: 'browser', format: 'esm', minify: true, write: false, logLevel: 'silent' });
-  const chatBytes = chatOnly.outputFiles[0]!.contents.byteLength;
-  expect(new TextDecoder().decode(chatOnly.outputFiles[0]!.contents)).not.toContain('AdEMAMix');
+  // The chat-only paths (model directory + chat; GGUF + chat), minified, without the training code.
+  const chatBundle = async (contents: string) => {
+    const r = await build({ stdin: { contents, resolveDir: import.meta.dirname, loader: 'ts' }, bundle: true, platform: 'browser', format: 'esm', minify: true, write: false, logLevel: 'silent' });
+    expect(new TextDecoder().decode(r.outputFiles[0]!.contents)).not.toContain('AdEMAMix');
+    return r.outputFiles[0]!.contents.byteLength;
+  };
+  const chatBytes = await chatBundle("export * from './chat';\nexport * from './model-source';\n");
+  const ggufChatBytes = await chatBundle("export * from './chat';\nexport * from './gguf-source';\n");
   const studioBytes = fs.statSync(path.join(site, 'studio.js')).size;
-  fs.writeFileSync(path.join(out, 'studio-report.json'), JSON.stringify({ device, chatOnlyBundleBytes: chatBytes, studioBundleBytes: studioBytes, firstTokenMs, chatTokens: expected.tokens, losses, nodeLosses }, null, 2) + '\n');
+  fs.writeFileSync(path.join(out, 'studio-report.json'), JSON.stringify({ device, chatOnlyBundleBytes: chatBytes, ggufChatBundleBytes: ggufChatBytes, studioBundleBytes: studioBytes, firstTokenMs, ggufFirstTokenMs, chatTokens: expected.tokens, ggufChatTokens: expectedGguf.tokens, losses, nodeLosses }, null, 2) + '\n');
 });

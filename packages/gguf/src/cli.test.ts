@@ -3,7 +3,7 @@ import path from 'node:path';
 import { CommanderError } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runQuantizeCli } from './cli';
-import { GgufFile } from './file';
+import { openGgufFile } from './open';
 import { tempDir, writeFixtureCheckpoint } from './fixture.test-helper';
 
 const tmp = tempDir();
@@ -16,7 +16,7 @@ describe('apertus-quantize', () => {
   it('writes the requested type and reports the tensor counts', async () => {
     const lines: string[] = [];
     const out = await runQuantizeCli([dir, path.join(tmp.dir, 'm.gguf'), '--type', 'q4_k'], (l) => lines.push(l));
-    const f = GgufFile.open(out);
+    const f = openGgufFile(out);
     expect(f.metadata.get('general.file_type')).toBe(14);
     expect(f.info('blk.1.ffn_down.weight').type.name).toBe('Q4_K');
     expect(f.info('blk.1.ffn_norm.weight').type.name).toBe('F32');
@@ -27,6 +27,6 @@ describe('apertus-quantize', () => {
 
   it('rejects an unknown type before writing anything', async () => {
     await expect(runQuantizeCli([dir, path.join(tmp.dir, 'x.gguf'), '--type', 'Q3_K'], () => {})).rejects.toThrow(CommanderError);
-    expect(() => GgufFile.open(path.join(tmp.dir, 'x.gguf'))).toThrow(/cannot open/);
+    expect(() => openGgufFile(path.join(tmp.dir, 'x.gguf'))).toThrow(/cannot open/);
   });
 });

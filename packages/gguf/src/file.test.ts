@@ -6,8 +6,9 @@ import path from 'node:path';
 import { gguf as hfGguf } from '@huggingface/gguf';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { GgufError, GgufFormatError, GgufQuantTypeError, GgufTruncatedError } from './errors';
+import { GgufError, GgufFormatError, GgufIoError, GgufQuantTypeError, GgufTruncatedError } from './errors';
 import { GgufFile } from './file';
+import { openGgufFile } from './open';
 import { NeedMoreBytes, parseHeader } from './header';
 import { quantize } from './quant/index';
 import { writeGguf, type GgufEntry, type GgufTensorEntry } from './writer';
@@ -39,7 +40,7 @@ writeGguf(file, metadata, tensors);
 
 describe('GGUF writer and reader', () => {
   it('reads back what was written, tensors lazily at aligned offsets', () => {
-    const f = GgufFile.open(file);
+    const f = openGgufFile(file);
     expect(f.version).toBe(3);
     expect(f.metadata.get('test.u64')).toBe(2 ** 40 + 3);
     expect(f.metadata.get('test.f32')).toBe(Math.fround(0.1));
@@ -60,7 +61,7 @@ describe('GGUF writer and reader', () => {
     expect(m['test.i16']).toBe(-3000);
     expect(Number(m['test.u64'])).toBe(2 ** 40 + 3);
     expect(m['test.strings']).toEqual(['a', 'Ġb', '']);
-    const f = GgufFile.open(file);
+    const f = openGgufFile(file);
     expect(tensorInfos.map((t) => [t.name, t.dtype, t.shape.map(Number), Number(t.offset) + f.dataOffset])).toEqual(f.tensors.map((t) => [t.name, t.type.id, t.dims, t.offset]));
     f.close();
   });
@@ -68,6 +69,27 @@ describe('GGUF writer and reader', () => {
 
 /** The bytes of the sample file. */
 const bytes = new Uint8Array(fs.readFileSync(file));
+
+describe('GGUF reader over bytes in memory (the browser entry)', () => {
+  it('reads the same header and tensors as from the file; closed, it reads nothing', () => {
+    const fromFile = openGgufFile(file);
+    const f = GgufFile.fromBytes(bytes, 'picked.gguf');
+    expect(f.path).toBe('picked.gguf');
+    expect(f.size).toBe(fromFile.size);
+    expect([...f.metadata]).toEqual([...fromFile.metadata]);
+    expect(f.tensors).toEqual(fromFile.tensors);
+    for (const t of f.tensors) expect(f.read(t.name)).toEqual(fromFile.read(t.name));
+    fromFile.close();
+    f.close();
+    expect(() => f.read('a.f32')).toThrow(GgufIoError);
+    expect(() => f.read('a.f32')).toThrow(/file is closed/);
+  });
+
+  it('truncated bytes give the same typed error, naming the given name', () => {
+    expect(() => GgufFile.fromBytes(bytes.subarray(0, bytes.length - 40), 'cut.gguf')).toThrow(GgufTruncatedError);
+    expect(() => GgufFile.fromBytes(bytes.subarray(0, bytes.length - 40), 'cut.gguf')).toThrow(/cut\.gguf.*tensor "d\.bf16": data .* ends past the end/);
+  });
+});
 
 function parse(b: Uint8Array): unknown {
   return parseHeader(b, b.length, 'x.gguf');
@@ -77,8 +99,8 @@ describe('GGUF reader errors', () => {
   it('a truncated file names the tensor whose data is cut', () => {
     const cut = path.join(dir, 'cut.gguf');
     fs.writeFileSync(cut, bytes.subarray(0, bytes.length - 40));
-    expect(() => GgufFile.open(cut)).toThrow(GgufTruncatedError);
-    expect(() => GgufFile.open(cut)).toThrow(/tensor "d\.bf16": data .* ends past the end/);
+    expect(() => openGgufFile(cut)).toThrow(GgufTruncatedError);
+    expect(() => openGgufFile(cut)).toThrow(/tensor "d\.bf16": data .* ends past the end/);
     expect(() => parse(bytes.subarray(0, 60))).toThrow(GgufTruncatedError);
   });
 

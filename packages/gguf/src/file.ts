@@ -1,19 +1,21 @@
 // A GGUF file opened for lazy reads: the header is parsed (reading only as many bytes as it
-// takes), tensors are read one at a time when asked for.
+// takes), tensors are read one at a time when asked for. The bytes come from a source: bytes in
+// memory (`GgufFile.fromBytes`: a browser's File or fetch response) or, in Node, a file
+// descriptor (`openGgufFile` in open.ts).
 
-import fs from 'node:fs';
 import { GgufError, GgufIoError } from './errors';
 import { NeedMoreBytes, parseHeader, type GgufHeader, type GgufTensorInfo, type GgufValue } from './header';
 
 const FIRST_READ = 1 << 20;
 
-function readAt(fd: number, bytes: Uint8Array, position: number, file: string): void {
-  let done = 0;
-  while (done < bytes.length) {
-    const n = fs.readSync(fd, bytes, done, bytes.length - done, position + done);
-    if (n === 0) throw new GgufIoError(`short read at byte ${position + done}`, { file });
-    done += n;
-  }
+/** Where a GGUF file's bytes are read from. */
+export interface GgufByteSource {
+  /** Size in bytes. */
+  readonly size: number;
+  /** Fill `bytes` from byte `position` on (GgufIoError when the source ends first). */
+  readAt(bytes: Uint8Array, position: number): void;
+  /** Release the source (reads fail afterwards). */
+  close(): void;
 }
 
 /** An open GGUF file. */
@@ -28,13 +30,13 @@ export class GgufFile implements GgufHeader {
   readonly path: string;
   /** Size in bytes. */
   readonly size: number;
-  private fd: number | null;
+  private source: GgufByteSource | null;
   private readonly byName: Map<string, GgufTensorInfo>;
 
-  private constructor(path: string, fd: number, size: number, header: GgufHeader) {
+  private constructor(path: string, source: GgufByteSource, header: GgufHeader) {
     this.path = path;
-    this.fd = fd;
-    this.size = size;
+    this.source = source;
+    this.size = source.size;
     this.version = header.version;
     this.metadata = header.metadata;
     this.metadataTypes = header.metadataTypes;
@@ -44,26 +46,43 @@ export class GgufFile implements GgufHeader {
     this.byName = new Map(header.tensors.map((t) => [t.name, t]));
   }
 
-  /** Open and validate a file (typed errors name the file and the key or tensor at fault). */
-  static open(path: string): GgufFile {
-    let fd: number;
-    try { fd = fs.openSync(path, 'r'); } catch (e) { throw new GgufIoError(`cannot open (${(e as Error).message})`, { file: path, cause: e }); }
+  /**
+   * Validate the file read from `source` (typed errors name `path` and the key or tensor at
+   * fault); the source is closed when that fails.
+   */
+  static fromSource(source: GgufByteSource, path: string): GgufFile {
     try {
-      const size = fs.fstatSync(fd).size;
+      const size = source.size;
       for (let n = Math.min(size, FIRST_READ); ; n = Math.min(size, n * 4)) {
         const bytes = new Uint8Array(n);
-        readAt(fd, bytes, 0, path);
+        source.readAt(bytes, 0);
         try {
-          return new GgufFile(path, fd, size, parseHeader(bytes, size, path));
+          return new GgufFile(path, source, parseHeader(bytes, size, path));
         } catch (e) {
           if (!(e instanceof NeedMoreBytes)) throw e;
         }
       }
     } catch (e) {
-      fs.closeSync(fd);
+      source.close();
       if (e instanceof GgufError) throw e;
       throw new GgufIoError(`cannot read (${(e as Error).message})`, { file: path, cause: e });
     }
+  }
+
+  /** A file held in memory (e.g. a browser's `File` or `fetch` response, read into bytes); `name` names it in errors. */
+  static fromBytes(bytes: Uint8Array, name: string): GgufFile {
+    let data: Uint8Array | null = bytes;
+    return GgufFile.fromSource({
+      size: bytes.length,
+      readAt(out, position) {
+        if (data === null) throw new GgufIoError('file is closed', { file: name });
+        if (position + out.length > data.length) throw new GgufIoError(`short read at byte ${data.length}`, { file: name });
+        out.set(data.subarray(position, position + out.length));
+      },
+      close() {
+        data = null;
+      },
+    }, name);
   }
 
   /** Whether the file has a tensor of that name. */
@@ -81,15 +100,15 @@ export class GgufFile implements GgufHeader {
   /** The stored bytes of a tensor (a fresh copy, read now). */
   read(name: string): Uint8Array {
     const t = this.info(name);
-    if (this.fd === null) throw new GgufIoError('file is closed', { file: this.path, tensor: name });
+    if (this.source === null) throw new GgufIoError('file is closed', { file: this.path, tensor: name });
     const bytes = new Uint8Array(t.bytes);
-    readAt(this.fd, bytes, t.offset, this.path);
+    this.source.readAt(bytes, t.offset);
     return bytes;
   }
 
-  /** Close the file descriptor (reads fail afterwards). */
+  /** Close the source (reads fail afterwards). */
   close(): void {
-    if (this.fd !== null) fs.closeSync(this.fd);
-    this.fd = null;
+    this.source?.close();
+    this.source = null;
   }
 }

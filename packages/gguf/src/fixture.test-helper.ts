@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ApertusModel, presetConfig, saveCheckpoint, type ApertusConfig } from '@apertus/model';
 import { trainApertusBpe, type TrainedBpe } from '@apertus/tokenizer';
-import { GgufFile } from './file';
+import { openGgufFile } from './open';
 import type { GgufValue } from './header';
 import type { GgmlTypeName } from './types';
 import { writeGguf, type GgufEntry } from './writer';
@@ -55,7 +55,7 @@ export function writeFixtureCheckpoint(dir: string, model = fixtureModel()): voi
 
 /** Copy a GGUF file with metadata patched (undefined deletes a key, new keys go last) and tensors optionally renamed or re-stored. */
 export function rewrite(from: string, to: string, patch: Record<string, GgufEntry | undefined>, rename: Record<string, string> = {}, retype: Record<string, { type: GgmlTypeName; data: Uint8Array }> = {}): string {
-  const f = GgufFile.open(from);
+  const f = openGgufFile(from);
   const meta: [string, GgufEntry][] = [];
   const toEntry = (type: string, value: GgufValue): GgufEntry => {
     const m = /^array<(.+)>$/.exec(type);

@@ -12,7 +12,7 @@ import { f32ToF16Bits, Rng } from '@apertus/tensor';
 import { getLlama, type Llama } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeModelGguf, type QuantizeType } from './convert';
-import { loadGguf } from './load';
+import { loadGguf } from './open';
 import { fixtureModel, fixtureTokenizer, rewrite, tempDir } from './fixture.test-helper';
 import { quantize } from './quant/index';
 import { GGML_TYPES, QK_K } from './types';

@@ -8,7 +8,7 @@ import { Tensor } from '@apertus/tensor';
 import type { Tokenizer } from '@apertus/tokenizer';
 import { configFromMetadata, ggufTensorName, XIELU_KEYS } from './apertus';
 import { GgufMetadataError } from './errors';
-import { GgufFile } from './file';
+import type { GgufFile } from './file';
 import { WeightArena } from './kernels/qmatmul';
 import { QuantMatrix } from './quant-matrix';
 import { dequantize } from './quant/index';
@@ -38,10 +38,10 @@ export interface LoadGgufOptions {
  * `general.architecture` is `apertus` (GgufArchitectureError), every tensor the hyper-parameters
  * imply is present with their shape and nothing else is (GgufMetadataError naming the tensor),
  * the xIELU arrays have one value per layer (naming the key), types are supported
- * (GgufQuantTypeError). Tensors are read one at a time.
+ * (GgufQuantTypeError). Tensors are read one at a time; the file is closed at the end.
  */
-export function loadGguf(path: string, options: LoadGgufOptions = {}): LoadedGguf {
-  const file = GgufFile.open(path);
+export function loadGgufFile(file: GgufFile, options: LoadGgufOptions = {}): LoadedGguf {
+  const path = file.path;
   try {
     const meta = file.metadata;
     const ropeFreqs = file.has('rope_freqs.weight') ? dequantize(file.info('rope_freqs.weight').type, file.read('rope_freqs.weight'), file.info('rope_freqs.weight').shape[0]!) : null;

@@ -8,6 +8,6 @@
  */
 export {
   createGpujsKernels, createWebgpuKernels, createWebgpuSyncKernels, probeGpujsModes, GpujsBackendError, WebgpuUnavailableError, SWIFTSHADER_ICD, adapterName,
-  type GpujsMode, type GpujsKernelSet, type GpujsProbe, type WebgpuKernelSet, type WebgpuSyncKernelSet, type WebgpuTransfers, type WebgpuAdapterInfo, type WebgpuMissing,
+  setGpujsScriptUrl, type GpujsMode, type GpujsKernelSet, type GpujsProbe, type WebgpuKernelSet, type WebgpuSyncKernelSet, type WebgpuTransfers, type WebgpuAdapterInfo, type WebgpuMissing,
 } from './kernels/gpujs/index';
 export { enableGpujs, enableWebgpu, webgpuTransfers } from './gpujs-backend';

@@ -22,6 +22,7 @@ import { type WebgpuAdapterInfo, deviceLostError, isDeviceLost, requestWebgpuAda
 import { type WebgpuTransfers, WebgpuWorkerRuntime } from './webgpu-worker';
 
 export type { WebgpuTransfers } from './webgpu-worker';
+export { setGpujsScriptUrl } from './webgpu-host-browser';
 
 export { GpujsBackendError } from './errors';
 export type { GemmArgs } from './gemm';

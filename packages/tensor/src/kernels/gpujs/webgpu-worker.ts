@@ -1,17 +1,23 @@
 /**
- * The `webgpu` kernels behind a synchronous KernelSet (Node): a worker thread owns gpu.js in
- * `webgpu` mode; the calling thread drives the op generators as usual and, for each kernel call,
- * posts it to the worker and sleeps in `Atomics.wait` until the worker has run it on the GPU and
- * written its output into shared memory. The kernel texts and settings are the ones every other
- * mode uses; the worker checks, like `GpujsRuntime`, that each kernel really ran in `webgpu`.
+ * The `webgpu` kernels behind a synchronous KernelSet: a worker owns gpu.js in `webgpu` mode;
+ * the calling thread drives the op generators as usual and, for each kernel call, posts it to the
+ * worker and sleeps in `Atomics.wait` until the worker has run it on the GPU and written its
+ * output into shared memory. The kernel texts and settings are the ones every other mode uses;
+ * the worker checks, like `GpujsRuntime`, that each kernel really ran in `webgpu`.
+ *
+ * This file is the bridge's protocol, the same on every host: the worker's serving loop
+ * ({@link SERVE_SOURCE}) and the calling side ({@link WebgpuWorkerRuntime}). How a worker is
+ * started and how it gets gpu.js and `navigator.gpu` is the host's part: `webgpu-host-node.ts`
+ * (a `worker_threads` Worker, Dawn from the `webgpu` package) and `webgpu-host-browser.ts` (a
+ * Web Worker, the browser's own `navigator.gpu`).
  */
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { Input } from 'gpu.js';
+import { isNode } from '../../host';
 import { GpujsBackendError } from './errors';
 import { type KernelCall, kernelSettings, outputCells } from './runtime';
 import { deviceLostError, isDeviceLost } from './webgpu';
+import { startBrowserWebgpuWorker } from './webgpu-host-browser';
+import { startNodeWebgpuWorker } from './webgpu-host-node';
 
 /** Control words: the call's state (0 running, 1 done, 2 failed) and the error text's length. */
 const CTL_STATE = 0;
@@ -22,25 +28,47 @@ const CALL_TIMEOUT_MS = 300_000;
 /** Compiled kernels kept alive in the worker (as `GpujsRuntime`). */
 const CACHE_LIMIT = 192;
 
-const WORKER_SOURCE = `'use strict';
-const { workerData, parentPort } = require('node:worker_threads');
+/** What every bridge worker is started with (a host adds its own fields, e.g. where gpu.js is). */
+export interface BridgeData {
+  /** Two Int32 control words (state, error length). */
+  control: SharedArrayBuffer;
+  /** The error text of a failed call (UTF-8). */
+  error: SharedArrayBuffer;
+}
+
+/** A started bridge worker, as the calling side sees it. */
+export interface BridgeWorker {
+  postMessage(message: unknown): void;
+  terminate(): void;
+}
+
+/**
+ * Starts a worker that runs `serve` — the source of a function
+ * `(gpujs: Promise<gpu.js module>, workerData: BridgeData, listen: (handler) => void)` — after the
+ * host's prelude has made `navigator.gpu` exist and loaded gpu.js.
+ */
+export type StartBridgeWorker = (serve: string, data: BridgeData) => BridgeWorker;
+
+/**
+ * The worker's side of the protocol: build (and cache) each posted kernel with gpu.js in
+ * `webgpu` mode, run it, check it ran in `webgpu`, copy its output into the posted shared
+ * buffer, then set the state word and wake the caller.
+ */
+export const SERVE_SOURCE = `(gpujsLoaded, workerData, listen) => {
 const ctl = new Int32Array(workerData.control);
 const errorBytes = new Uint8Array(workerData.error);
 const kernels = new Map();
 let gpujs;
 let gpu;
 const ready = (async () => {
-  const webgpu = await import(workerData.webgpuUrl);
-  for (const [k, v] of Object.entries(webgpu.globals)) if (!(k in globalThis)) globalThis[k] = v;
-  Object.defineProperty(globalThis, 'navigator', { value: { gpu: webgpu.create([]) }, configurable: true, writable: true });
-  gpujs = require(workerData.gpujsPath);
+  gpujs = await gpujsLoaded;
   gpu = new gpujs.GPU({ mode: 'webgpu' });
   if (!gpu.Kernel || gpu.Kernel.mode !== 'webgpu') throw new Error('gpu.js chose ' + (gpu.Kernel && gpu.Kernel.mode) + ' instead of webgpu');
 })();
 ready.catch(() => undefined);
 function finish(state, text) {
   if (text !== undefined) {
-    const bytes = Buffer.from(String(text)).subarray(0, errorBytes.length);
+    const bytes = new TextEncoder().encode(String(text)).subarray(0, errorBytes.length);
     errorBytes.set(bytes);
     Atomics.store(ctl, ${CTL_ERROR_LENGTH}, bytes.length);
   }
@@ -51,7 +79,7 @@ function leaf(v, end) {
   while (Array.isArray(v)) v = v[end ? v.length - 1 : 0];
   return v;
 }
-parentPort.on('message', async (m) => {
+listen(async (m) => {
   let k;
   try {
     await ready;
@@ -87,7 +115,7 @@ parentPort.on('message', async (m) => {
     finish(2, e && e.message ? e.message : (e && e.constructor ? e.constructor.name + ' ' : '') + String(e) + (e && e.stack ? ' ' + e.stack : ''));
   }
 });
-`;
+}`;
 
 /** A kernel argument as posted to the worker: gpu.js `Input`s as plain objects, views compacted. */
 function wire(a: unknown): unknown {
@@ -122,31 +150,19 @@ function argBytes(a: unknown): number {
   return ArrayBuffer.isView(v) ? v.byteLength : 0;
 }
 
-/** Runs kernel calls synchronously on a worker thread that owns gpu.js's `webgpu` mode. */
+/** Runs kernel calls synchronously on a worker (the host's) that owns gpu.js's `webgpu` mode. */
 export class WebgpuWorkerRuntime {
   readonly mode = 'webgpu';
   private readonly counted: WebgpuTransfers = { calls: 0, uploadBytes: 0, readbackBytes: 0 };
-  private readonly worker: Worker;
+  private readonly worker: BridgeWorker;
   private readonly control = new Int32Array(new SharedArrayBuffer(8));
   private readonly error = new SharedArrayBuffer(ERROR_BYTES);
   private readonly built = new Map<string, string>();
   private disposed = false;
 
-  constructor() {
-    const require = createRequire(import.meta.url);
-    let gpujsPath: string;
-    let webgpuUrl: string;
-    try {
-      gpujsPath = require.resolve('gpu.js');
-      webgpuUrl = pathToFileURL(require.resolve('webgpu')).href;
-    } catch (e) {
-      throw new GpujsBackendError({ requestedMode: 'webgpu', reason: `cannot resolve gpu.js and webgpu (${e instanceof Error ? e.message : String(e)})`, cause: e });
-    }
-    this.worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { control: this.control.buffer, error: this.error, gpujsPath, webgpuUrl },
-    });
-    this.worker.unref();
+  /** Start the worker on `start` (by default the host's: Node's worker threads, else a Web Worker). */
+  constructor(start: StartBridgeWorker = isNode ? startNodeWebgpuWorker : startBrowserWebgpuWorker) {
+    this.worker = start(SERVE_SOURCE, { control: this.control.buffer as SharedArrayBuffer, error: this.error });
   }
 
   /** Run one kernel call on the GPU and return its flat output (blocks the calling thread). */
@@ -162,7 +178,7 @@ export class WebgpuWorkerRuntime {
     }
     if (Atomics.load(this.control, CTL_STATE) !== 1) {
       const n = Atomics.load(this.control, CTL_ERROR_LENGTH);
-      const text = Buffer.from(new Uint8Array(this.error, 0, n)).toString();
+      const text = new TextDecoder().decode(new Uint8Array(this.error, 0, n).slice());
       if (isDeviceLost(text)) throw deviceLostError(new Error(text));
       throw this.fail(c.name, `gpu.js failed: ${text}`);
     }
@@ -189,7 +205,7 @@ export class WebgpuWorkerRuntime {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    void this.worker.terminate();
+    this.worker.terminate();
   }
 
   private fail(kernel: string, reason: string): GpujsBackendError {

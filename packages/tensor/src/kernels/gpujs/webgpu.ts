@@ -7,7 +7,7 @@
  * `VK_ICD_FILENAMES`). Each missing piece is reported as a `WebgpuUnavailableError` naming it
  * and what to install.
  */
-import { nodeBuiltin } from '../../host';
+import { isNode, nodeBuiltin } from '../../host';
 import { GpujsBackendError } from './errors';
 
 /** Which piece is missing when no WebGPU adapter can be had. */
@@ -105,6 +105,9 @@ async function navigatorGpu(): Promise<GpuLike> {
 /** Why `requestAdapter()` gave nothing: check the Vulkan loader, then the drivers (Linux only). */
 function diagnose(cause?: unknown): WebgpuUnavailableError {
   const why = cause === undefined ? 'no WebGPU adapter' : `requestAdapter failed (${cause instanceof Error ? cause.message : String(cause)})`;
+  if (!isNode) {
+    return new WebgpuUnavailableError('adapter', `${why} from the browser's navigator.gpu`, 'enable WebGPU in the browser (Chromium without a GPU: --enable-unsafe-webgpu --enable-features=Vulkan --use-angle=swiftshader --enable-unsafe-swiftshader)', cause);
+  }
   if (process.platform !== 'linux') {
     return new WebgpuUnavailableError('adapter', why, 'install or update the GPU driver (Dawn uses Metal on macOS, D3D12 on Windows)', cause);
   }
