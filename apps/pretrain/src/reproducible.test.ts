@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { gemmKernelInfo, gemmThreads, setGemmThreads } from '@apertus/tensor';
+import { gemmKernelInfo, gemmThreads, setGemmThreads, setGemmVariant } from '@apertus/tensor';
 import { afterAll, expect, it } from 'vitest';
 import { resolveConfig, runPretraining } from './index';
 
@@ -10,6 +10,8 @@ import { resolveConfig, runPretraining } from './index';
  * must equal the committed golden exactly, with 1 and with 2 GEMM threads. Nothing in the
  * numerics may depend on the CPU (no cache-size-dependent blocking, no feature-dependent kernel
  * choice, no thread-count-dependent summation order), so the golden holds on any x86-64 CPU.
+ * That needs the plain-SIMD GEMM (`setGemmVariant('simd')`, mul + add): the default FMA variant
+ * (`relaxed_madd`) is fused only on CPUs with FMA, so its bits are not the same everywhere.
  *
  * Generator: `APERTUS_WRITE_GOLDEN=1 npx vitest run --project pretrain src/reproducible.test.ts`
  * rewrites test/golden/first-steps.json from a 1-thread run (and the test then checks both
@@ -18,7 +20,12 @@ import { resolveConfig, runPretraining } from './index';
 const GOLDEN = path.join(__dirname, '../test/golden/first-steps.json');
 const STEPS = 6;
 const threadsBefore = gemmThreads();
-afterAll(() => setGemmThreads(threadsBefore));
+const variantBefore = gemmKernelInfo().variant!;
+setGemmVariant('simd');
+afterAll(() => {
+  setGemmThreads(threadsBefore);
+  setGemmVariant(variantBefore);
+});
 
 async function firstLosses(threads: number): Promise<number[]> {
   setGemmThreads(threads);

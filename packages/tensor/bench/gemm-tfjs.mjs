@@ -3,27 +3,32 @@
 // (bench/simd-peak.mjs). Shapes: square 1024 and the products of a `small` training step
 // (hidden 768, intermediate 3072, 4 KV heads of 64, vocabulary 32768; T = 256 tokens).
 //
-//   npm run build -w packages/tensor && node packages/tensor/bench/gemm-tfjs.mjs [--seconds S] [--quick] [--write]
+//   npm run build -w packages/tensor && node packages/tensor/bench/gemm-tfjs.mjs [--seconds S] [--rounds R] [--cpu-time] [--quick] [--write]
 //
 // --write puts the table into tooling/bench/results/gemm-tfjs.md.
 //
-// Columns: ours with the plain-SIMD kernel (`cpu`, the default) and with relaxed-SIMD FMA
-// (`cpu-fma`, enableCpuFma) on 1 thread and on 2; tfjs-backend-wasm in Node (one thread: its
-// threaded build needs a browser), the better of its transpose flags and pre-transposed operands.
-// % of peak: ours on 1 thread against the probe's peak of the same instruction mix (mul + add
-// for `cpu`, relaxed_madd for `cpu-fma`).
+// Columns: ours with the default relaxed-SIMD FMA variant (`setGemmVariant('relaxed')`) and with
+// the plain-SIMD one (`'simd'`, mul + add) on 1 thread and on 2; tfjs-backend-wasm in Node (one
+// thread: its threaded build needs a browser), the better of its transpose flags and
+// pre-transposed operands. Each row measures all of them back to back, R rounds (best of each).
+// % of peak: ours on 1 thread against the probe's peak of the same instruction mix
+// (relaxed_madd for FMA, mul + add for plain SIMD).
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { enableCpuFma, setBackend, setGemmThreads, sgemm } from '@apertus/tensor';
+import { gemmKernelInfo, setGemmThreads, setGemmVariant, sgemm, Tensor } from '@apertus/tensor';
 import { simdPeak } from './simd-peak.mjs';
 
 const argv = process.argv.slice(2);
 const secArg = argv.indexOf('--seconds');
 const seconds = secArg >= 0 ? Number(argv[secArg + 1]) : argv.includes('--quick') ? 0.2 : 0.6;
+const roundArg = argv.indexOf('--rounds');
+const rounds = roundArg >= 0 ? Number(argv[roundArg + 1]) : 1;
+// --cpu-time: the one-thread columns (ours and tfjs's) and the peak probe by CPU time, see best().
+const cpuTime = argv.includes('--cpu-time');
 const lines = [];
 const say = (line) => { lines.push(line); console.log(line); };
 
@@ -44,23 +49,32 @@ function lscpu() {
   }
 }
 
+/** Operands as tensor storage (in the wasm memory, read in place, as in training), like tfjs's uploaded tensors. */
+const held = [];
 function fill(n, seed) {
-  const a = new Float32Array(n);
+  const t = Tensor.zeros([n]);
+  held.push(t);
+  const a = t.data;
   let s = seed;
   for (let i = 0; i < n; i++) { s = (s * 1103515245 + 12345) >>> 0; a[i] = s / 2 ** 31 - 1; }
   return a;
 }
 
-/** Best seconds per call of `fn` over the time budget (one warm-up call). */
-function best(fn) {
+/**
+ * Best seconds per call of `fn` over the time budget (one warm-up call): wall-clock time, or with
+ * `cpu` the process's CPU time (for one-thread runs on a loaded machine: time spent descheduled
+ * does not count; cache pollution by other processes still does).
+ */
+function best(fn, cpu = false) {
   fn();
   let t = Infinity;
   const end = performance.now() + seconds * 1000;
   let n = 0;
   while (n < 2 || performance.now() < end) {
-    const t0 = performance.now();
+    const t0 = performance.now(), c0 = process.cpuUsage();
     fn();
-    t = Math.min(t, (performance.now() - t0) / 1000);
+    const c = process.cpuUsage(c0);
+    t = Math.min(t, cpu ? (c.user + c.system) / 1e6 : (performance.now() - t0) / 1000);
     n++;
   }
   return t;
@@ -77,40 +91,46 @@ const cases = [
   ['small LM head x·Wᵀ', 256, 32768, 768, false, true],
 ];
 
-const peak = simdPeak(1);
-enableCpuFma(false);
+const peak = simdPeak(1, cpuTime);
+const defaultVariant = gemmKernelInfo().variant;
 const loadStart = loadavg()[0];
+const stagedStart = gemmKernelInfo().bytesStaged;
 say(`CPU: ${lscpu()}`);
-say(`Node ${process.version}; tfjs-core ${tf.version_core}, backend ${tf.getBackend()}; 1-minute load average ${loadStart.toFixed(2)}`);
-say(`one-core 128-bit SIMD peak: mul+add ${peak.mulAdd.toFixed(1)} GFLOPS, relaxed_madd ${peak.fma?.toFixed(1) ?? 'n/a'} GFLOPS`);
+say(`Node ${process.version}; tfjs-core ${tf.version_core}, backend ${tf.getBackend()}; our default GEMM variant: ${defaultVariant}; 1-minute load average ${loadStart.toFixed(2)}`);
+say(`one-core 128-bit SIMD peak: relaxed_madd ${peak.fma?.toFixed(1) ?? 'n/a'} GFLOPS, mul+add ${peak.mulAdd.toFixed(1)} GFLOPS`);
 say('');
-say('| product | M × N × K | ours 1T | ours 2T | ours FMA 1T | ours FMA 2T | tfjs-wasm | ours 1T / tfjs | ours 2T / tfjs | FMA 2T / tfjs | % of peak (1T, 1T FMA) |');
+say('| product | M × N × K | FMA 1T | FMA 2T | SIMD 1T | SIMD 2T | tfjs-wasm | FMA 1T / tfjs | FMA 2T / tfjs | SIMD 1T / tfjs | % of peak (FMA 1T, SIMD 1T) |');
 say('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const [name, M, N, K, transA, transB] of cases) {
-  const A = fill(M * K, 1), B = fill(N * K, 2), C = new Float32Array(M * N);
+  const A = fill(M * K, 1), B = fill(N * K, 2), C = fill(M * N, 3);
   const gf = (t) => (2 * M * N * K) / t / 1e9;
-  const ours = (backend, threads) => {
-    setBackend(backend, ['gemm']);
+  const ours = (variant, threads) => {
+    setGemmVariant(variant);
     setGemmThreads(threads);
-    return gf(best(() => sgemm({ transA, transB, M, N, K, A, B, C })));
+    return gf(best(() => sgemm({ transA, transB, M, N, K, A, B, C }), cpuTime && threads === 1));
   };
   // tfjs: the stored layout with its transpose flags, and op(A), op(B) materialised (no flags); its best counts.
   const a = tf.tensor2d(A, transA ? [K, M] : [M, K]), b = tf.tensor2d(B, transB ? [N, K] : [K, N]);
   const a2 = transA ? tf.transpose(a) : a, b2 = transB ? tf.transpose(b) : b;
-  const tfjsTime = (x, y, tA, tB) => best(() => { const c = tf.matMul(x, y, tA, tB); c.dataSync(); c.dispose(); });
-  const theirs = gf(Math.min(tfjsTime(a, b, transA, transB), tfjsTime(a2, b2, false, false)));
-  const o1 = ours('cpu', 1), o2 = ours('cpu', 2);
-  const f1 = ours('cpu-fma', 1), f2 = ours('cpu-fma', 2);
+  const tfjsTime = (x, y, tA, tB) => best(() => { const c = tf.matMul(x, y, tA, tB); c.dataSync(); c.dispose(); }, cpuTime);
+  let theirs = 0, f1 = 0, f2 = 0, o1 = 0, o2 = 0;
+  for (let r = 0; r < rounds; r++) {
+    theirs = Math.max(theirs, gf(Math.min(tfjsTime(a, b, transA, transB), tfjsTime(a2, b2, false, false))));
+    f1 = Math.max(f1, ours('relaxed', 1)); f2 = Math.max(f2, ours('relaxed', 2));
+    o1 = Math.max(o1, ours('simd', 1)); o2 = Math.max(o2, ours('simd', 2));
+  }
   for (const t of new Set([a, b, a2, b2])) t.dispose();
-  const pct = `${((100 * o1) / peak.mulAdd).toFixed(0)} %, ${peak.fma ? ((100 * f1) / peak.fma).toFixed(0) : '?'} %`;
-  say(`| ${name} | ${M} × ${N} × ${K} | ${o1.toFixed(1)} | ${o2.toFixed(1)} | ${f1.toFixed(1)} | ${f2.toFixed(1)} | ${theirs.toFixed(1)} | ${(o1 / theirs).toFixed(2)} | ${(o2 / theirs).toFixed(2)} | ${(f2 / theirs).toFixed(2)} | ${pct} |`);
+  for (const t of held.splice(0)) t.dispose();
+  const pct = `${peak.fma ? ((100 * f1) / peak.fma).toFixed(0) : '?'} %, ${((100 * o1) / peak.mulAdd).toFixed(0)} %`;
+  say(`| ${name} | ${M} × ${N} × ${K} | ${f1.toFixed(1)} | ${f2.toFixed(1)} | ${o1.toFixed(1)} | ${o2.toFixed(1)} | ${theirs.toFixed(1)} | ${(f1 / theirs).toFixed(2)} | ${(f2 / theirs).toFixed(2)} | ${(o1 / theirs).toFixed(2)} | ${pct} |`);
 }
-setBackend('cpu', ['gemm']);
+setGemmVariant(defaultVariant);
 say('');
-say(`GFLOPS = 2·M·N·K / best time. 1-minute load average ${loadStart.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end (shared machine: ratios are interleaved per row).`);
+say(`Operands of both sides are resident in their own memory before timing (ours: tensor storage in the wasm memory, ${gemmKernelInfo().bytesStaged - stagedStart} bytes staged; tfjs: uploaded tensors); tfjs's time includes reading C back (dataSync).`);
+say(`GFLOPS = 2·M·N·K / best ${cpuTime ? 'time (1T columns, tfjs and the peak: CPU time of the process; 2T: wall-clock time)' : 'wall-clock time'} (best of ${rounds} round${rounds > 1 ? 's' : ''}). 1-minute load average ${loadStart.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end (shared machine: ratios are interleaved per row).`);
 if (argv.includes('--write')) {
   const file = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../tooling/bench/results/gemm-tfjs.md');
-  const head = ['# GEMM: ours vs tfjs-backend-wasm, and against the SIMD peak', '', `Command: \`node packages/tensor/bench/gemm-tfjs.mjs --write\` (${new Date().toISOString().slice(0, 10)})`, ''];
+  const head = ['# GEMM: ours vs tfjs-backend-wasm, and against the SIMD peak', '', `Command: \`node packages/tensor/bench/gemm-tfjs.mjs --write${rounds > 1 ? ` --rounds ${rounds}` : ''}${cpuTime ? ' --cpu-time' : ''}\` (${new Date().toISOString().slice(0, 10)})`, ''];
   writeFileSync(file, `${[...head, ...lines].join('\n')}\n`);
 }
 process.exit(0);

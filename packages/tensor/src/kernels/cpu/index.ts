@@ -1,4 +1,4 @@
-import { relaxedGemm, wasmGemm, wasmGemmAvailable } from '../gemm/index';
+import { wasmGemm, wasmGemmAvailable } from '../gemm/index';
 import { fusedLinearCrossEntropy } from '../js/linear-cross-entropy';
 import type { KernelSet } from '../types';
 import { tiledAttention } from './attention';
@@ -9,20 +9,14 @@ import { expShift, rowMax, scaleRow } from './softmax-rows';
 /** The SIMD row operations of the softmax in the fused loss (see softmax-rows.ts). */
 const simdRows = { max: rowMax, expShift, scale: scaleRow };
 
-/** GEMM, tiled attention and the fused LM-head loss on top of the WebAssembly GEMM kernel `gemm`, and RMSNorm. */
-function kernelsOn(gemm: KernelSet['gemm']): Partial<KernelSet> {
-  return { gemm, linearCrossEntropy: fusedLinearCrossEntropy(gemm, { alloc: scratchF32, release: heapRelease }, simdRows), ...tiledAttention(gemm), ...simdRmsnorm };
-}
-
 /**
  * The `cpu` backend: the kernels that lean on the WebAssembly SIMD GEMM (GEMM itself, tiled
  * attention, the fused LM-head loss; their softmax rows in SIMD) and RMSNorm in SIMD, tested
- * against `jsKernels`. Empty where WebAssembly SIMD
+ * against `jsKernels`. The GEMM runs the variant of `setGemmVariant` (FMA by default where the
+ * CPU has it). Empty where WebAssembly SIMD
  * is missing, so selecting it there throws `BackendError`.
  */
-export const cpuKernels: Partial<KernelSet> = wasmGemmAvailable() ? kernelsOn(wasmGemm) : {};
+export const cpuKernels: Partial<KernelSet> = wasmGemmAvailable()
+  ? { gemm: wasmGemm, linearCrossEntropy: fusedLinearCrossEntropy(wasmGemm, { alloc: scratchF32, release: heapRelease }, simdRows), ...tiledAttention(wasmGemm), ...simdRmsnorm }
+  : {};
 
-/** The same kernels on the relaxed-SIMD (FMA) GEMM: the `cpu-fma` backend (see `enableCpuFma`). */
-export function cpuFmaKernels(): Partial<KernelSet> {
-  return kernelsOn(relaxedGemm);
-}

@@ -6,7 +6,7 @@ import { terminateGemmWorkers } from './index';
 import { GEMM_BACKENDS, ODD_SIZES, errorBound, randomArray, useGemm, worstRatio } from './test-util';
 
 afterAll(() => {
-  useGemm('cpu 2 threads');
+  useGemm('cpu relaxed 2 threads');
   terminateGemmWorkers();
 });
 
@@ -60,7 +60,7 @@ describe.each(GEMM_BACKENDS)('sgemmBf16 on %s', (backend) => {
 });
 
 it('widens bf16 exactly: powers of two and signed values through a 1 x 1 x 1 product', () => {
-  useGemm('cpu 1 thread');
+  useGemm('cpu relaxed 1 thread');
   const values = [1, -2, 0.5, 3.140625, -65536, 1e-3];
   for (const v of values) {
     const C = new Float32Array(1);

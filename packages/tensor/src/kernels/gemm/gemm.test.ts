@@ -8,6 +8,7 @@ import {
 } from './index';
 import { WasmGemmEngine } from './wasm/engine';
 import { checkGemmArgs } from './args';
+import { heapF32, heapRelease } from '../cpu/heap';
 import { GEMM_BACKENDS as BACKENDS, ODD_SIZES, errorBound, randomArray, useGemm as use, worstRatio } from './test-util';
 
 afterAll(() => {
@@ -71,7 +72,7 @@ describe.each(BACKENDS)('sgemm on backend %s', (backend) => {
       sgemm(args);
       expect(worstRatio(args.C, want, bound)).toBeLessThanOrEqual(1);
     }
-    if (backend === 'cpu 2 threads') expect(gemmKernelInfo().workers).toBeGreaterThanOrEqual(1);
+    if (backend.endsWith('2 threads')) expect(gemmKernelInfo().workers).toBeGreaterThanOrEqual(1);
   });
 
   it('ignores NaNs in C when beta = 0 and skips A, B when alpha = 0', () => {
@@ -182,6 +183,26 @@ describe('wasm engine chunking and job splitting', () => {
     expect(engine.workerCount).toBe(2);
   });
 
+  it('runs operands in the wasm memory in one step and gives the bits of the staged path (several B chunks)', () => {
+    // Tiny chunks: staged, B goes in several column chunks (transB) or K chunks; in place, column
+    // chunks are skipped (one step), and K chunks are kept (they would change the sums).
+    const engine = new WasmGemmEngine('relaxed', { MC: 8, NC: 24, KC: 20, bChunkBytes: 3000, cBlockBytes: 1500, minChunkRows: 3, minJobCols: 8, threadMinWork: 0 });
+    try {
+      for (const [M, N, K, transA, transB] of [[37, 150, 45, false, true], [37, 60, 130, true, false]] as const) {
+        const A = randomArray(M * K, M), B = randomArray(K * N, N);
+        const staged = new Float32Array(M * N);
+        engine.run(checkGemmArgs({ transA, transB, M, N, K, A, B, C: staged }, false), 2);
+        const hA = heapF32(M * K), hB = heapF32(K * N), hC = heapF32(M * N);
+        hA.set(A); hB.set(B);
+        engine.run(checkGemmArgs({ transA, transB, M, N, K, A: hA, B: hB, C: hC }, false), 2);
+        expect(Array.from(hC)).toEqual(Array.from(staged));
+        for (const h of [hA, hB, hC]) heapRelease(h);
+      }
+    } finally {
+      engine.terminate();
+    }
+  });
+
   it('cannot be used after terminate', () => {
     const e = new WasmGemmEngine('simd');
     e.terminate();
@@ -190,7 +211,7 @@ describe('wasm engine chunking and job splitting', () => {
   });
 
   it('restarts workers after terminateGemmWorkers', () => {
-    use('cpu 2 threads');
+    use('cpu relaxed 2 threads');
     terminateGemmWorkers();
     expect(gemmKernelInfo().workers).toBe(0);
     const { args, want, bound } = build({ M: 128, N: 128, K: 128, transA: false, transB: false, alpha: 1, beta: 0, seed: 3 });

@@ -34,51 +34,9 @@ let engine: WasmGemmEngine | null = null;
 let variant: GemmVariantName | null | undefined;
 
 /**
- * The variant of the `cpu` GEMM: always `simd` (mul + add), never chosen by what the runtime or
- * CPU offers, so a product gives the same bits on every CPU and Node version. (`relaxed_madd`
- * is fused on CPUs with FMA and unfused on others, and validates only on some Node versions.)
- */
-function wasmVariant(): GemmVariantName | null {
-  if (variant === undefined) variant = variantValidates('simd') ? 'simd' : null;
-  return variant;
-}
-
-function getEngine(): WasmGemmEngine {
-  if (engine === null) {
-    const v = wasmVariant();
-    if (v === null) throw new GemmError('backend', 'WebAssembly SIMD is not available in this runtime');
-    try {
-      engine = new WasmGemmEngine(v);
-    } catch (e) {
-      throw new GemmError('backend', `cannot start the WebAssembly GEMM: ${e instanceof Error ? e.message : String(e)}`);
-    }
-  }
-  return engine;
-}
-
-const isBf16 = (args: GemmArgs | GemmBf16Args): args is GemmBf16Args => args.B instanceof Uint16Array;
-
-/** Whether this runtime can run {@link wasmGemm} (WebAssembly SIMD validates). */
-export function wasmGemmAvailable(): boolean {
-  return wasmVariant() !== null;
-}
-
-/**
- * The `cpu` backend's GEMM: WebAssembly SIMD on {@link gemmThreads} threads. B holds bf16 bits
- * (widened while packing) when it is a Uint16Array. Throws {@link GemmError} on bad arguments,
- * before touching C, and where WebAssembly SIMD is missing.
- */
-export function wasmGemm(args: GemmArgs | GemmBf16Args): void {
-  const g = checkGemmArgs(args, isBf16(args));
-  getEngine().run(g, threadCount);
-}
-
-let fmaEngine: WasmGemmEngine | null = null;
-
-/**
- * Whether the relaxed-SIMD (FMA) variant can run here. Node >= 21 validates relaxed SIMD as is;
- * on Node 20 it is behind `--experimental-wasm-relaxed-simd`, which V8 still honours when set
- * from inside the process before the module is compiled, so this sets it there (workers get the
+ * Whether the relaxed-SIMD variant compiles here. Node >= 21 validates relaxed SIMD as is; on
+ * Node 20 it is behind `--experimental-wasm-relaxed-simd`, which V8 still honours when set from
+ * inside the process before the module is compiled, so this sets it there (workers get the
  * compiled module, so they need no flag of their own).
  */
 export function relaxedSimdAvailable(): boolean {
@@ -89,18 +47,103 @@ export function relaxedSimdAvailable(): boolean {
 }
 
 /**
- * The `cpu-fma` backend's GEMM: the `relaxed` variant (6 x 8 tile, `f32x4.relaxed_madd`, fused
- * on CPUs with FMA), on {@link gemmThreads} threads. Faster than {@link wasmGemm}, but its bits
- * differ from it and, on CPUs without FMA, from other CPUs'. Throws {@link GemmError} where
- * relaxed SIMD is unavailable.
+ * Whether `relaxed_madd` is fused on this CPU: C = 1·(−1) + a·a with a = 1 + 2⁻¹² is 2⁻¹¹ + 2⁻²⁴
+ * when fused and rounds to 2⁻¹¹ when the product is rounded first (V8 lowers `relaxed_madd` to
+ * mul + add on CPUs without FMA).
  */
-export function relaxedGemm(args: GemmArgs | GemmBf16Args): void {
-  const g = checkGemmArgs(args, isBf16(args));
-  if (fmaEngine === null) {
-    if (!relaxedSimdAvailable()) throw new GemmError('backend', 'relaxed SIMD does not validate in this runtime');
-    fmaEngine = new WasmGemmEngine('relaxed');
+function fusedOn(e: WasmGemmEngine): boolean {
+  const a = 1 + 2 ** -12;
+  const C = new Float32Array(1);
+  e.run(checkGemmArgs({ transA: false, transB: false, M: 1, N: 1, K: 2, A: new Float32Array([1, a]), B: new Float32Array([-1, a]), C }, false), 1);
+  return C[0] === 2 ** -11 + 2 ** -24;
+}
+
+/** Values of the `APERTUS_GEMM` environment variable and what they select. */
+const SETTING: Record<string, GemmVariantName> = { fma: 'relaxed', relaxed: 'relaxed', simd: 'simd' };
+
+/**
+ * The variant named by a setting such as `APERTUS_GEMM` (`fma`/`relaxed` or `simd`), or null when
+ * the setting is empty. Throws {@link GemmError} (field `APERTUS_GEMM`) on any other value.
+ */
+export function parseGemmSetting(value: string | undefined): GemmVariantName | null {
+  if (value === undefined || value === '') return null;
+  const v = SETTING[value.toLowerCase()];
+  if (v === undefined) throw new GemmError('APERTUS_GEMM', `expected fma, relaxed or simd, got '${value}'`);
+  return v;
+}
+
+/** Start an engine of variant `v` (GemmError where it cannot run here). */
+function startEngine(v: GemmVariantName): WasmGemmEngine {
+  if (v === 'relaxed' ? !relaxedSimdAvailable() : !variantValidates('simd')) {
+    throw new GemmError('backend', `WebAssembly ${v === 'relaxed' ? 'relaxed SIMD' : 'SIMD'} is not available in this runtime`);
   }
-  fmaEngine.run(g, threadCount);
+  try {
+    return new WasmGemmEngine(v);
+  } catch (e) {
+    throw new GemmError('backend', `cannot start the WebAssembly GEMM: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/**
+ * The engine of the current variant. By default (no {@link setGemmVariant}, no `APERTUS_GEMM`)
+ * that is `relaxed` where relaxed SIMD validates and `relaxed_madd` is fused on this CPU, else
+ * `simd`; null without WebAssembly SIMD.
+ */
+function currentEngine(): WasmGemmEngine | null {
+  if (engine !== null) return engine;
+  if (variant === undefined) {
+    if (!variantValidates('simd')) variant = null;
+    else {
+      const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+      variant = parseGemmSetting(env?.APERTUS_GEMM);
+      if (variant === null && relaxedSimdAvailable()) {
+        const fma = startEngine('relaxed');
+        if (fusedOn(fma)) engine = fma;
+        else fma.terminate();
+      }
+      variant ??= engine?.variant ?? 'simd';
+    }
+  }
+  if (variant === null) return null;
+  engine ??= startEngine(variant);
+  return engine;
+}
+
+const isBf16 = (args: GemmArgs | GemmBf16Args): args is GemmBf16Args => args.B instanceof Uint16Array;
+
+/** Whether this runtime can run {@link wasmGemm} (WebAssembly SIMD validates). */
+export function wasmGemmAvailable(): boolean {
+  return variantValidates('simd');
+}
+
+/**
+ * Choose the variant of the `cpu` GEMM (and so of the attention tiles and fused loss built on it):
+ * `'relaxed'` — 6 x 8 tile, `f32x4.relaxed_madd`, a fused multiply-add where the CPU has FMA, the
+ * default there — or `'simd'` — 4 x 8 tile, mul + add, the same bits on every CPU and Node version
+ * (for bit-exact reproducibility across machines). The environment variable
+ * `APERTUS_GEMM=fma|simd` sets the same choice for a whole process. Throws {@link GemmError} where
+ * the variant cannot run.
+ */
+export function setGemmVariant(v: GemmVariantName): void {
+  if (v !== 'relaxed' && v !== 'simd') throw new GemmError('variant', `expected 'relaxed' or 'simd', got ${String(v)}`);
+  if (engine?.variant === v) return;
+  const next = startEngine(v);
+  engine?.terminate();
+  engine = next;
+  variant = v;
+}
+
+/**
+ * The `cpu` backend's GEMM: WebAssembly SIMD (the variant of {@link setGemmVariant}) on
+ * {@link gemmThreads} threads. B holds bf16 bits (widened while packing) when it is a
+ * Uint16Array. Throws {@link GemmError} on bad arguments, before touching C, and where WebAssembly
+ * SIMD is missing.
+ */
+export function wasmGemm(args: GemmArgs | GemmBf16Args): void {
+  const g = checkGemmArgs(args, isBf16(args));
+  const e = currentEngine();
+  if (e === null) throw new GemmError('backend', 'WebAssembly SIMD is not available in this runtime');
+  e.run(g, threadCount);
 }
 
 /** The `js` backend's GEMM (plain JavaScript, about 1 GFLOPS); same contract as {@link wasmGemm}. */
@@ -130,8 +173,6 @@ export function gemmThreads(): number {
 export function terminateGemmWorkers(): void {
   engine?.terminate();
   engine = null;
-  fmaEngine?.terminate();
-  fmaEngine = null;
 }
 
 /** What the WebAssembly GEMM runs on: module variant, micro-tile, worker count and memory size. */
@@ -155,10 +196,10 @@ export interface GemmKernelInfo {
 
 /** Describe the GEMM configuration (for benchmark reports and diagnostics). */
 export function gemmKernelInfo(): GemmKernelInfo {
-  const v = wasmVariant();
+  const e = currentEngine();
   return {
-    variant: v,
-    microTile: v === null ? null : `${engine?.mr ?? (v === 'relaxed' ? 6 : 4)}x${engine?.nr ?? 8}`,
+    variant: e?.variant ?? null,
+    microTile: e === null ? null : `${e.mr}x${e.nr}`,
     threads: threadCount,
     workers: engine?.workerCount ?? 0,
     memoryBytes: heapStats().memoryBytes,

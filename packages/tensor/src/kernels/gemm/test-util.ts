@@ -5,15 +5,20 @@
 import { setBackend } from '../../backend';
 import { sgemmReference } from './reference';
 import type { GemmArgs } from './args';
-import { setGemmThreads } from './index';
+import { setGemmThreads, setGemmVariant } from './index';
 
-/** The GEMM kernels under test: the `js` reference, and the `cpu` (WebAssembly SIMD) one on 1 and 2 threads. */
-export const GEMM_BACKENDS = ['js', 'cpu 1 thread', 'cpu 2 threads'] as const;
+/**
+ * The GEMM kernels under test: the `js` reference, and the `cpu` (WebAssembly SIMD) one with
+ * either variant (`relaxed`: FMA, the default where the CPU has it; `simd`: mul + add) on 1 and
+ * 2 threads.
+ */
+export const GEMM_BACKENDS = ['js', 'cpu relaxed 1 thread', 'cpu relaxed 2 threads', 'cpu simd 1 thread', 'cpu simd 2 threads'] as const;
 
 /** Select one of {@link GEMM_BACKENDS} for the `gemm` op through the backend registry. */
 export function useGemm(b: (typeof GEMM_BACKENDS)[number]): void {
   setBackend(b === 'js' ? 'js' : 'cpu', ['gemm']);
-  setGemmThreads(b === 'cpu 1 thread' ? 1 : 2);
+  if (b !== 'js') setGemmVariant(b.includes('relaxed') ? 'relaxed' : 'simd');
+  setGemmThreads(b.endsWith('1 thread') ? 1 : 2);
 }
 
 /** xorshift32 stream of floats in [-1, 1), so large operands are cheap to build from a seed. */

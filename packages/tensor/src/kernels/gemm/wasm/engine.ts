@@ -7,8 +7,9 @@
  * operand (a plain JavaScript array) is staged: A and C by blocks of rows, B by chunks of its
  * stored rows (about `bChunkBytes` each, one contiguous copy), so the scratch stays bounded even
  * for vocabulary-sized weights; staged bytes are counted (`bytesStaged`). The product becomes a
- * sequence of steps (row block, B chunk) — the same steps whether or not an operand is staged,
- * so results do not depend on where the operands live. While the threads compute one step, the
+ * sequence of steps (row block, B chunk): the same K chunks whether or not an operand is staged
+ * (column chunks, which do not change a sum, only for a staged B), so results do not depend on
+ * where the operands live. While the threads compute one step, the
  * calling thread copies out the C block of the previous step and stages the next step into the
  * other half of each double buffer. Within a step, work is split into jobs (column or row
  * ranges) that the main thread and the workers claim (see `jobs.ts`).
@@ -172,7 +173,9 @@ export class WasmGemmEngine {
       scaleC(g.C, M * N, beta);
       return;
     }
-    const { MC, NC, KC, aChunkBytes, bChunkBytes, cChunkBytes, cBlockBytes, minChunkRows, minJobCols, threadMinWork, dotMaxM } = this.tuning;
+    const { NC, KC, aChunkBytes, bChunkBytes, cChunkBytes, cBlockBytes, minChunkRows, minJobCols, threadMinWork, dotMaxM } = this.tuning;
+    // A whole number of MR-tall panels per A block: only the last block of M has a partial panel.
+    const MC = Math.ceil(this.tuning.MC / this.mr) * this.mr;
     const work = M * N * K;
     const T = work < threadMinWork || !this.threaded ? 1 : Math.max(1, Math.min(threads, MAX_THREADS));
     if (T > 1) this.ensureWorkers(T - 1);
@@ -204,7 +207,10 @@ export class WasmGemmEngine {
     // are at least as wide as M (up to 4 x bChunkBytes), so a step can be split by columns: row
     // jobs would each pack the whole B chunk.
     const wide = byK || dot ? 0 : Math.min(M, Math.floor((4 * bChunkBytes) / (es * rowElems)));
-    let chunk = Math.max(byK ? KC : minChunkRows, Math.floor(bChunkBytes / (es * rowElems)), wide);
+    // A B that lives in the wasm memory is not staged, so its column chunks would only cut the
+    // product into more hand-offs to the threads: it goes in one (column chunks never change a
+    // sum, so the bits are those of the staged path; K chunks would, and stay as they are).
+    let chunk = inB >= 0 && !byK ? outer : Math.max(byK ? KC : minChunkRows, Math.floor(bChunkBytes / (es * rowElems)), wide);
     chunk = chunk >= outer ? outer : Math.max(unit, Math.floor(chunk / unit) * unit);
     const nChunks = Math.ceil(outer / chunk);
     const bOnce = nChunks === 1 && nBlocks === 1;
@@ -212,7 +218,8 @@ export class WasmGemmEngine {
     // cache-sized row blocks (the micro-kernel's stores then hit cache, which matters when K is
     // short). Otherwise each row block re-stages all of B, so blocks are as large as allowed.
     const cRowBytes = 4 * (byK ? nbW : chunk);
-    const cBytes = bOnce ? cBlockBytes : cChunkBytes;
+    // (A C in the wasm memory is not copied out, so its row blocks need not be cache-sized.)
+    const cBytes = inC >= 0 ? cChunkBytes : bOnce ? cBlockBytes : cChunkBytes;
     const mChunk = Math.max(1, Math.min(M, Math.floor(aChunkBytes / (4 * K)), Math.floor(cBytes / cRowBytes)));
     const mChunks = Math.ceil(M / mChunk);
 

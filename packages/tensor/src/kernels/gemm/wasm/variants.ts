@@ -1,7 +1,10 @@
 /**
  * The two module variants that are generated and committed, and the text of the committed file.
+ * The `cpu` GEMM runs `relaxed` by default where the CPU fuses `relaxed_madd`, else `simd`
+ * (`setGemmVariant` in `../index.ts`).
  *
- * - `simd`: mul + add (WebAssembly SIMD, available in every Node >= 16). 4 x 8 micro-tile: with
+ * - `simd`: mul + add (WebAssembly SIMD, available in every Node >= 16; the same bits on every
+ *   CPU). 4 x 8 micro-tile: with
  *   V8's 16 xmm registers it keeps 8 accumulators, 2 B vectors and the broadcast A value in
  *   registers; measured faster than 4 x 16, 6 x 8, 8 x 8 and 4 x 12 on x86-64 (see
  *   tooling/bench/results/gemm.md).
