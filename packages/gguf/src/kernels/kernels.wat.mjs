@@ -10,6 +10,14 @@
 // Q8_0, Q8_K super-blocks with per-32 sums for the k-quants, see qmatmul.ts); integer dot products
 // in i32x4 lanes (i32x4.dot_i16x8_s on sign-extended quants), scaled in f32x4 lanes once per
 // block, summed across lanes once per output. Loops over sub-blocks are unrolled here.
+//
+// Two modules are built: WAT (SIMD128) and WAT_RELAXED, where relaxed SIMD runs (Node 20 behind a
+// V8 flag that qmatmul.ts sets). The relaxed one differs in the matrix-vector kernels: F32/BF16 use
+// f32x4.relaxed_madd (fused where the CPU has FMA), Q4_K and Q6_K multiply the int8 activations by
+// the unsigned quants with i16x8.relaxed_dot_i8x16_i7x16_s, whose result is defined (exact) when
+// the second operand's lanes are in [0, 127]: Q4_K nibbles are in [0, 15], Q6_K's unsigned 6-bit
+// quants in [0, 63] (the −32 applied after, as 32·Σx). i32x4.relaxed_dot_i8x16_i7x16_add_s is not
+// used: V8 11 (Node 20) on x64 ignores its accumulator and doubles the dot product.
 
 /** f16 bits (i32 expression) → f32: magnitude via the exponent shift (exact for normals and subnormals), then the sign. */
 const f16 = (h) => `(f32.copysign (f32.mul (f32.reinterpret_i32 (i32.shl (i32.and ${h} (i32.const 0x7fff)) (i32.const 13))) (f32.const 0x1p112)) (f32.reinterpret_i32 (i32.shl (i32.and ${h} (i32.const 0x8000)) (i32.const 16))))`;
@@ -46,7 +54,10 @@ function kernel(name, R, extraParams, extraLocals, body) {
 }
 
 /** F32 weights, $n = K (a multiple of 8); x float32 [M, K]. */
-function f32(R) {
+/** a + w·x: fused (relaxed_madd) in the relaxed module. */
+const madd = (relaxed, a, w, x) => relaxed ? `(f32x4.relaxed_madd ${w} ${x} ${a})` : `(f32x4.add ${a} (f32x4.mul ${w} ${x}))`;
+
+function f32(R, relaxed) {
   const body = `
         ${rep(R, (i) => `(local.set $a${i} (v128.const f32x4 0 0 0 0)) (local.set $b${i} (v128.const f32x4 0 0 0 0))`)}
         (local.set $xp (i32.add (local.get $x) (i32.shl (i32.mul (local.get $m) (local.get $n)) (i32.const 2))))
@@ -54,15 +65,15 @@ function f32(R) {
         (loop $ks
           (local.set $x0 (v128.load (i32.add (local.get $xp) (local.get $k))))
           (local.set $x1 (v128.load offset=16 (i32.add (local.get $xp) (local.get $k))))
-          ${rep(R, (i) => `(local.set $a${i} (f32x4.add (local.get $a${i}) (f32x4.mul (v128.load (i32.add (local.get $w${i}) (local.get $k))) (local.get $x0))))
-          (local.set $b${i} (f32x4.add (local.get $b${i}) (f32x4.mul (v128.load offset=16 (i32.add (local.get $w${i}) (local.get $k))) (local.get $x1))))`)}
+          ${rep(R, (i) => `(local.set $a${i} ${madd(relaxed, `(local.get $a${i})`, `(v128.load (i32.add (local.get $w${i}) (local.get $k)))`, '(local.get $x0)')})
+          (local.set $b${i} ${madd(relaxed, `(local.get $b${i})`, `(v128.load offset=16 (i32.add (local.get $w${i}) (local.get $k)))`, '(local.get $x1)')})`)}
           (br_if $ks (i32.lt_u (local.tee $k (i32.add (local.get $k) (i32.const 32))) (i32.shl (local.get $n) (i32.const 2)))))
         ${rep(R, (i) => `(local.set $out${i} ${fsum(`(f32x4.add (local.get $a${i}) (local.get $b${i}))`)})`)}`;
   return kernel(`f32_${R}`, R, '', `(local $k i32) (local $xp i32) (local $x0 v128) (local $x1 v128) ${locals(R, 'a', 'v128')} ${locals(R, 'b', 'v128')}`, body);
 }
 
 /** BF16 weights (widened in-register: the bits shifted into the high half of an f32), $n = K (a multiple of 8). */
-function bf16(R) {
+function bf16(R, relaxed) {
   const body = `
         ${rep(R, (i) => `(local.set $a${i} (v128.const f32x4 0 0 0 0)) (local.set $b${i} (v128.const f32x4 0 0 0 0))`)}
         (local.set $xp (i32.add (local.get $x) (i32.shl (i32.mul (local.get $m) (local.get $n)) (i32.const 2))))
@@ -71,8 +82,8 @@ function bf16(R) {
           (local.set $x0 (v128.load (i32.add (local.get $xp) (i32.shl (local.get $k) (i32.const 1)))))
           (local.set $x1 (v128.load offset=16 (i32.add (local.get $xp) (i32.shl (local.get $k) (i32.const 1)))))
           ${rep(R, (i) => `(local.set $v (v128.load (i32.add (local.get $w${i}) (local.get $k))))
-          (local.set $a${i} (f32x4.add (local.get $a${i}) (f32x4.mul (i32x4.shl (i32x4.extend_low_i16x8_u (local.get $v)) (i32.const 16)) (local.get $x0))))
-          (local.set $b${i} (f32x4.add (local.get $b${i}) (f32x4.mul (i32x4.shl (i32x4.extend_high_i16x8_u (local.get $v)) (i32.const 16)) (local.get $x1))))`)}
+          (local.set $a${i} ${madd(relaxed, `(local.get $a${i})`, '(i32x4.shl (i32x4.extend_low_i16x8_u (local.get $v)) (i32.const 16))', '(local.get $x0)')})
+          (local.set $b${i} ${madd(relaxed, `(local.get $b${i})`, '(i32x4.shl (i32x4.extend_high_i16x8_u (local.get $v)) (i32.const 16))', '(local.get $x1)')})`)}
           (br_if $ks (i32.lt_u (local.tee $k (i32.add (local.get $k) (i32.const 16))) (i32.shl (local.get $n) (i32.const 1)))))
         ${rep(R, (i) => `(local.set $out${i} ${fsum(`(f32x4.add (local.get $a${i}) (local.get $b${i}))`)})`)}`;
   return kernel(`bf16_${R}`, R, '', `(local $k i32) (local $xp i32) (local $x0 v128) (local $x1 v128) (local $v v128) ${locals(R, 'a', 'v128')} ${locals(R, 'b', 'v128')}`, body);
@@ -138,13 +149,23 @@ const loadX32 = (o) => `(local.set $v (v128.load offset=${o} (local.get $xb)))
  * nibbles), $n = super-blocks per row; x = Q8_K quants [M, K] int8, $xd [M, nb] f32, $xs [M, K/32] i32 sums:
  * y += d8·(d·Σ_j scale_j·isum_j − dmin·Σ_j min_j·bsum_j).
  */
-function q4_k(R) {
+function q4_k(R, relaxed) {
   const sub = [];
   for (let j = 0; j < 8; j++) {
     const c = j >> 1, half = j & 1;
     const q = (k) => half === 0
       ? `(v128.and (v128.load offset=${16 + 32 * c + 16 * k} (local.get $p)) (i8x16.splat (i32.const 15)))`
       : `(i8x16.shr_u (v128.load offset=${16 + 32 * c + 16 * k} (local.get $p)) (i32.const 4))`;
+    if (relaxed) {
+      // Σ over 32 values in i16 pairs (|·| ≤ 4·15·128), then × scale_j and the pairs summed in one i32x4.dot_i16x8_s.
+      sub.push(`(local.set $x0 (v128.load offset=${32 * j} (local.get $xb)))
+          (local.set $x1 (v128.load offset=${32 * j + 16} (local.get $xb)))
+          ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
+          (local.set $s${i} (i32x4.add (local.get $s${i}) (i32x4.dot_i16x8_s
+            (i16x8.add (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $x0) ${q(0)}) (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $x1) ${q(1)}))
+            (i16x8.splat (i8x16.extract_lane_u ${j} (local.get $scm${i}))))))`)}`);
+      continue;
+    }
     sub.push(`${loadX32(32 * j)}
           ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
           (local.set $s${i} (i32x4.add (local.get $s${i}) (i32x4.mul (i32x4.add ${dotx(q(0), '$x0', '$x1')} ${dotx(q(1), '$x2', '$x3')}) (i32x4.splat (i8x16.extract_lane_u ${j} (local.get $scm${i}))))))`)}`);
@@ -183,7 +204,7 @@ function q4_k(R) {
  * 16 int8 scales, f16 d), $n = super-blocks per row; x = Q8_K quants [M, K] int8, $xd [M, nb] f32:
  * y += d8·d·Σ_j scale_j·Σ (q − 32)·x over sub-blocks of 16 values.
  */
-function q6_k(R) {
+function q6_k(R, relaxed) {
   const sub = [];
   for (let h = 0; h < 2; h++) {
     for (let l0 = 0; l0 < 32; l0 += 16) {
@@ -192,6 +213,15 @@ function q6_k(R) {
         const lo = `(v128.load offset=${ql} (local.get $p))`;
         const nib = s < 2 ? `(v128.and ${lo} (i8x16.splat (i32.const 15)))` : `(i8x16.shr_u ${lo} (i32.const 4))`;
         const hi = `(i8x16.shl (v128.and (i8x16.shr_u (v128.load offset=${qh} (local.get $p)) (i32.const ${2 * s})) (i8x16.splat (i32.const 3))) (i32.const 4))`;
+        if (relaxed) {
+          // Σ (q − 32)·x over 8 pairs = relaxed dot of x with the unsigned q, minus 32·(pair sums of x): |·| ≤ 2·32·128.
+          sub.push(`(local.set $v (v128.load offset=${xo} (local.get $xb)))
+          ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
+          (local.set $s${i} (i32x4.add (local.get $s${i}) (i32x4.dot_i16x8_s
+            (i16x8.sub (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v) (v128.or ${nib} ${hi})) (i16x8.shl (i16x8.extadd_pairwise_i8x16_s (local.get $v)) (i32.const 5)))
+            (i16x8.splat (i32.load8_s offset=${sc} (local.get $p))))))`)}`);
+          continue;
+        }
         const q = `(i8x16.sub (v128.or ${nib} ${hi}) (i8x16.splat (i32.const 32)))`;
         sub.push(`(local.set $v (v128.load offset=${xo} (local.get $xb)))
           (local.set $x0 (i16x8.extend_low_i8x16_s (local.get $v)))
@@ -372,12 +402,16 @@ function igemm(B, mins, R, T) {
 /** Tiles built: 2 weight rows × 2 activation rows (the fastest measured on Zen 4; 4 × 2 spilled), and the narrower tails. */
 const IGEMMS = [[32, false], [256, false], [256, true]].flatMap(([B, mins]) => [[2, 2], [2, 1], [1, 2], [1, 1]].map(([R, T]) => igemm(B, mins, R, T)));
 
-export const WAT = `(module
+/** The module's text: SIMD128 only, or (relaxed) with the relaxed-SIMD matrix-vector kernels. */
+const module = (relaxed) => `(module
   (memory (export "memory") 1 65536)
-  ${[f32, bf16, q8_0, q4_k, q6_k].map((k) => k(1)).join('\n')}
+  ${[f32, bf16, q8_0, q4_k, q6_k].map((k) => k(1, relaxed)).join('\n')}
   ${unpackQ8_0}
   ${unpackQ4_K()}
   ${unpackQ6_K()}
   ${IGEMMS.join('\n')}
 )
 `;
+
+export const WAT = module(false);
+export const WAT_RELAXED = module(true);

@@ -4,9 +4,10 @@
 // quantizes them (Q8_0 blocks for Q8_0 weights, Q8_K super-blocks for the k-quants), float
 // activations go in as float32 (BF16 weights take them rounded to bf16 by the caller).
 
+import { relaxedSimdAvailable } from '@apertus/tensor';
 import { quantizeActivationsQ8_0, quantizeActivationsQ8_K, type QuantizedActivations } from '../quant/activations';
 import { GGML_TYPES, rowBytes, type GgmlType } from '../types';
-import { QUANT_KERNELS_WASM } from './module.generated';
+import { QUANT_KERNELS_WASM, QUANT_KERNELS_WASM_RELAXED } from './module.generated';
 
 /** The parts of the WebAssembly JS API used here (the tsconfig has no DOM/WebAssembly lib). */
 interface Wasm {
@@ -19,19 +20,37 @@ type Kernel = (w: number, rs: number, nr: number, n: number, x: number, M: numbe
 
 interface Instance { memory: { buffer: ArrayBuffer; grow(pages: number): number }; [kernel: string]: unknown }
 
-let compiled: object | null | undefined;
+/**
+ * The two builds of the kernels: `simd` (SIMD128) and `relaxed` (relaxed SIMD: fused multiply-add
+ * for F32/BF16, int8 dot products for Q4_K/Q6_K; same results up to the order and fusing of float
+ * additions, the integer sums being exact in both).
+ */
+export type KernelVariant = 'simd' | 'relaxed';
 
-/** The compiled module, or null where WebAssembly SIMD is unavailable. */
-function module(): object | null {
-  if (compiled !== undefined) return compiled;
+const compiled: Partial<Record<KernelVariant, object | null>> = {};
+
+/** The compiled module of `variant`, or null where this runtime cannot run it. */
+function module(variant: KernelVariant): object | null {
+  if (compiled[variant] !== undefined) return compiled[variant];
   const wasm = (globalThis as unknown as { WebAssembly?: Wasm }).WebAssembly;
   try {
     if (!wasm) throw new Error('no WebAssembly');
-    compiled = new wasm.Module(Buffer.from(QUANT_KERNELS_WASM, 'base64'));
+    if (variant === 'relaxed' && (module('simd') === null || !relaxedSimdAvailable())) throw new Error('no relaxed SIMD');
+    compiled[variant] = new wasm.Module(Buffer.from(variant === 'relaxed' ? QUANT_KERNELS_WASM_RELAXED : QUANT_KERNELS_WASM, 'base64'));
   } catch {
-    compiled = null;
+    compiled[variant] = null;
   }
-  return compiled;
+  return compiled[variant];
+}
+
+/** The variant new arenas use: `relaxed` where relaxed SIMD runs (Node 20: the V8 flag is set in-process), else `simd`. */
+export function defaultKernelVariant(): KernelVariant {
+  return module('relaxed') !== null ? 'relaxed' : 'simd';
+}
+
+/** Whether `variant` runs in this runtime. */
+export function kernelVariantAvailable(variant: KernelVariant): boolean {
+  return module(variant) !== null;
 }
 
 /** Kernel names by type: the stored types the module multiplies directly. */
@@ -42,7 +61,7 @@ const GGML_BY_KERNEL: Readonly<Record<string, GgmlType>> = { q8_0: GGML_TYPES.Q8
 
 /** Whether `type` (with rows of K values) has a kernel here. */
 export function hasKernel(type: GgmlType, K = type.blockSize * 8): boolean {
-  return type.name in KERNELS && K % 8 === 0 && module() !== null;
+  return type.name in KERNELS && K % 8 === 0 && module('simd') !== null;
 }
 
 /** Weight bytes per module instance (a 32-bit memory holds 4 GiB; the rest is room for activations). */
@@ -83,9 +102,14 @@ export interface Resident {
 export class WeightArena {
   private readonly slabs: Slab[] = [];
 
+  /** An arena whose products run in the kernels of `variant` (where it runs; else plain SIMD). */
+  constructor(readonly variant: KernelVariant = defaultKernelVariant()) {
+    if (!kernelVariantAvailable(variant)) this.variant = 'simd';
+  }
+
   /** Copy `bytes` in; the matrix multiplies them where they now are. */
   store(bytes: Uint8Array): Resident {
-    const mod = module();
+    const mod = module(this.variant);
     if (mod === null) return { slab: null, offset: 0, byteLength: bytes.byteLength, plain: bytes.slice() };
     let slab = this.slabs.at(-1);
     if (!slab || (slab.top > 0 && slab.top + bytes.byteLength > INSTANCE_WEIGHT_BYTES)) this.slabs.push(slab = new Slab(mod));
