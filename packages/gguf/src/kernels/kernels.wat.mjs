@@ -16,7 +16,8 @@
 // f32x4.relaxed_madd (fused where the CPU has FMA), Q4_K and Q6_K multiply the int8 activations by
 // the unsigned quants with i16x8.relaxed_dot_i8x16_i7x16_s, whose result is defined (exact) when
 // the second operand's lanes are in [0, 127]: Q4_K nibbles are in [0, 15], Q6_K's unsigned 6-bit
-// quants in [0, 63] (the −32 applied after, as 32·Σx). i32x4.relaxed_dot_i8x16_i7x16_add_s is not
+// quants in [0, 63] (the −32 applied after, as 32·Σx); Q8_0 multiplies its int8 weights by the
+// activation quants split by sign (both parts in [0, 127]). i32x4.relaxed_dot_i8x16_i7x16_add_s is not
 // used: V8 11 (Node 20) on x64 ignores its accumulator and doubles the dot product.
 
 /** f16 bits (i32 expression) → f32: magnitude via the exponent shift (exact for normals and subnormals), then the sign. */
@@ -89,8 +90,36 @@ function bf16(R, relaxed) {
   return kernel(`bf16_${R}`, R, '', `(local $k i32) (local $xp i32) (local $x0 v128) (local $x1 v128) (local $v v128) ${locals(R, 'a', 'v128')} ${locals(R, 'b', 'v128')}`, body);
 }
 
+/**
+ * Q8_0 in the relaxed module: x = the activation quants split by sign, 64 bytes per block (max(q, 0)
+ * then max(−q, 0), both in [0, 127] since the quantizer's q are in [−127, 127]): Σ w·q =
+ * dot(w, q⁺) − dot(w, q⁻) with the weights, any int8, on the i8 side (each i16 pair ≤ 2·128·127).
+ */
+function q8_0Relaxed(R) {
+  const half = (o) => `(i32x4.extadd_pairwise_i16x8_s (i16x8.sub
+              (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${2 + o} (local.get $p)) (v128.load offset=${o} (local.get $xb)))
+              (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${2 + o} (local.get $p)) (v128.load offset=${32 + o} (local.get $xb)))))`;
+  const body = `
+        ${rep(R, (i) => `(local.set $a${i} (v128.const f32x4 0 0 0 0))`)}
+        (local.set $bi (i32.mul (local.get $m) (local.get $n)))
+        (local.set $end (i32.add (local.get $bi) (local.get $n)))
+        (local.set $off (i32.const 0))
+        (loop $blocks
+          (local.set $xb (i32.add (local.get $x) (i32.shl (local.get $bi) (i32.const 6))))
+          (local.set $dx (f32.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))
+          ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
+          (local.set $a${i} (f32x4.add (local.get $a${i}) (f32x4.mul
+            (f32x4.convert_i32x4_s (i32x4.add ${half(0)} ${half(16)}))
+            (f32x4.splat (f32.mul ${f16('(i32.load16_u (local.get $p))')} (local.get $dx))))))`)}
+          (local.set $off (i32.add (local.get $off) (i32.const 34)))
+          (br_if $blocks (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 1))) (local.get $end))))
+        ${rep(R, (i) => `(local.set $out${i} ${fsum(`(local.get $a${i})`)})`)}`;
+  return kernel(`q8_0_${R}`, R, '(param $xd i32)', `(local $bi i32) (local $end i32) (local $off i32) (local $p i32) (local $xb i32) (local $dx f32) ${locals(R, 'a', 'v128')}`, body);
+}
+
 /** Q8_0 weights (34-byte blocks: f16 d, 32 int8), $n = blocks per row; x = Q8_0 quants [M, K] int8 with scales $xd [M, nb] f32. */
-function q8_0(R) {
+function q8_0(R, relaxed) {
+  if (relaxed) return q8_0Relaxed(R);
   const body = `
         ${rep(R, (i) => `(local.set $a${i} (v128.const f32x4 0 0 0 0))`)}
         (local.set $bi (i32.mul (local.get $m) (local.get $n)))

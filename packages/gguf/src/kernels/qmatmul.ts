@@ -73,7 +73,7 @@ const align = (n: number) => (n + 15) & ~15;
 class Slab {
   readonly exports: Instance;
   top = 0;
-  constructor(mod: object) {
+  constructor(mod: object, readonly variant: KernelVariant) {
     const wasm = (globalThis as unknown as { WebAssembly: Wasm }).WebAssembly;
     this.exports = new wasm.Instance(mod, {}).exports as Instance;
   }
@@ -112,7 +112,7 @@ export class WeightArena {
     const mod = module(this.variant);
     if (mod === null) return { slab: null, offset: 0, byteLength: bytes.byteLength, plain: bytes.slice() };
     let slab = this.slabs.at(-1);
-    if (!slab || (slab.top > 0 && slab.top + bytes.byteLength > INSTANCE_WEIGHT_BYTES)) this.slabs.push(slab = new Slab(mod));
+    if (!slab || (slab.top > 0 && slab.top + bytes.byteLength > INSTANCE_WEIGHT_BYTES)) this.slabs.push(slab = new Slab(mod, this.variant));
     const offset = slab.top;
     slab.reserve(offset + bytes.byteLength);
     new Uint8Array(slab.exports.memory.buffer, offset, bytes.byteLength).set(bytes);
@@ -154,12 +154,26 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
     igemm(slab, name, w, N, K, act, M, y);
     return;
   }
-  const [xq, xd, xs, yo] = scratch(slab, [act.q.byteLength, act.d.byteLength, act.sums?.byteLength ?? 0, 4 * M * N]);
-  u8().set(new Uint8Array(act.q.buffer, act.q.byteOffset, act.q.byteLength), xq!);
+  const q = name === 'q8_0' && slab.variant === 'relaxed' ? splitSigns(act.q) : new Uint8Array(act.q.buffer, act.q.byteOffset, act.q.byteLength);
+  const [xq, xd, xs, yo] = scratch(slab, [q.byteLength, act.d.byteLength, act.sums?.byteLength ?? 0, 4 * M * N]);
+  u8().set(q, xq!);
   f32().set(act.d, xd! / 4);
   if (act.sums) new Int32Array(slab.exports.memory.buffer).set(act.sums, xs! / 4);
   slab.kernel(`${name}_1`)(w.offset, rs, N, K / type.blockSize, xq!, M, yo!, N, xd!, xs!);
   y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
+}
+
+/**
+ * Q8_0 activation quants as the relaxed Q8_0 kernel takes them: per block of 32, max(q, 0) then
+ * max(−q, 0) (64 bytes), both in [0, 127] because the quantizer's q are in [−127, 127].
+ */
+function splitSigns(q: Int8Array): Uint8Array {
+  const out = new Uint8Array(2 * q.length);
+  for (let i = 0; i < q.length; i++) {
+    const v = q[i]!, o = 64 * (i >> 5) + (i & 31);
+    if (v > 0) out[o] = v; else out[o + 32] = -v;
+  }
+  return out;
 }
 
 /** From this many activation rows on, quantized products unpack chunks of weight rows to int16 and reuse them across rows. */
