@@ -431,10 +431,106 @@ function igemm(B, mins, R, T) {
 /** Tiles built: 2 weight rows × 2 activation rows (the fastest measured on Zen 4; 4 × 2 spilled), and the narrower tails. */
 const IGEMMS = [[32, false], [256, false], [256, true]].flatMap(([B, mins]) => [[2, 2], [2, 1], [1, 2], [1, 1]].map(([R, T]) => igemm(B, mins, R, T)));
 
+// Activation quantization, as quant/activations.ts (ggml's quantize_row_q8_0 and
+// quantize_row_q8_K_ref) with the same float32 operations: products rounded to nearest even
+// (f32x4.nearest = rint), then converted and narrowed to int8.
+
+/** f32 ≥ 0 rounded to the nearest f16 value (ties to even; subnormals; ≥ 65520 → ∞), as an f32. */
+const roundF16 = (v) => `(if (result f32) (f32.lt ${v} (f32.const 0x1p-14))
+      (then (f32.mul (f32.nearest (f32.mul ${v} (f32.const 0x1p24))) (f32.const 0x1p-24)))
+      (else (if (result f32) (f32.ge ${v} (f32.const 65520))
+        (then (f32.const inf))
+        (else (f32.reinterpret_i32 (i32.and (i32.add (i32.reinterpret_f32 ${v}) (i32.add (i32.const 0xfff) (i32.and (i32.shr_u (i32.reinterpret_f32 ${v}) (i32.const 13)) (i32.const 1)))) (i32.const -8192)))))))`;
+
+/** int8x16 of rint(x·s) for the 16 floats at $src + o (clamped to ≤ 127 when clamp). */
+const q16 = (o, clamp) => {
+  const q = (k) => {
+    const t = `(i32x4.trunc_sat_f32x4_s (f32x4.nearest (f32x4.mul (v128.load offset=${o + 16 * k} (local.get $src)) (local.get $sv))))`;
+    return clamp ? `(i32x4.min_s ${t} (i32x4.splat (i32.const 127)))` : t;
+  };
+  return `(i8x16.narrow_i16x8_s (i16x8.narrow_i32x4_s ${q(0)} ${q(1)}) (i16x8.narrow_i32x4_s ${q(2)} ${q(3)}))`;
+};
+
+/** max |x| over the n floats at $src (n a multiple of 16) into $amax. */
+const absMax = (n) => `(local.set $mv (v128.const f32x4 0 0 0 0))
+      ${Array.from({ length: n / 4 }, (_, k) => `(local.set $mv (f32x4.max (local.get $mv) (f32x4.abs (v128.load offset=${16 * k} (local.get $src)))))`).join('\n      ')}
+      (local.set $amax (f32.max (f32.max (f32x4.extract_lane 0 (local.get $mv)) (f32x4.extract_lane 1 (local.get $mv))) (f32.max (f32x4.extract_lane 2 (local.get $mv)) (f32x4.extract_lane 3 (local.get $mv)))))`;
+
+/**
+ * Q8_0 activations: n floats at $x → per block of 32, d = f16(amax/127) at $d and q = rint(x·127/amax)
+ * at $q, 32 bytes per block, or (split ≠ 0) 64: max(q, 0) then max(−q, 0) (the relaxed Q8_0 kernel's form).
+ */
+const quantQ8_0 = `
+  (func (export "quant_q8_0") (param $x i32) (param $n i32) (param $q i32) (param $d i32) (param $split i32)
+    (local $src i32) (local $end i32) (local $amax f32) (local $mv v128) (local $sv v128) (local $v v128) (local $w v128)
+    (local.set $src (local.get $x))
+    (local.set $end (i32.add (local.get $x) (i32.shl (local.get $n) (i32.const 2))))
+    (loop $blocks
+      ${absMax(32)}
+      (f32.store (local.get $d) ${roundF16('(f32.div (local.get $amax) (f32.const 127))')})
+      (local.set $sv (f32x4.splat (select (f32.div (f32.const 127) (local.get $amax)) (f32.const 0) (f32.ne (local.get $amax) (f32.const 0)))))
+      (local.set $v ${q16(0, false)})
+      (local.set $w ${q16(64, false)})
+      (if (local.get $split)
+        (then
+          (v128.store (local.get $q) (i8x16.max_s (local.get $v) (v128.const i32x4 0 0 0 0)))
+          (v128.store offset=16 (local.get $q) (i8x16.max_s (local.get $w) (v128.const i32x4 0 0 0 0)))
+          (v128.store offset=32 (local.get $q) (i8x16.max_s (i8x16.neg (local.get $v)) (v128.const i32x4 0 0 0 0)))
+          (v128.store offset=48 (local.get $q) (i8x16.max_s (i8x16.neg (local.get $w)) (v128.const i32x4 0 0 0 0)))
+          (local.set $q (i32.add (local.get $q) (i32.const 64))))
+        (else
+          (v128.store (local.get $q) (local.get $v))
+          (v128.store offset=16 (local.get $q) (local.get $w))
+          (local.set $q (i32.add (local.get $q) (i32.const 32)))))
+      (local.set $d (i32.add (local.get $d) (i32.const 4)))
+      (br_if $blocks (i32.lt_u (local.tee $src (i32.add (local.get $src) (i32.const 128))) (local.get $end)))))`;
+
+/**
+ * Q8_K activations: n floats at $x → per super-block of 256, with max the value of largest magnitude
+ * (the first), iscale = −127/max, d = 1/iscale at $d, q = min(127, rint(iscale·x)) at $q; the sum of
+ * every 32 quants as i32 at $s and, times d, as f32 at $sf (the many-row kernels' form).
+ */
+const quantQ8_K = `
+  (func (export "quant_q8_k") (param $x i32) (param $n i32) (param $q i32) (param $d i32) (param $s i32) (param $sf i32)
+    (local $src i32) (local $end i32) (local $j i32) (local $amax f32) (local $max f32) (local $iscale f32) (local $dv f32) (local $mv v128) (local $sv v128) (local $v v128) (local $w v128) (local $sum i32)
+    (local.set $src (local.get $x))
+    (local.set $end (i32.add (local.get $x) (i32.shl (local.get $n) (i32.const 2))))
+    (loop $blocks
+      ${absMax(256)}
+      ;; the first value whose magnitude is amax
+      (local.set $j (i32.const 0))
+      (block $found (loop $scan
+        (local.set $max (f32.load (i32.add (local.get $src) (i32.shl (local.get $j) (i32.const 2)))))
+        (br_if $found (f32.eq (f32.abs (local.get $max)) (local.get $amax)))
+        (br_if $scan (i32.lt_u (local.tee $j (i32.add (local.get $j) (i32.const 1))) (i32.const 256)))))
+      (local.set $iscale (select (f32.div (f32.const -127) (local.get $max)) (f32.const 0) (f32.ne (local.get $amax) (f32.const 0))))
+      (local.set $dv (select (f32.div (f32.const 1) (local.get $iscale)) (f32.const 0) (f32.ne (local.get $amax) (f32.const 0))))
+      (f32.store (local.get $d) (local.get $dv))
+      (local.set $sv (f32x4.splat (local.get $iscale)))
+      (local.set $j (i32.const 0))
+      (loop $subs
+        (local.set $v ${q16(0, true)})
+        (local.set $w ${q16(64, true)})
+        (v128.store (local.get $q) (local.get $v))
+        (v128.store offset=16 (local.get $q) (local.get $w))
+        (local.set $mv (i32x4.extadd_pairwise_i16x8_s (i16x8.add (i16x8.extadd_pairwise_i8x16_s (local.get $v)) (i16x8.extadd_pairwise_i8x16_s (local.get $w)))))
+        (local.set $sum (i32.add (i32.add (i32x4.extract_lane 0 (local.get $mv)) (i32x4.extract_lane 1 (local.get $mv))) (i32.add (i32x4.extract_lane 2 (local.get $mv)) (i32x4.extract_lane 3 (local.get $mv)))))
+        (i32.store (local.get $s) (local.get $sum))
+        (f32.store (local.get $sf) (f32.mul (local.get $dv) (f32.convert_i32_s (local.get $sum))))
+        (local.set $src (i32.add (local.get $src) (i32.const 128)))
+        (local.set $q (i32.add (local.get $q) (i32.const 32)))
+        (local.set $s (i32.add (local.get $s) (i32.const 4)))
+        (local.set $sf (i32.add (local.get $sf) (i32.const 4)))
+        (br_if $subs (i32.lt_u (local.tee $j (i32.add (local.get $j) (i32.const 1))) (i32.const 8))))
+      (local.set $d (i32.add (local.get $d) (i32.const 4)))
+      (br_if $blocks (i32.lt_u (local.get $src) (local.get $end)))))`;
+
 /** The module's text: SIMD128 only, or (relaxed) with the relaxed-SIMD matrix-vector kernels. */
 const module = (relaxed) => `(module
   (memory (export "memory") 1 65536)
   ${[f32, bf16, q8_0, q4_k, q6_k].map((k) => k(1, relaxed)).join('\n')}
+  ${quantQ8_0}
+  ${quantQ8_K}
   ${unpackQ8_0}
   ${unpackQ4_K()}
   ${unpackQ6_K()}

@@ -9,11 +9,11 @@
 import { f32ToBf16Bits, f32ToF16Bits, Rng } from '@apertus/tensor';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { quantizeActivationsQ8_K, roundActivations } from '../quant/activations';
+import { quantizeActivationsQ8_0, quantizeActivationsQ8_K, roundActivations } from '../quant/activations';
 import { dequantize, quantize } from '../quant/index';
 import { FLOAT_GEMM_MIN_ROWS, QuantMatrix } from '../quant-matrix';
 import { GGML_TYPES, QK_K, type GgmlTypeName } from '../types';
-import { hasKernel, kernelVariantAvailable, residentBytes, WeightArena, type KernelVariant } from './qmatmul';
+import { hasKernel, kernelVariantAvailable, moduleQuantizedActivations, residentBytes, WeightArena, type KernelVariant } from './qmatmul';
 import { QUANT_KERNELS_WASM, QUANT_KERNELS_WASM_RELAXED } from './module.generated';
 
 /** Random Q6_K super-blocks (no quantizer is written for Q6_K): random quants and scales, d a small f16. */
@@ -140,6 +140,26 @@ describe('matrix kernels on resident weights', () => {
     const rng = new Rng(2), x = Float32Array.from({ length: 1024 }, () => rng.normal());
     const a = quantizeActivationsQ8_K(x);
     for (let s = 0; s < a.sums!.length; s++) expect(a.sums![s]).toBe(a.q.subarray(32 * s, 32 * s + 32).reduce((t, v) => t + v, 0));
+  });
+
+  it('the module quantizes activations bit for bit as quant/activations.ts (Q8_0, its sign-split form, Q8_K with its sums)', () => {
+    // Magnitudes from 1e-9 to 1e6 (f16 subnormal, normal and overflowing scales), zero blocks, the largest value anywhere.
+    fc.assert(fc.property(fc.integer({ min: 1, max: 3 }), fc.integer({ min: -9, max: 6 }), fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 1000 }), (blocks, e, top, seed) => {
+      const rng = new Rng(seed), n = blocks * QK_K;
+      const x = Float32Array.from({ length: n }, (_, i) => (i < 32 && seed % 5 === 0 ? 0 : rng.normal() * 10 ** e));
+      x[top] = (seed % 2 ? -1 : 1) * 9 * 10 ** e;
+      const k = moduleQuantizedActivations('Q8_K', x), refK = quantizeActivationsQ8_K(x);
+      expect(k.q).toEqual(refK.q);
+      expect(k.d).toEqual(refK.d);
+      expect(k.sums).toEqual(refK.sums);
+      expect(k.dsums).toEqual(Float32Array.from(refK.sums!, (s, i) => refK.d[i >> 3]! * s));
+      const z = moduleQuantizedActivations('Q8_0', x), ref0 = quantizeActivationsQ8_0(x);
+      expect(z.q).toEqual(ref0.q);
+      expect(z.d).toEqual(ref0.d);
+      const split = new Int8Array(2 * n);
+      ref0.q.forEach((q, i) => { split[64 * (i >> 5) + (i & 31) + (q < 0 ? 32 : 0)] = Math.abs(q); });
+      expect(moduleQuantizedActivations('Q8_0', x, true).q).toEqual(split);
+    }), { numRuns: 60 });
   });
 
   it('the committed modules are fresh builds of kernels.wat.mjs', async () => {

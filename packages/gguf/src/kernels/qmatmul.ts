@@ -1,11 +1,11 @@
 // Host side of the matrix kernels (kernels.wat.mjs). A matrix's stored bytes are copied once, when
 // it is loaded, into the memory of a module instance (a `WeightArena`) and stay there: a product
 // copies only its activations in and its outputs out. The activations are quantized as llama.cpp
-// quantizes them (Q8_0 blocks for Q8_0 weights, Q8_K super-blocks for the k-quants), float
+// quantizes them (Q8_0 blocks for Q8_0 weights, Q8_K super-blocks for the k-quants) by the module
+// itself (quant_q8_0, quant_q8_k: the same float32 operations as quant/activations.ts); float
 // activations go in as float32 (BF16 weights take them rounded to bf16 by the caller).
 
 import { relaxedSimdAvailable } from '@apertus/tensor';
-import { quantizeActivationsQ8_0, quantizeActivationsQ8_K, type QuantizedActivations } from '../quant/activations';
 import { GGML_TYPES, rowBytes, type GgmlType } from '../types';
 import { QUANT_KERNELS_WASM, QUANT_KERNELS_WASM_RELAXED } from './module.generated';
 
@@ -140,7 +140,7 @@ function scratch(slab: Slab, sizes: readonly number[]): number[] {
  */
 export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: number, x: Float32Array, M: number, y: Float32Array): void {
   const slab = w.slab!, name = KERNELS[type.name]!, rs = rowBytes(type, K);
-  const u8 = () => new Uint8Array(slab.exports.memory.buffer), f32 = () => new Float32Array(slab.exports.memory.buffer);
+  const f32 = () => new Float32Array(slab.exports.memory.buffer);
   if (name === 'f32' || name === 'bf16') {
     const [xo, yo] = scratch(slab, [4 * M * K, 4 * M * N]);
     f32().set(x.subarray(0, M * K), xo! / 4);
@@ -148,69 +148,67 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
     y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
     return;
   }
-  const isK = name !== 'q8_0';
-  const act = isK ? quantizeActivationsQ8_K(x.subarray(0, M * K)) : quantizeActivationsQ8_0(x.subarray(0, M * K));
-  if (M >= IGEMM_MIN_ROWS) {
-    igemm(slab, name, w, N, K, act, M, y);
-    return;
-  }
-  const q = name === 'q8_0' && slab.variant === 'relaxed' ? splitSigns(act.q) : new Uint8Array(act.q.buffer, act.q.byteOffset, act.q.byteLength);
-  const [xq, xd, xs, yo] = scratch(slab, [q.byteLength, act.d.byteLength, act.sums?.byteLength ?? 0, 4 * M * N]);
-  u8().set(q, xq!);
-  f32().set(act.d, xd! / 4);
-  if (act.sums) new Int32Array(slab.exports.memory.buffer).set(act.sums, xs! / 4);
-  slab.kernel(`${name}_1`)(w.offset, rs, N, K / type.blockSize, xq!, M, yo!, N, xd!, xs!);
+  const isK = name !== 'q8_0', B = isK ? 256 : 32, many = M >= IGEMM_MIN_ROWS;
+  // The relaxed Q8_0 matrix-vector kernel takes the quants split by sign (two bytes per value).
+  const split = !isK && !many && slab.variant === 'relaxed' ? 1 : 0;
+  const ch = Math.max(2, Math.floor(CHUNK_BYTES / (2 * K)) & ~1), nb = K / B, nsub = K / 32;
+  const [xf, xq, xd, xs, xsf, yo, w16, sw, mw] = scratch(slab, [4 * M * K, (1 + split) * M * K, 4 * M * nb, 4 * M * nsub, 4 * M * nsub, 4 * M * N,
+    ...(many ? [2 * ch * K, 4 * ch * nb, 4 * ch * nsub] : [0, 0, 0])]);
+  f32().set(x.subarray(0, M * K), xf! / 4);
+  if (isK) (slab.exports.quant_q8_k as QuantKernel)(xf!, M * K, xq!, xd!, xs!, xsf!);
+  else (slab.exports.quant_q8_0 as QuantKernel)(xf!, M * K, xq!, xd!, split);
+  if (many) igemm(slab, name, w, N, K, M, { xq: xq!, xd: xd!, xsf: xsf!, yo: yo!, w16: w16!, sw: sw!, mw: mw!, ch });
+  else slab.kernel(`${name}_1`)(w.offset, rs, N, K / type.blockSize, xq!, M, yo!, N, xd!, xs!);
   y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
 }
 
 /**
- * Q8_0 activation quants as the relaxed Q8_0 kernel takes them: per block of 32, max(q, 0) then
- * max(−q, 0) (64 bytes), both in [0, 127] because the quantizer's q are in [−127, 127].
+ * The module's activation quantizers on `x` (SIMD build), read back: Q8_0 (`split`: the sign-split
+ * form of the relaxed Q8_0 kernel, 64 bytes per block) or Q8_K with the sum of every 32 quants and
+ * d times it. What the products multiply, for checks against quant/activations.ts.
  */
-function splitSigns(q: Int8Array): Uint8Array {
-  const out = new Uint8Array(2 * q.length);
-  for (let i = 0; i < q.length; i++) {
-    const v = q[i]!, o = 64 * (i >> 5) + (i & 31);
-    if (v > 0) out[o] = v; else out[o + 32] = -v;
-  }
-  return out;
+export function moduleQuantizedActivations(kind: 'Q8_0' | 'Q8_K', x: Float32Array, split = false): { q: Int8Array; d: Float32Array; sums: Int32Array; dsums: Float32Array } {
+  const slab = new Slab(module('simd')!, 'simd'), n = x.length, B = kind === 'Q8_0' ? 32 : 256, bytes = split ? 2 * n : n;
+  const [xf, xq, xd, xs, xsf] = scratch(slab, [4 * n, bytes, (4 * n) / B, n / 8, n / 8]);
+  new Float32Array(slab.exports.memory.buffer).set(x, xf! / 4);
+  if (kind === 'Q8_K') (slab.exports.quant_q8_k as QuantKernel)(xf!, n, xq!, xd!, xs!, xsf!);
+  else (slab.exports.quant_q8_0 as QuantKernel)(xf!, n, xq!, xd!, split ? 1 : 0);
+  const mem = slab.exports.memory.buffer;
+  return { q: new Int8Array(mem, xq!, bytes).slice(), d: new Float32Array(mem, xd!, n / B).slice(), sums: new Int32Array(mem, xs!, n / 32).slice(), dsums: new Float32Array(mem, xsf!, n / 32).slice() };
 }
+
+/** The activation quantizers of the module (quant_q8_0: x, n, q, d, split; quant_q8_k: x, n, q, d, sums, d·sums). */
+type QuantKernel = (x: number, n: number, q: number, d: number, a: number, b?: number) => void;
 
 /** From this many activation rows on, quantized products unpack chunks of weight rows to int16 and reuse them across rows. */
 export const IGEMM_MIN_ROWS = 4;
 /** Bytes of unpacked int16 weights per chunk (stays in L2 while every activation row passes). */
 const CHUNK_BYTES = 1 << 18;
 
+/** Scratch offsets of a many-row product: quantized activations, outputs, and room for `ch` unpacked weight rows. */
+interface IgemmScratch { xq: number; xd: number; xsf: number; yo: number; w16: number; sw: number; mw: number; ch: number }
+
 /**
  * The many-row product of a quantized matrix: per chunk of weight rows, unpack (kernels'
  * unpack_*), then the int16 × int8 tile kernels (igemm*) over 2 rows × 2 activation rows, with
  * the leftover rows and activation rows in narrower tiles.
  */
-function igemm(slab: Slab, name: string, w: Resident, N: number, K: number, act: QuantizedActivations, M: number, y: Float32Array): void {
+function igemm(slab: Slab, name: string, w: Resident, N: number, K: number, M: number, at: IgemmScratch): void {
   const B = name === 'q8_0' ? 32 : 256, mins = name === 'q4_k', nb = K / B, nsub = K / 32, rs = rowBytes(GGML_BY_KERNEL[name]!, K);
-  const ch = Math.max(2, Math.floor(CHUNK_BYTES / (2 * K)) & ~1);
-  // d8 · (sum of each 32 quants), the activations' side of the Q4_K mins term.
-  const xsf = new Float32Array(M * nsub);
-  if (mins) for (let i = 0; i < xsf.length; i++) xsf[i] = act.d[Math.floor(i / 8)]! * act.sums![i]!;
-  const [xq, xd, xs, yo, w16, sw, mw] = scratch(slab, [M * K, 4 * M * nb, 4 * M * nsub, 4 * M * N, 2 * ch * K, 4 * ch * nb, 4 * ch * nsub]);
-  const mem = slab.exports.memory.buffer;
-  new Int8Array(mem, xq!, M * K).set(act.q);
-  new Float32Array(mem, xd!, M * nb).set(act.d);
-  new Float32Array(mem, xs!, M * nsub).set(xsf);
+  const { xq, xd, xsf, yo, w16, sw, mw, ch } = at;
   const unpack = slab.kernel(`unpack_${name}`) as unknown as (w: number, rs: number, nr: number, nb: number, dst: number, sw: number, mw: number) => void;
   const tile = (R: number, T: number) => slab.kernel(`igemm${B}${mins ? 'm' : ''}_${R}x${T}`) as unknown as IgemmKernel;
   const m2 = M & ~1;
   for (let n0 = 0; n0 < N; n0 += ch) {
     const nr = Math.min(ch, N - n0), r2 = nr & ~1;
-    unpack(w.offset + n0 * rs, rs, nr, K / GGML_BY_KERNEL[name]!.blockSize, w16!, sw!, mw!);
+    unpack(w.offset + n0 * rs, rs, nr, K / GGML_BY_KERNEL[name]!.blockSize, w16, sw, mw);
     for (const [r0, rows, R] of [[0, r2, 2], [r2, nr - r2, 1]] as const) {
       if (rows === 0) continue;
-      const wr = w16! + 2 * r0 * K, swr = sw! + 4 * r0 * nb, mwr = mw! + 4 * r0 * nsub;
-      if (m2 > 0) tile(R, 2)(wr, rows, K, swr, mwr, xq!, xd!, xs!, m2, yo! + 4 * (n0 + r0), N);
-      if (M > m2) tile(R, 1)(wr, rows, K, swr, mwr, xq! + m2 * K, xd! + 4 * m2 * nb, xs! + 4 * m2 * nsub, 1, yo! + 4 * (m2 * N + n0 + r0), N);
+      const wr = w16 + 2 * r0 * K, swr = sw + 4 * r0 * nb, mwr = mw + 4 * r0 * nsub;
+      if (m2 > 0) tile(R, 2)(wr, rows, K, swr, mwr, xq, xd, xsf, m2, yo + 4 * (n0 + r0), N);
+      if (M > m2) tile(R, 1)(wr, rows, K, swr, mwr, xq + m2 * K, xd + 4 * m2 * nb, xsf + 4 * m2 * nsub, 1, yo + 4 * (m2 * N + n0 + r0), N);
     }
   }
-  y.set(new Float32Array(slab.exports.memory.buffer, yo!, M * N));
 }
 
 type IgemmKernel = (w16: number, nr: number, K: number, sw: number, mw: number, x: number, xd: number, xsf: number, M: number, y: number, ldy: number) => void;
