@@ -10,6 +10,15 @@
 // Q8_0, Q8_K super-blocks with per-32 sums for the k-quants, see qmatmul.ts); integer dot products
 // in i32x4 lanes (i32x4.dot_i16x8_s on sign-extended quants), scaled in f32x4 lanes once per
 // block, summed across lanes once per output. Loops over sub-blocks are unrolled here.
+//
+// Two modules are built: WAT (SIMD128) and WAT_RELAXED, where relaxed SIMD runs (Node 20 behind a
+// V8 flag that qmatmul.ts sets). The relaxed one differs in the matrix-vector kernels: F32/BF16 use
+// f32x4.relaxed_madd (fused where the CPU has FMA), Q4_K and Q6_K multiply the int8 activations by
+// the unsigned quants with i16x8.relaxed_dot_i8x16_i7x16_s, whose result is defined (exact) when
+// the second operand's lanes are in [0, 127]: Q4_K nibbles are in [0, 15], Q6_K's unsigned 6-bit
+// quants in [0, 63] (the −32 applied after, as 32·Σx); Q8_0 multiplies its int8 weights by the
+// activation quants split by sign (both parts in [0, 127]). i32x4.relaxed_dot_i8x16_i7x16_add_s is not
+// used: V8 11 (Node 20) on x64 ignores its accumulator and doubles the dot product.
 
 /** f16 bits (i32 expression) → f32: magnitude via the exponent shift (exact for normals and subnormals), then the sign. */
 const f16 = (h) => `(f32.copysign (f32.mul (f32.reinterpret_i32 (i32.shl (i32.and ${h} (i32.const 0x7fff)) (i32.const 13))) (f32.const 0x1p112)) (f32.reinterpret_i32 (i32.shl (i32.and ${h} (i32.const 0x8000)) (i32.const 16))))`;
@@ -46,7 +55,10 @@ function kernel(name, R, extraParams, extraLocals, body) {
 }
 
 /** F32 weights, $n = K (a multiple of 8); x float32 [M, K]. */
-function f32(R) {
+/** a + w·x: fused (relaxed_madd) in the relaxed module. */
+const madd = (relaxed, a, w, x) => relaxed ? `(f32x4.relaxed_madd ${w} ${x} ${a})` : `(f32x4.add ${a} (f32x4.mul ${w} ${x}))`;
+
+function f32(R, relaxed) {
   const body = `
         ${rep(R, (i) => `(local.set $a${i} (v128.const f32x4 0 0 0 0)) (local.set $b${i} (v128.const f32x4 0 0 0 0))`)}
         (local.set $xp (i32.add (local.get $x) (i32.shl (i32.mul (local.get $m) (local.get $n)) (i32.const 2))))
@@ -54,15 +66,15 @@ function f32(R) {
         (loop $ks
           (local.set $x0 (v128.load (i32.add (local.get $xp) (local.get $k))))
           (local.set $x1 (v128.load offset=16 (i32.add (local.get $xp) (local.get $k))))
-          ${rep(R, (i) => `(local.set $a${i} (f32x4.add (local.get $a${i}) (f32x4.mul (v128.load (i32.add (local.get $w${i}) (local.get $k))) (local.get $x0))))
-          (local.set $b${i} (f32x4.add (local.get $b${i}) (f32x4.mul (v128.load offset=16 (i32.add (local.get $w${i}) (local.get $k))) (local.get $x1))))`)}
+          ${rep(R, (i) => `(local.set $a${i} ${madd(relaxed, `(local.get $a${i})`, `(v128.load (i32.add (local.get $w${i}) (local.get $k)))`, '(local.get $x0)')})
+          (local.set $b${i} ${madd(relaxed, `(local.get $b${i})`, `(v128.load offset=16 (i32.add (local.get $w${i}) (local.get $k)))`, '(local.get $x1)')})`)}
           (br_if $ks (i32.lt_u (local.tee $k (i32.add (local.get $k) (i32.const 32))) (i32.shl (local.get $n) (i32.const 2)))))
         ${rep(R, (i) => `(local.set $out${i} ${fsum(`(f32x4.add (local.get $a${i}) (local.get $b${i}))`)})`)}`;
   return kernel(`f32_${R}`, R, '', `(local $k i32) (local $xp i32) (local $x0 v128) (local $x1 v128) ${locals(R, 'a', 'v128')} ${locals(R, 'b', 'v128')}`, body);
 }
 
 /** BF16 weights (widened in-register: the bits shifted into the high half of an f32), $n = K (a multiple of 8). */
-function bf16(R) {
+function bf16(R, relaxed) {
   const body = `
         ${rep(R, (i) => `(local.set $a${i} (v128.const f32x4 0 0 0 0)) (local.set $b${i} (v128.const f32x4 0 0 0 0))`)}
         (local.set $xp (i32.add (local.get $x) (i32.shl (i32.mul (local.get $m) (local.get $n)) (i32.const 2))))
@@ -71,15 +83,43 @@ function bf16(R) {
           (local.set $x0 (v128.load (i32.add (local.get $xp) (i32.shl (local.get $k) (i32.const 1)))))
           (local.set $x1 (v128.load offset=16 (i32.add (local.get $xp) (i32.shl (local.get $k) (i32.const 1)))))
           ${rep(R, (i) => `(local.set $v (v128.load (i32.add (local.get $w${i}) (local.get $k))))
-          (local.set $a${i} (f32x4.add (local.get $a${i}) (f32x4.mul (i32x4.shl (i32x4.extend_low_i16x8_u (local.get $v)) (i32.const 16)) (local.get $x0))))
-          (local.set $b${i} (f32x4.add (local.get $b${i}) (f32x4.mul (i32x4.shl (i32x4.extend_high_i16x8_u (local.get $v)) (i32.const 16)) (local.get $x1))))`)}
+          (local.set $a${i} ${madd(relaxed, `(local.get $a${i})`, '(i32x4.shl (i32x4.extend_low_i16x8_u (local.get $v)) (i32.const 16))', '(local.get $x0)')})
+          (local.set $b${i} ${madd(relaxed, `(local.get $b${i})`, '(i32x4.shl (i32x4.extend_high_i16x8_u (local.get $v)) (i32.const 16))', '(local.get $x1)')})`)}
           (br_if $ks (i32.lt_u (local.tee $k (i32.add (local.get $k) (i32.const 16))) (i32.shl (local.get $n) (i32.const 1)))))
         ${rep(R, (i) => `(local.set $out${i} ${fsum(`(f32x4.add (local.get $a${i}) (local.get $b${i}))`)})`)}`;
   return kernel(`bf16_${R}`, R, '', `(local $k i32) (local $xp i32) (local $x0 v128) (local $x1 v128) (local $v v128) ${locals(R, 'a', 'v128')} ${locals(R, 'b', 'v128')}`, body);
 }
 
+/**
+ * Q8_0 in the relaxed module: x = the activation quants split by sign, 64 bytes per block (max(q, 0)
+ * then max(−q, 0), both in [0, 127] since the quantizer's q are in [−127, 127]): Σ w·q =
+ * dot(w, q⁺) − dot(w, q⁻) with the weights, any int8, on the i8 side (each i16 pair ≤ 2·128·127).
+ */
+function q8_0Relaxed(R) {
+  const half = (o) => `(i32x4.extadd_pairwise_i16x8_s (i16x8.sub
+              (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${2 + o} (local.get $p)) (v128.load offset=${o} (local.get $xb)))
+              (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${2 + o} (local.get $p)) (v128.load offset=${32 + o} (local.get $xb)))))`;
+  const body = `
+        ${rep(R, (i) => `(local.set $a${i} (v128.const f32x4 0 0 0 0))`)}
+        (local.set $bi (i32.mul (local.get $m) (local.get $n)))
+        (local.set $end (i32.add (local.get $bi) (local.get $n)))
+        (local.set $off (i32.const 0))
+        (loop $blocks
+          (local.set $xb (i32.add (local.get $x) (i32.shl (local.get $bi) (i32.const 6))))
+          (local.set $dx (f32.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))
+          ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
+          (local.set $a${i} (f32x4.add (local.get $a${i}) (f32x4.mul
+            (f32x4.convert_i32x4_s (i32x4.add ${half(0)} ${half(16)}))
+            (f32x4.splat (f32.mul ${f16('(i32.load16_u (local.get $p))')} (local.get $dx))))))`)}
+          (local.set $off (i32.add (local.get $off) (i32.const 34)))
+          (br_if $blocks (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 1))) (local.get $end))))
+        ${rep(R, (i) => `(local.set $out${i} ${fsum(`(local.get $a${i})`)})`)}`;
+  return kernel(`q8_0_${R}`, R, '(param $xd i32)', `(local $bi i32) (local $end i32) (local $off i32) (local $p i32) (local $xb i32) (local $dx f32) ${locals(R, 'a', 'v128')}`, body);
+}
+
 /** Q8_0 weights (34-byte blocks: f16 d, 32 int8), $n = blocks per row; x = Q8_0 quants [M, K] int8 with scales $xd [M, nb] f32. */
-function q8_0(R) {
+function q8_0(R, relaxed) {
+  if (relaxed) return q8_0Relaxed(R);
   const body = `
         ${rep(R, (i) => `(local.set $a${i} (v128.const f32x4 0 0 0 0))`)}
         (local.set $bi (i32.mul (local.get $m) (local.get $n)))
@@ -138,13 +178,23 @@ const loadX32 = (o) => `(local.set $v (v128.load offset=${o} (local.get $xb)))
  * nibbles), $n = super-blocks per row; x = Q8_K quants [M, K] int8, $xd [M, nb] f32, $xs [M, K/32] i32 sums:
  * y += d8·(d·Σ_j scale_j·isum_j − dmin·Σ_j min_j·bsum_j).
  */
-function q4_k(R) {
+function q4_k(R, relaxed) {
   const sub = [];
   for (let j = 0; j < 8; j++) {
     const c = j >> 1, half = j & 1;
     const q = (k) => half === 0
       ? `(v128.and (v128.load offset=${16 + 32 * c + 16 * k} (local.get $p)) (i8x16.splat (i32.const 15)))`
       : `(i8x16.shr_u (v128.load offset=${16 + 32 * c + 16 * k} (local.get $p)) (i32.const 4))`;
+    if (relaxed) {
+      // Σ over 32 values in i16 pairs (|·| ≤ 4·15·128), then × scale_j and the pairs summed in one i32x4.dot_i16x8_s.
+      sub.push(`(local.set $x0 (v128.load offset=${32 * j} (local.get $xb)))
+          (local.set $x1 (v128.load offset=${32 * j + 16} (local.get $xb)))
+          ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
+          (local.set $s${i} (i32x4.add (local.get $s${i}) (i32x4.dot_i16x8_s
+            (i16x8.add (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $x0) ${q(0)}) (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $x1) ${q(1)}))
+            (i16x8.splat (i8x16.extract_lane_u ${j} (local.get $scm${i}))))))`)}`);
+      continue;
+    }
     sub.push(`${loadX32(32 * j)}
           ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
           (local.set $s${i} (i32x4.add (local.get $s${i}) (i32x4.mul (i32x4.add ${dotx(q(0), '$x0', '$x1')} ${dotx(q(1), '$x2', '$x3')}) (i32x4.splat (i8x16.extract_lane_u ${j} (local.get $scm${i}))))))`)}`);
@@ -183,7 +233,7 @@ function q4_k(R) {
  * 16 int8 scales, f16 d), $n = super-blocks per row; x = Q8_K quants [M, K] int8, $xd [M, nb] f32:
  * y += d8·d·Σ_j scale_j·Σ (q − 32)·x over sub-blocks of 16 values.
  */
-function q6_k(R) {
+function q6_k(R, relaxed) {
   const sub = [];
   for (let h = 0; h < 2; h++) {
     for (let l0 = 0; l0 < 32; l0 += 16) {
@@ -192,6 +242,15 @@ function q6_k(R) {
         const lo = `(v128.load offset=${ql} (local.get $p))`;
         const nib = s < 2 ? `(v128.and ${lo} (i8x16.splat (i32.const 15)))` : `(i8x16.shr_u ${lo} (i32.const 4))`;
         const hi = `(i8x16.shl (v128.and (i8x16.shr_u (v128.load offset=${qh} (local.get $p)) (i32.const ${2 * s})) (i8x16.splat (i32.const 3))) (i32.const 4))`;
+        if (relaxed) {
+          // Σ (q − 32)·x over 8 pairs = relaxed dot of x with the unsigned q, minus 32·(pair sums of x): |·| ≤ 2·32·128.
+          sub.push(`(local.set $v (v128.load offset=${xo} (local.get $xb)))
+          ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
+          (local.set $s${i} (i32x4.add (local.get $s${i}) (i32x4.dot_i16x8_s
+            (i16x8.sub (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v) (v128.or ${nib} ${hi})) (i16x8.shl (i16x8.extadd_pairwise_i8x16_s (local.get $v)) (i32.const 5)))
+            (i16x8.splat (i32.load8_s offset=${sc} (local.get $p))))))`)}`);
+          continue;
+        }
         const q = `(i8x16.sub (v128.or ${nib} ${hi}) (i8x16.splat (i32.const 32)))`;
         sub.push(`(local.set $v (v128.load offset=${xo} (local.get $xb)))
           (local.set $x0 (i16x8.extend_low_i8x16_s (local.get $v)))
@@ -372,12 +431,112 @@ function igemm(B, mins, R, T) {
 /** Tiles built: 2 weight rows × 2 activation rows (the fastest measured on Zen 4; 4 × 2 spilled), and the narrower tails. */
 const IGEMMS = [[32, false], [256, false], [256, true]].flatMap(([B, mins]) => [[2, 2], [2, 1], [1, 2], [1, 1]].map(([R, T]) => igemm(B, mins, R, T)));
 
-export const WAT = `(module
+// Activation quantization, as quant/activations.ts (ggml's quantize_row_q8_0 and
+// quantize_row_q8_K_ref) with the same float32 operations: products rounded to nearest even
+// (f32x4.nearest = rint), then converted and narrowed to int8.
+
+/** f32 ≥ 0 rounded to the nearest f16 value (ties to even; subnormals; ≥ 65520 → ∞), as an f32. */
+const roundF16 = (v) => `(if (result f32) (f32.lt ${v} (f32.const 0x1p-14))
+      (then (f32.mul (f32.nearest (f32.mul ${v} (f32.const 0x1p24))) (f32.const 0x1p-24)))
+      (else (if (result f32) (f32.ge ${v} (f32.const 65520))
+        (then (f32.const inf))
+        (else (f32.reinterpret_i32 (i32.and (i32.add (i32.reinterpret_f32 ${v}) (i32.add (i32.const 0xfff) (i32.and (i32.shr_u (i32.reinterpret_f32 ${v}) (i32.const 13)) (i32.const 1)))) (i32.const -8192)))))))`;
+
+/** int8x16 of rint(x·s) for the 16 floats at $src + o (clamped to ≤ 127 when clamp). */
+const q16 = (o, clamp) => {
+  const q = (k) => {
+    const t = `(i32x4.trunc_sat_f32x4_s (f32x4.nearest (f32x4.mul (v128.load offset=${o + 16 * k} (local.get $src)) (local.get $sv))))`;
+    return clamp ? `(i32x4.min_s ${t} (i32x4.splat (i32.const 127)))` : t;
+  };
+  return `(i8x16.narrow_i16x8_s (i16x8.narrow_i32x4_s ${q(0)} ${q(1)}) (i16x8.narrow_i32x4_s ${q(2)} ${q(3)}))`;
+};
+
+/** max |x| over the n floats at $src (n a multiple of 16) into $amax. */
+const absMax = (n) => `(local.set $mv (v128.const f32x4 0 0 0 0))
+      ${Array.from({ length: n / 4 }, (_, k) => `(local.set $mv (f32x4.max (local.get $mv) (f32x4.abs (v128.load offset=${16 * k} (local.get $src)))))`).join('\n      ')}
+      (local.set $amax (f32.max (f32.max (f32x4.extract_lane 0 (local.get $mv)) (f32x4.extract_lane 1 (local.get $mv))) (f32.max (f32x4.extract_lane 2 (local.get $mv)) (f32x4.extract_lane 3 (local.get $mv)))))`;
+
+/**
+ * Q8_0 activations: n floats at $x → per block of 32, d = f16(amax/127) at $d and q = rint(x·127/amax)
+ * at $q, 32 bytes per block, or (split ≠ 0) 64: max(q, 0) then max(−q, 0) (the relaxed Q8_0 kernel's form).
+ */
+const quantQ8_0 = `
+  (func (export "quant_q8_0") (param $x i32) (param $n i32) (param $q i32) (param $d i32) (param $split i32)
+    (local $src i32) (local $end i32) (local $amax f32) (local $mv v128) (local $sv v128) (local $v v128) (local $w v128)
+    (local.set $src (local.get $x))
+    (local.set $end (i32.add (local.get $x) (i32.shl (local.get $n) (i32.const 2))))
+    (loop $blocks
+      ${absMax(32)}
+      (f32.store (local.get $d) ${roundF16('(f32.div (local.get $amax) (f32.const 127))')})
+      (local.set $sv (f32x4.splat (select (f32.div (f32.const 127) (local.get $amax)) (f32.const 0) (f32.ne (local.get $amax) (f32.const 0)))))
+      (local.set $v ${q16(0, false)})
+      (local.set $w ${q16(64, false)})
+      (if (local.get $split)
+        (then
+          (v128.store (local.get $q) (i8x16.max_s (local.get $v) (v128.const i32x4 0 0 0 0)))
+          (v128.store offset=16 (local.get $q) (i8x16.max_s (local.get $w) (v128.const i32x4 0 0 0 0)))
+          (v128.store offset=32 (local.get $q) (i8x16.max_s (i8x16.neg (local.get $v)) (v128.const i32x4 0 0 0 0)))
+          (v128.store offset=48 (local.get $q) (i8x16.max_s (i8x16.neg (local.get $w)) (v128.const i32x4 0 0 0 0)))
+          (local.set $q (i32.add (local.get $q) (i32.const 64))))
+        (else
+          (v128.store (local.get $q) (local.get $v))
+          (v128.store offset=16 (local.get $q) (local.get $w))
+          (local.set $q (i32.add (local.get $q) (i32.const 32)))))
+      (local.set $d (i32.add (local.get $d) (i32.const 4)))
+      (br_if $blocks (i32.lt_u (local.tee $src (i32.add (local.get $src) (i32.const 128))) (local.get $end)))))`;
+
+/**
+ * Q8_K activations: n floats at $x → per super-block of 256, with max the value of largest magnitude
+ * (the first), iscale = −127/max, d = 1/iscale at $d, q = min(127, rint(iscale·x)) at $q; the sum of
+ * every 32 quants as i32 at $s and, times d, as f32 at $sf (the many-row kernels' form).
+ */
+const quantQ8_K = `
+  (func (export "quant_q8_k") (param $x i32) (param $n i32) (param $q i32) (param $d i32) (param $s i32) (param $sf i32)
+    (local $src i32) (local $end i32) (local $j i32) (local $amax f32) (local $max f32) (local $iscale f32) (local $dv f32) (local $mv v128) (local $sv v128) (local $v v128) (local $w v128) (local $sum i32)
+    (local.set $src (local.get $x))
+    (local.set $end (i32.add (local.get $x) (i32.shl (local.get $n) (i32.const 2))))
+    (loop $blocks
+      ${absMax(256)}
+      ;; the first value whose magnitude is amax
+      (local.set $j (i32.const 0))
+      (block $found (loop $scan
+        (local.set $max (f32.load (i32.add (local.get $src) (i32.shl (local.get $j) (i32.const 2)))))
+        (br_if $found (f32.eq (f32.abs (local.get $max)) (local.get $amax)))
+        (br_if $scan (i32.lt_u (local.tee $j (i32.add (local.get $j) (i32.const 1))) (i32.const 256)))))
+      (local.set $iscale (select (f32.div (f32.const -127) (local.get $max)) (f32.const 0) (f32.ne (local.get $amax) (f32.const 0))))
+      (local.set $dv (select (f32.div (f32.const 1) (local.get $iscale)) (f32.const 0) (f32.ne (local.get $amax) (f32.const 0))))
+      (f32.store (local.get $d) (local.get $dv))
+      (local.set $sv (f32x4.splat (local.get $iscale)))
+      (local.set $j (i32.const 0))
+      (loop $subs
+        (local.set $v ${q16(0, true)})
+        (local.set $w ${q16(64, true)})
+        (v128.store (local.get $q) (local.get $v))
+        (v128.store offset=16 (local.get $q) (local.get $w))
+        (local.set $mv (i32x4.extadd_pairwise_i16x8_s (i16x8.add (i16x8.extadd_pairwise_i8x16_s (local.get $v)) (i16x8.extadd_pairwise_i8x16_s (local.get $w)))))
+        (local.set $sum (i32.add (i32.add (i32x4.extract_lane 0 (local.get $mv)) (i32x4.extract_lane 1 (local.get $mv))) (i32.add (i32x4.extract_lane 2 (local.get $mv)) (i32x4.extract_lane 3 (local.get $mv)))))
+        (i32.store (local.get $s) (local.get $sum))
+        (f32.store (local.get $sf) (f32.mul (local.get $dv) (f32.convert_i32_s (local.get $sum))))
+        (local.set $src (i32.add (local.get $src) (i32.const 128)))
+        (local.set $q (i32.add (local.get $q) (i32.const 32)))
+        (local.set $s (i32.add (local.get $s) (i32.const 4)))
+        (local.set $sf (i32.add (local.get $sf) (i32.const 4)))
+        (br_if $subs (i32.lt_u (local.tee $j (i32.add (local.get $j) (i32.const 1))) (i32.const 8))))
+      (local.set $d (i32.add (local.get $d) (i32.const 4)))
+      (br_if $blocks (i32.lt_u (local.get $src) (local.get $end)))))`;
+
+/** The module's text: SIMD128 only, or (relaxed) with the relaxed-SIMD matrix-vector kernels. */
+const module = (relaxed) => `(module
   (memory (export "memory") 1 65536)
-  ${[f32, bf16, q8_0, q4_k, q6_k].map((k) => k(1)).join('\n')}
+  ${[f32, bf16, q8_0, q4_k, q6_k].map((k) => k(1, relaxed)).join('\n')}
+  ${quantQ8_0}
+  ${quantQ8_K}
   ${unpackQ8_0}
   ${unpackQ4_K()}
   ${unpackQ6_K()}
   ${IGEMMS.join('\n')}
 )
 `;
+
+export const WAT = module(false);
+export const WAT_RELAXED = module(true);

@@ -1,12 +1,13 @@
 // Host side of the matrix kernels (kernels.wat.mjs). A matrix's stored bytes are copied once, when
 // it is loaded, into the memory of a module instance (a `WeightArena`) and stay there: a product
 // copies only its activations in and its outputs out. The activations are quantized as llama.cpp
-// quantizes them (Q8_0 blocks for Q8_0 weights, Q8_K super-blocks for the k-quants), float
+// quantizes them (Q8_0 blocks for Q8_0 weights, Q8_K super-blocks for the k-quants) by the module
+// itself (quant_q8_0, quant_q8_k: the same float32 operations as quant/activations.ts); float
 // activations go in as float32 (BF16 weights take them rounded to bf16 by the caller).
 
-import { quantizeActivationsQ8_0, quantizeActivationsQ8_K, type QuantizedActivations } from '../quant/activations';
+import { relaxedSimdAvailable } from '@apertus/tensor';
 import { GGML_TYPES, rowBytes, type GgmlType } from '../types';
-import { QUANT_KERNELS_WASM } from './module.generated';
+import { QUANT_KERNELS_WASM, QUANT_KERNELS_WASM_RELAXED } from './module.generated';
 
 /** The parts of the WebAssembly JS API used here (the tsconfig has no DOM/WebAssembly lib). */
 interface Wasm {
@@ -19,19 +20,37 @@ type Kernel = (w: number, rs: number, nr: number, n: number, x: number, M: numbe
 
 interface Instance { memory: { buffer: ArrayBuffer; grow(pages: number): number }; [kernel: string]: unknown }
 
-let compiled: object | null | undefined;
+/**
+ * The two builds of the kernels: `simd` (SIMD128) and `relaxed` (relaxed SIMD: fused multiply-add
+ * for F32/BF16, int8 dot products for Q4_K/Q6_K; same results up to the order and fusing of float
+ * additions, the integer sums being exact in both).
+ */
+export type KernelVariant = 'simd' | 'relaxed';
 
-/** The compiled module, or null where WebAssembly SIMD is unavailable. */
-function module(): object | null {
-  if (compiled !== undefined) return compiled;
+const compiled: Partial<Record<KernelVariant, object | null>> = {};
+
+/** The compiled module of `variant`, or null where this runtime cannot run it. */
+function module(variant: KernelVariant): object | null {
+  if (compiled[variant] !== undefined) return compiled[variant];
   const wasm = (globalThis as unknown as { WebAssembly?: Wasm }).WebAssembly;
   try {
     if (!wasm) throw new Error('no WebAssembly');
-    compiled = new wasm.Module(Buffer.from(QUANT_KERNELS_WASM, 'base64'));
+    if (variant === 'relaxed' && (module('simd') === null || !relaxedSimdAvailable())) throw new Error('no relaxed SIMD');
+    compiled[variant] = new wasm.Module(Buffer.from(variant === 'relaxed' ? QUANT_KERNELS_WASM_RELAXED : QUANT_KERNELS_WASM, 'base64'));
   } catch {
-    compiled = null;
+    compiled[variant] = null;
   }
-  return compiled;
+  return compiled[variant];
+}
+
+/** The variant new arenas use: `relaxed` where relaxed SIMD runs (Node 20: the V8 flag is set in-process), else `simd`. */
+export function defaultKernelVariant(): KernelVariant {
+  return module('relaxed') !== null ? 'relaxed' : 'simd';
+}
+
+/** Whether `variant` runs in this runtime. */
+export function kernelVariantAvailable(variant: KernelVariant): boolean {
+  return module(variant) !== null;
 }
 
 /** Kernel names by type: the stored types the module multiplies directly. */
@@ -42,7 +61,7 @@ const GGML_BY_KERNEL: Readonly<Record<string, GgmlType>> = { q8_0: GGML_TYPES.Q8
 
 /** Whether `type` (with rows of K values) has a kernel here. */
 export function hasKernel(type: GgmlType, K = type.blockSize * 8): boolean {
-  return type.name in KERNELS && K % 8 === 0 && module() !== null;
+  return type.name in KERNELS && K % 8 === 0 && module('simd') !== null;
 }
 
 /** Weight bytes per module instance (a 32-bit memory holds 4 GiB; the rest is room for activations). */
@@ -54,7 +73,7 @@ const align = (n: number) => (n + 15) & ~15;
 class Slab {
   readonly exports: Instance;
   top = 0;
-  constructor(mod: object) {
+  constructor(mod: object, readonly variant: KernelVariant) {
     const wasm = (globalThis as unknown as { WebAssembly: Wasm }).WebAssembly;
     this.exports = new wasm.Instance(mod, {}).exports as Instance;
   }
@@ -83,12 +102,17 @@ export interface Resident {
 export class WeightArena {
   private readonly slabs: Slab[] = [];
 
+  /** An arena whose products run in the kernels of `variant` (where it runs; else plain SIMD). */
+  constructor(readonly variant: KernelVariant = defaultKernelVariant()) {
+    if (!kernelVariantAvailable(variant)) this.variant = 'simd';
+  }
+
   /** Copy `bytes` in; the matrix multiplies them where they now are. */
   store(bytes: Uint8Array): Resident {
-    const mod = module();
+    const mod = module(this.variant);
     if (mod === null) return { slab: null, offset: 0, byteLength: bytes.byteLength, plain: bytes.slice() };
     let slab = this.slabs.at(-1);
-    if (!slab || (slab.top > 0 && slab.top + bytes.byteLength > INSTANCE_WEIGHT_BYTES)) this.slabs.push(slab = new Slab(mod));
+    if (!slab || (slab.top > 0 && slab.top + bytes.byteLength > INSTANCE_WEIGHT_BYTES)) this.slabs.push(slab = new Slab(mod, this.variant));
     const offset = slab.top;
     slab.reserve(offset + bytes.byteLength);
     new Uint8Array(slab.exports.memory.buffer, offset, bytes.byteLength).set(bytes);
@@ -116,7 +140,7 @@ function scratch(slab: Slab, sizes: readonly number[]): number[] {
  */
 export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: number, x: Float32Array, M: number, y: Float32Array): void {
   const slab = w.slab!, name = KERNELS[type.name]!, rs = rowBytes(type, K);
-  const u8 = () => new Uint8Array(slab.exports.memory.buffer), f32 = () => new Float32Array(slab.exports.memory.buffer);
+  const f32 = () => new Float32Array(slab.exports.memory.buffer);
   if (name === 'f32' || name === 'bf16') {
     const [xo, yo] = scratch(slab, [4 * M * K, 4 * M * N]);
     f32().set(x.subarray(0, M * K), xo! / 4);
@@ -124,55 +148,67 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
     y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
     return;
   }
-  const isK = name !== 'q8_0';
-  const act = isK ? quantizeActivationsQ8_K(x.subarray(0, M * K)) : quantizeActivationsQ8_0(x.subarray(0, M * K));
-  if (M >= IGEMM_MIN_ROWS) {
-    igemm(slab, name, w, N, K, act, M, y);
-    return;
-  }
-  const [xq, xd, xs, yo] = scratch(slab, [act.q.byteLength, act.d.byteLength, act.sums?.byteLength ?? 0, 4 * M * N]);
-  u8().set(new Uint8Array(act.q.buffer, act.q.byteOffset, act.q.byteLength), xq!);
-  f32().set(act.d, xd! / 4);
-  if (act.sums) new Int32Array(slab.exports.memory.buffer).set(act.sums, xs! / 4);
-  slab.kernel(`${name}_1`)(w.offset, rs, N, K / type.blockSize, xq!, M, yo!, N, xd!, xs!);
+  const isK = name !== 'q8_0', B = isK ? 256 : 32, many = M >= IGEMM_MIN_ROWS;
+  // The relaxed Q8_0 matrix-vector kernel takes the quants split by sign (two bytes per value).
+  const split = !isK && !many && slab.variant === 'relaxed' ? 1 : 0;
+  const ch = Math.max(2, Math.floor(CHUNK_BYTES / (2 * K)) & ~1), nb = K / B, nsub = K / 32;
+  const [xf, xq, xd, xs, xsf, yo, w16, sw, mw] = scratch(slab, [4 * M * K, (1 + split) * M * K, 4 * M * nb, 4 * M * nsub, 4 * M * nsub, 4 * M * N,
+    ...(many ? [2 * ch * K, 4 * ch * nb, 4 * ch * nsub] : [0, 0, 0])]);
+  f32().set(x.subarray(0, M * K), xf! / 4);
+  if (isK) (slab.exports.quant_q8_k as QuantKernel)(xf!, M * K, xq!, xd!, xs!, xsf!);
+  else (slab.exports.quant_q8_0 as QuantKernel)(xf!, M * K, xq!, xd!, split);
+  if (many) igemm(slab, name, w, N, K, M, { xq: xq!, xd: xd!, xsf: xsf!, yo: yo!, w16: w16!, sw: sw!, mw: mw!, ch });
+  else slab.kernel(`${name}_1`)(w.offset, rs, N, K / type.blockSize, xq!, M, yo!, N, xd!, xs!);
   y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
 }
+
+/**
+ * The module's activation quantizers on `x` (SIMD build), read back: Q8_0 (`split`: the sign-split
+ * form of the relaxed Q8_0 kernel, 64 bytes per block) or Q8_K with the sum of every 32 quants and
+ * d times it. What the products multiply, for checks against quant/activations.ts.
+ */
+export function moduleQuantizedActivations(kind: 'Q8_0' | 'Q8_K', x: Float32Array, split = false): { q: Int8Array; d: Float32Array; sums: Int32Array; dsums: Float32Array } {
+  const slab = new Slab(module('simd')!, 'simd'), n = x.length, B = kind === 'Q8_0' ? 32 : 256, bytes = split ? 2 * n : n;
+  const [xf, xq, xd, xs, xsf] = scratch(slab, [4 * n, bytes, (4 * n) / B, n / 8, n / 8]);
+  new Float32Array(slab.exports.memory.buffer).set(x, xf! / 4);
+  if (kind === 'Q8_K') (slab.exports.quant_q8_k as QuantKernel)(xf!, n, xq!, xd!, xs!, xsf!);
+  else (slab.exports.quant_q8_0 as QuantKernel)(xf!, n, xq!, xd!, split ? 1 : 0);
+  const mem = slab.exports.memory.buffer;
+  return { q: new Int8Array(mem, xq!, bytes).slice(), d: new Float32Array(mem, xd!, n / B).slice(), sums: new Int32Array(mem, xs!, n / 32).slice(), dsums: new Float32Array(mem, xsf!, n / 32).slice() };
+}
+
+/** The activation quantizers of the module (quant_q8_0: x, n, q, d, split; quant_q8_k: x, n, q, d, sums, d·sums). */
+type QuantKernel = (x: number, n: number, q: number, d: number, a: number, b?: number) => void;
 
 /** From this many activation rows on, quantized products unpack chunks of weight rows to int16 and reuse them across rows. */
 export const IGEMM_MIN_ROWS = 4;
 /** Bytes of unpacked int16 weights per chunk (stays in L2 while every activation row passes). */
 const CHUNK_BYTES = 1 << 18;
 
+/** Scratch offsets of a many-row product: quantized activations, outputs, and room for `ch` unpacked weight rows. */
+interface IgemmScratch { xq: number; xd: number; xsf: number; yo: number; w16: number; sw: number; mw: number; ch: number }
+
 /**
  * The many-row product of a quantized matrix: per chunk of weight rows, unpack (kernels'
  * unpack_*), then the int16 × int8 tile kernels (igemm*) over 2 rows × 2 activation rows, with
  * the leftover rows and activation rows in narrower tiles.
  */
-function igemm(slab: Slab, name: string, w: Resident, N: number, K: number, act: QuantizedActivations, M: number, y: Float32Array): void {
+function igemm(slab: Slab, name: string, w: Resident, N: number, K: number, M: number, at: IgemmScratch): void {
   const B = name === 'q8_0' ? 32 : 256, mins = name === 'q4_k', nb = K / B, nsub = K / 32, rs = rowBytes(GGML_BY_KERNEL[name]!, K);
-  const ch = Math.max(2, Math.floor(CHUNK_BYTES / (2 * K)) & ~1);
-  // d8 · (sum of each 32 quants), the activations' side of the Q4_K mins term.
-  const xsf = new Float32Array(M * nsub);
-  if (mins) for (let i = 0; i < xsf.length; i++) xsf[i] = act.d[Math.floor(i / 8)]! * act.sums![i]!;
-  const [xq, xd, xs, yo, w16, sw, mw] = scratch(slab, [M * K, 4 * M * nb, 4 * M * nsub, 4 * M * N, 2 * ch * K, 4 * ch * nb, 4 * ch * nsub]);
-  const mem = slab.exports.memory.buffer;
-  new Int8Array(mem, xq!, M * K).set(act.q);
-  new Float32Array(mem, xd!, M * nb).set(act.d);
-  new Float32Array(mem, xs!, M * nsub).set(xsf);
+  const { xq, xd, xsf, yo, w16, sw, mw, ch } = at;
   const unpack = slab.kernel(`unpack_${name}`) as unknown as (w: number, rs: number, nr: number, nb: number, dst: number, sw: number, mw: number) => void;
   const tile = (R: number, T: number) => slab.kernel(`igemm${B}${mins ? 'm' : ''}_${R}x${T}`) as unknown as IgemmKernel;
   const m2 = M & ~1;
   for (let n0 = 0; n0 < N; n0 += ch) {
     const nr = Math.min(ch, N - n0), r2 = nr & ~1;
-    unpack(w.offset + n0 * rs, rs, nr, K / GGML_BY_KERNEL[name]!.blockSize, w16!, sw!, mw!);
+    unpack(w.offset + n0 * rs, rs, nr, K / GGML_BY_KERNEL[name]!.blockSize, w16, sw, mw);
     for (const [r0, rows, R] of [[0, r2, 2], [r2, nr - r2, 1]] as const) {
       if (rows === 0) continue;
-      const wr = w16! + 2 * r0 * K, swr = sw! + 4 * r0 * nb, mwr = mw! + 4 * r0 * nsub;
-      if (m2 > 0) tile(R, 2)(wr, rows, K, swr, mwr, xq!, xd!, xs!, m2, yo! + 4 * (n0 + r0), N);
-      if (M > m2) tile(R, 1)(wr, rows, K, swr, mwr, xq! + m2 * K, xd! + 4 * m2 * nb, xs! + 4 * m2 * nsub, 1, yo! + 4 * (m2 * N + n0 + r0), N);
+      const wr = w16 + 2 * r0 * K, swr = sw + 4 * r0 * nb, mwr = mw + 4 * r0 * nsub;
+      if (m2 > 0) tile(R, 2)(wr, rows, K, swr, mwr, xq, xd, xsf, m2, yo + 4 * (n0 + r0), N);
+      if (M > m2) tile(R, 1)(wr, rows, K, swr, mwr, xq + m2 * K, xd + 4 * m2 * nb, xsf + 4 * m2 * nsub, 1, yo + 4 * (m2 * N + n0 + r0), N);
     }
   }
-  y.set(new Float32Array(slab.exports.memory.buffer, yo!, M * N));
 }
 
 type IgemmKernel = (w16: number, nr: number, K: number, sw: number, mw: number, x: number, xd: number, xsf: number, M: number, y: number, ldy: number) => void;
