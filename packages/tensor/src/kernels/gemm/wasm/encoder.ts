@@ -205,6 +205,10 @@ export const v128 = {
   f32x4_mul: simdBin(0xe6),
   f32x4_min: simdBin(0xe8),
   f32x4_max: simdBin(0xe9),
+  /** Lane mask: all ones where a > b (false for NaN). */
+  f32x4_gt: simdBin(0x44),
+  /** Lane mask: all ones where a ≤ b (false for NaN). */
+  f32x4_le: simdBin(0x45),
   f64x2_add: simdBin(0xf0),
   f64x2_sub: simdBin(0xf1),
   f64x2_mul: simdBin(0xf2),
@@ -215,6 +219,8 @@ export const v128 = {
   and: simdBin(0x4e),
   or: simdBin(0x50),
   xor: simdBin(0x51),
+  /** Bits of `a` where `mask` is 1, of `b` where it is 0. */
+  bitselect: (a: Code, b: Code, mask: Code): Code => [...a, ...b, ...mask, ...simd(0x52)],
   i64x2_splat: (a: Code): Code => [...a, ...simd(0x12)],
   i64x2_shr_s: simdBin(0xcc),
   i64x2_add: simdBin(0xce),
