@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { wasmKernels } from '@apertus/tensor';
 import { describe, expect, test } from 'vitest';
+import { adamwF32, adamwFast, type AdamWConstants } from './adamw';
 import { stepF32, type StepConstants } from './ademamix';
 import { fmaF32 } from './fma';
 import { simdStepAvailable } from './simd-step';
@@ -85,5 +86,50 @@ describe('torch-exact AdEMAMix step in WebAssembly SIMD', () => {
     stepF32(a.data, a.grad, a.m1, a.m2, a.nu, c, false);
     stepF32(b.data, b.grad, b.m1, b.m2, b.nu, c, true);
     for (const k of ['data', 'm1', 'm2', 'nu'] as const) expect(Array.from(b[k])).toEqual(Array.from(a[k]));
+  });
+});
+
+describe('AdamW in WebAssembly SIMD: torch-exact (f32 lanes) and fast (f64 lanes)', () => {
+  test.each([['torch-exact', adamwF32], ['fast', adamwFast]] as const)('%s: the bits of the scalar update (odd lengths, weight decay, heap and staged arrays)', (_, update) => {
+    fc.assert(fc.property(
+      fc.array(fc.tuple(value, value, value, value), { minLength: 1, maxLength: 41 }),
+      fc.record({
+        t: fc.integer({ min: 1, max: 5000 }), beta1: fc.constantFrom(0, 0.9), beta2: fc.constantFrom(0.999, 0.95),
+        weightDecay: fc.constantFrom(0, 0.1), lr: fc.constantFrom(1e-3, 3e-4), eps: fc.constantFrom(1e-8, 1e-6), heap: fc.boolean(),
+      }),
+      (rows, h) => {
+        const c: AdamWConstants = { beta1: h.beta1, beta2: h.beta2, eps: h.eps, weightDecay: h.weightDecay, lr: h.lr, bc1: 1 - h.beta1 ** h.t, bc2: 1 - h.beta2 ** h.t };
+        const n = rows.length;
+        const make = (heap: boolean) => {
+          const arr = (k: number, map: (x: number) => number = (x) => x) => {
+            const a = heap ? wasmKernels.scratchF32(n) : new Float32Array(n);
+            for (let i = 0; i < n; i++) a[i] = map(rows[i]![k]!);
+            return a;
+          };
+          return { data: arr(0), grad: arr(1), m: arr(2), v: arr(3, (x) => x * x) };
+        };
+        const ref = make(false), got = make(h.heap);
+        update(ref.data, ref.grad, ref.m, ref.v, c, false);
+        update(got.data, got.grad, got.m, got.v, c, true);
+        for (const k of ['data', 'm', 'v'] as const) expect(Array.from(got[k])).toEqual(Array.from(ref[k]));
+        if (h.heap) for (const a of Object.values(got)) wasmKernels.heapRelease(a);
+      }), { numRuns: 400 });
+  });
+
+  test('staged in chunks: a vector longer than one chunk gives the scalar bits (both arithmetics)', () => {
+    const n = 40_003;
+    const r = (i: number, k: number) => Math.fround(Math.sin(i * 12.9898 + k * 78.233) * 0.5);
+    const make = () => ({
+      data: Float32Array.from({ length: n }, (_, i) => r(i, 1)), grad: Float32Array.from({ length: n }, (_, i) => r(i, 2) * 1e-3),
+      m: Float32Array.from({ length: n }, (_, i) => r(i, 3) * 1e-3), v: Float32Array.from({ length: n }, (_, i) => r(i, 5) ** 2 * 1e-6),
+    });
+    const c: AdamWConstants = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.1, lr: 1e-3, bc1: 1 - 0.9 ** 7, bc2: 1 - 0.999 ** 7 };
+    for (const update of [adamwF32, adamwFast]) {
+      const a = make(), b = make();
+      update(a.data, a.grad, a.m, a.v, c, false);
+      update(b.data, b.grad, b.m, b.v, c, true);
+      for (const k of ['data', 'm', 'v'] as const) expect(b[k]).toEqual(a[k]);
+      expect(b.grad).toEqual(make().grad);
+    }
   });
 });

@@ -1,10 +1,12 @@
 // Training-step, prefill and decode speed of @apertus/model next to PyTorch (eager, float32,
 // Debian python3-torch with OpenBLAS) on the same configs, measured in the same run.
-//   node packages/model/bench/speed.mjs [--quick] [--write] [--only REGEX]
+//   node packages/model/bench/speed.mjs [--quick] [--write] [--only REGEX] [--cpu-time]
 // Needs built packages (npm run build) and /usr/bin/python3 with torch. `--only` keeps the cases
 // whose "what model B T" text matches (e.g. --only 'train|prefill'). PyTorch runs with
 // torch.set_num_threads and OPENBLAS_NUM_THREADS (its OpenBLAS ignores the former); our training
-// step runs inside `tidy`, as the training loop does.
+// step runs inside `tidy`, as the training loop does. `--cpu-time` times each side's process CPU
+// seconds at 1 thread (for a machine loaded by other jobs, where wall times mostly measure the
+// share of the CPU each side got).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -19,6 +21,10 @@ const quick = process.argv.includes('--quick');
 const write = process.argv.includes('--write');
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg >= 0 ? new RegExp(process.argv[onlyArg + 1]) : null;
+const cpuTime = process.argv.includes('--cpu-time');
+const THREADS = cpuTime ? [1] : [1, 2];
+/** Milliseconds: wall time, or this process's CPU time (GEMM workers included) with --cpu-time. */
+const now = () => { if (!cpuTime) return performance.now(); const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
 
 /** lscpu's model name and flags (the ratios depend on them: 128-bit WebAssembly SIMD against AVX2 or AVX-512). */
 function cpuModel() {
@@ -34,11 +40,10 @@ function cpuModel() {
 
 /** PyTorch at 1 and 2 threads, best of the two (its OpenMP threads degrade badly when a core is busy). */
 function torch(mode, config, extra) {
-  const run = (threads) => JSON.parse(execFileSync('/usr/bin/python3', [path.join(here, 'torch_apertus.py'), JSON.stringify({ mode, config, threads, ...extra })], {
+  const run = (threads) => JSON.parse(execFileSync('/usr/bin/python3', [path.join(here, 'torch_apertus.py'), JSON.stringify({ mode, config, threads, clock: cpuTime ? 'cpu' : 'wall', ...extra })], {
     encoding: 'utf8', env: { ...process.env, OPENBLAS_NUM_THREADS: String(threads), OMP_NUM_THREADS: String(threads) },
   }).trim().split('\n').pop());
-  const [a, b] = [run(1), run(2)];
-  return a.tokens_per_s >= b.tokens_per_s ? a : b;
+  return THREADS.map(run).reduce((a, b) => (a.tokens_per_s >= b.tokens_per_s ? a : b));
 }
 
 function median(xs) { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; }
@@ -54,11 +59,11 @@ function ours(mode, config, { B, T, steps, bf16 = false }) {
     const opt = new AdEMAMix(m.parameters(), { lr: 1e-3 });
     const x = ids(), y = ids();
     for (let i = 0; i <= steps; i++) {
-      const t0 = performance.now();
+      const t0 = now();
       tidy(() => backward(m.loss(x, y)));
       opt.step();
       for (const [, p] of m.parameters()) p.grad = null;
-      if (i > 0) times.push(performance.now() - t0);
+      if (i > 0) times.push(now() - t0);
     }
     return { seconds: median(times) / 1000, tokens_per_s: (B * T) / (median(times) / 1000) };
   }
@@ -66,18 +71,18 @@ function ours(mode, config, { B, T, steps, bf16 = false }) {
     for (let i = 0; i <= steps; i++) {
       const caches = Array.from({ length: B }, () => new KVCache(config, T));
       const toks = Array.from({ length: B }, () => Array.from({ length: T }, () => rng.int(config.vocab_size)));
-      const t0 = performance.now();
+      const t0 = now();
       step(m, caches.map((cache, b) => ({ cache, tokens: toks[b] })));
-      if (i > 0) times.push(performance.now() - t0);
+      if (i > 0) times.push(now() - t0);
     }
     return { seconds: median(times) / 1000, tokens_per_s: (B * T) / (median(times) / 1000) };
   }
   const caches = Array.from({ length: B }, () => new KVCache(config, T + steps + 1));
   step(m, caches.map((cache) => ({ cache, tokens: Array.from({ length: T }, () => rng.int(config.vocab_size)) })));
   for (let i = 0; i <= steps; i++) {
-    const t0 = performance.now();
+    const t0 = now();
     step(m, caches.map((cache) => ({ cache, tokens: [rng.int(config.vocab_size)] })));
-    if (i > 0) times.push(performance.now() - t0);
+    if (i > 0) times.push(now() - t0);
   }
   return { seconds: median(times) / 1000, tokens_per_s: B / (median(times) / 1000) };
 }
@@ -93,21 +98,19 @@ const cases = [
   ['train step', 'small', small, 'train', { B: 4, T: 512, steps: quick ? 1 : 2 }],
   ['prefill', 'small', small, 'prefill', { B: 1, T: 256, steps: quick ? 1 : 3 }],
   ['decode', 'small', small, 'decode', { B: 1, T: 64, steps: quick ? 4 : 16 }],
+  ['decode', 'small', small, 'decode', { B: 8, T: 64, steps: quick ? 4 : 16 }],
   ['decode (bf16 weights; torch f32)', '8B-shaped layer', layer8b, 'decode', { B: 1, T: 16, steps: quick ? 2 : 8, bf16: true }],
 ];
 
 const rows = [];
 const cpu = cpuModel();
 const loadStart = os.loadavg()[0];
-console.log(`CPU: ${cpu}; Node ${process.version}; 1-minute load average ${loadStart.toFixed(1)}`);
+console.log(`CPU: ${cpu}; Node ${process.version}; 1-minute load average ${loadStart.toFixed(1)}${cpuTime ? '; process CPU time at 1 thread' : ''}`);
 for (const [what, name, config, mode, opts] of cases) {
   if (only && !only.test(`${what} ${name} ${opts.B} ${opts.T}`)) continue;
   // Ours likewise at 1 and 2 GEMM threads, best of the two.
-  setGemmThreads(1);
-  const o1 = { ...ours(mode, config, opts), threads: 1 };
-  setGemmThreads(2);
-  const o2 = { ...ours(mode, config, opts), threads: 2 };
-  const o = o1.tokens_per_s >= o2.tokens_per_s ? o1 : o2;
+  const o = THREADS.map((threads) => { setGemmThreads(threads); return { ...ours(mode, config, opts), threads }; })
+    .reduce((a, b) => (a.tokens_per_s >= b.tokens_per_s ? a : b));
   const t = torch(mode, config, opts);
   const row = { what, name, B: opts.B, T: opts.T, ours: o, torch: t, ratio: o.tokens_per_s / t.tokens_per_s };
   rows.push(row);

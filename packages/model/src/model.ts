@@ -1,4 +1,4 @@
-import { attention, linearCrossEntropy, rmsnorm, Tensor } from '@apertus/tensor';
+import { attention, linearCrossEntropy, rmsnorm, Tensor, tidy } from '@apertus/tensor';
 import type { XieluParams } from '@apertus/xielu';
 import type { ApertusConfig } from './config';
 import { CheckpointError, ModelError } from './errors';
@@ -95,9 +95,13 @@ export class ApertusModel {
     this.invFreq = ropeInvFreq(config);
   }
 
-  /** A randomly initialised model (Apertus recipe init, §initParameters). */
+  /**
+   * A randomly initialised model (Apertus recipe init, §initParameters). The weights are made
+   * inside a `tidy` scope and kept: storage allocated outside a scope goes to plain arrays past
+   * the cpu heap's soft limit (256 MiB), which every GEMM would then copy in again.
+   */
   static init(config: ApertusConfig, seed = 28): ApertusModel {
-    return new ApertusModel(config, initParameters(config, seed));
+    return new ApertusModel(config, new Map(tidy(() => [...initParameters(config, seed)])));
   }
 
   /** Trainable parameters: the attached adapter's factors, else every tensor in checkpoint order but the buffers β, ε. */

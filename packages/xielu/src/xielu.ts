@@ -1,4 +1,5 @@
 import { defineOp, ShapeError, Tensor } from '@apertus/tensor';
+import { xieluBackward, xieluForward } from './kernels';
 import { sigmoid, softplus } from './math';
 
 /**
@@ -52,41 +53,20 @@ function scalar(t: Tensor, name: string): number {
 /**
  * Forward: per element, only the branch that applies is evaluated (no overflow in the other).
  * Backward: ∂/∂x per element, and ∂/∂a_p, ∂/∂a_n summed over all elements (float64 accumulation).
+ * The element loops are the kernels of `kernels.ts` (WebAssembly SIMD where available).
  */
 const xieluOp = defineOp<Scalars, Float32Array>({
   name: 'xielu',
   forward([x, ap, an], { beta, eps }) {
     const xs = x!.dtype === 'f32' ? x!.materialize().data : x!.toFloat32();
-    const alpha_p = softplus(ap!.item()), alpha_n = beta + softplus(an!.item());
     const output = Tensor.zeros(x!.shape);
-    const y = output.data;
-    for (let i = 0; i < xs.length; i++) {
-      const v = xs[i]!;
-      y[i] = v > 0 ? v * (alpha_p * v + beta) : alpha_n * (Math.expm1(v < eps ? v : eps) - v) + beta * v;
-    }
+    xieluForward(xs, output.data, softplus(ap!.item()), beta + softplus(an!.item()), beta, eps);
     return { output, saved: xs };
   },
   backward(g, { inputs: [x, ap, an], attrs: { beta, eps }, saved: xs }) {
     const a_p = ap!.item(), a_n = an!.item();
-    const alpha_p = softplus(a_p), alpha_n = beta + softplus(a_n);
-    const gy = g.materialize().data;
     const gxT = Tensor.zeros(x!.shape);
-    const gx = gxT.data;
-    let sp = 0, sn = 0;
-    for (let i = 0; i < xs.length; i++) {
-      const v = xs[i]!, gi = gy[i]!;
-      if (v > 0) {
-        gx[i] = gi * (2 * alpha_p * v + beta);
-        sp += gi * v * v;
-      } else if (v <= eps) {
-        const em1 = Math.expm1(v);
-        gx[i] = gi * (alpha_n * em1 + beta);
-        sn += gi * (em1 - v);
-      } else {
-        gx[i] = gi * (beta - alpha_n);
-        sn += gi * (Math.expm1(eps) - v);
-      }
-    }
+    const [sp, sn] = xieluBackward(xs, g.materialize().data, gxT.data, softplus(a_p), beta + softplus(a_n), beta, eps);
     return [
       gxT,
       Tensor.from(Float32Array.of(sp * sigmoid(a_p)), ap!.shape),

@@ -193,6 +193,7 @@ export const v128 = {
   f32x4_splat: (a: Code): Code => [...a, ...simd(0x13)],
   f32x4_extract_lane: (a: Code, lane: number): Code => [...a, ...simd(0x1f), lane],
   i32x4_splat: (a: Code): Code => [...a, ...simd(0x11)],
+  f64x2_splat: (a: Code): Code => [...a, ...simd(0x14)],
   f64x2_extract_lane: (a: Code, lane: number): Code => [...a, ...simd(0x21), lane],
   f32x4_nearest: (a: Code): Code => [...a, ...simd(0x6a)],
   f64x2_promote_low_f32x4: (a: Code): Code => [...a, ...simd(0x5f)],
@@ -205,9 +206,15 @@ export const v128 = {
   f32x4_mul: simdBin(0xe6),
   f32x4_min: simdBin(0xe8),
   f32x4_max: simdBin(0xe9),
+  /** Lane mask: all ones where a > b (false for NaN). */
+  f32x4_gt: simdBin(0x44),
+  /** Lane mask: all ones where a ≤ b (false for NaN). */
+  f32x4_le: simdBin(0x45),
   f64x2_add: simdBin(0xf0),
   f64x2_sub: simdBin(0xf1),
   f64x2_mul: simdBin(0xf2),
+  f64x2_div: simdBin(0xf3),
+  f64x2_sqrt: (a: Code): Code => [...a, ...simd(0xef)],
   f64x2_ne: simdBin(0x48),
   f32x4_div: simdBin(0xe7),
   f32x4_sqrt: (a: Code): Code => [...a, ...simd(0xe3)],
@@ -215,6 +222,8 @@ export const v128 = {
   and: simdBin(0x4e),
   or: simdBin(0x50),
   xor: simdBin(0x51),
+  /** Bits of `a` where `mask` is 1, of `b` where it is 0. */
+  bitselect: (a: Code, b: Code, mask: Code): Code => [...a, ...b, ...mask, ...simd(0x52)],
   i64x2_splat: (a: Code): Code => [...a, ...simd(0x12)],
   i64x2_shr_s: simdBin(0xcc),
   i64x2_add: simdBin(0xce),
