@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import type { ChatMessage } from '@apertus/tokenizer';
 import { PosttrainError } from './errors';
 import type { AlignPrompt } from './preference-data';
-import { buildUdhrTranslationTask, type TranslationExample } from './udhr-translation';
+import { postTrainingTask, type TranslationExample } from './udhr-translation';
 
 /** Where the prompts come from and how many (an alignment run's configuration has them all). */
 export interface AlignPromptsConfig {
@@ -94,12 +94,7 @@ export function readPromptFile(file: string): AlignPrompt[] {
  */
 export async function loadPrompts(cfg: AlignPromptsConfig): Promise<{ prompts: AlignPrompt[]; heldOut: TranslationExample[] }> {
   const udhr = cfg.prompts === 'udhr';
-  const task = await buildUdhrTranslationTask({
-    languages: udhr ? cfg.languages : ['deu_1996', 'roh_rumgr'],
-    maxExamples: udhr ? cfg.numPrompts : 0,
-    maxChars: cfg.maxChars,
-    seed: cfg.seed,
-  });
+  const task = await postTrainingTask(udhr, { ...cfg, maxExamples: cfg.numPrompts });
   const prompts: AlignPrompt[] = udhr
     ? task.train.map((e) => ({ messages: [...e.messages.slice(0, 1)], text: e.prompt, reference: e.reference, offline: cfg.includeOffline ? [e.reference] : [] }))
     : readPromptFile(cfg.prompts).slice(0, cfg.numPrompts).map((p) => (cfg.includeOffline ? p : { ...p, offline: [] }));

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { APERTUS_PAD_ID, type Tokenizer } from '@apertus/tokenizer';
 import { PosttrainError } from './errors';
 import { readSftJsonl, tokenizeSftDataset, type SftConversation, type SftDatasetStats, type SftExample, type SftRecord } from './sft-data';
-import { buildUdhrTranslationTask, type TranslationExample } from './udhr-translation';
+import { postTrainingTask, type TranslationExample } from './udhr-translation';
 
 /** The settings the preparation reads (an SFT run's configuration has them all). */
 export interface SftDataConfig {
@@ -79,12 +79,7 @@ async function readJsonlConversations(file: string): Promise<(SftRecord & { line
 export async function prepareSftData(cfg: SftDataConfig, tokenizer: Tokenizer, log: (m: string) => void): Promise<SftData> {
   const udhr = cfg.data === 'udhr';
   // The held-out direction is always the UDHR one, whatever the training data.
-  const task = await buildUdhrTranslationTask({
-    languages: udhr ? cfg.languages : ['deu_1996', 'roh_rumgr'],
-    maxExamples: udhr ? cfg.maxExamples : 0,
-    maxChars: cfg.maxChars,
-    seed: cfg.seed,
-  });
+  const task = await postTrainingTask(udhr, cfg);
   const heldOut = task.eval;
 
   let conversations: (SftRecord & { line?: number })[];
