@@ -14,9 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collatePairs, pairLoss } from './align';
 import { dataSettings, resolveConfig, type AlignConfig } from './config';
 import { makeTinyModel, tempDir, type TinyModel } from '@apertus/trainer/testing';
-import { PosttrainError, dataFiles, prepareAlignData, sampleSeeds, type PairSide } from '@apertus/posttrain';
-import { loadPrompts, parsePromptRecord } from './prompts';
-import { loadReward } from './rewards';
+import { PosttrainError, dataFiles, loadPrompts, loadReward, prepareAlignData, sampleSeeds, type PairSide } from '@apertus/posttrain';
 
 let root: string;
 let tiny: TinyModel;
@@ -180,35 +178,5 @@ describe('preference data', () => {
     expect(new Set(s).size).toBe(8);
     expect(sampleSeeds(1, 1, 8)).not.toEqual(s);
     expect(sampleSeeds(1, 0, 8)).toEqual(s);
-  });
-});
-
-describe('prompt files and rewards', () => {
-  it('parses prompt records and names the line and field of bad ones', () => {
-    expect(parsePromptRecord({ prompt: 'Hi', reference: 'Hello', completions: ['Hey'] }, 'p.jsonl', 1)).toEqual({
-      messages: [{ role: 'user', content: 'Hi' }],
-      text: 'Hi',
-      reference: 'Hello',
-      offline: ['Hey'],
-    });
-    expect(() => parsePromptRecord({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }] }, 'p.jsonl', 3)).toThrow('p.jsonl:3: messages: the last message must be a user message');
-    expect(() => parsePromptRecord({ messages: [{ role: 'robot', content: 'a' }] }, 'p.jsonl', 4)).toThrow('p.jsonl:4: messages[0].role: expected system, user or assistant, got "robot"');
-    expect(() => parsePromptRecord({ prompt: 'a', completions: [1] }, 'p.jsonl', 5)).toThrow('p.jsonl:5: completions: expected an array of strings');
-    expect(() => parsePromptRecord({ text: 'a' }, 'p.jsonl', 6)).toThrow('p.jsonl:6: prompt: expected "prompt" (a string) or "messages" (an array)');
-  });
-
-  it('loads a JavaScript reward module and rejects modules without a function', async () => {
-    const mod = path.join(root, 'reward.mjs');
-    fs.writeFileSync(mod, 'export default (prompt, completion, reference) => completion.length - (reference ?? "").length;\n');
-    const r = await loadReward(`js:${mod}`);
-    expect(await r.fn('p', 'abcd', 'ab')).toBe(2);
-    const bad = path.join(root, 'bad.mjs');
-    fs.writeFileSync(bad, 'export const x = 1;\n');
-    await expect(loadReward(`js:${bad}`)).rejects.toThrow(/must export a function/);
-    const nan = path.join(root, 'nan.mjs');
-    fs.writeFileSync(nan, 'export function reward() { return NaN; }\n');
-    await expect((await loadReward(`js:${nan}`)).fn('p', 'c')).rejects.toThrow(/not a finite number/);
-    const chrf = await loadReward('chrf');
-    expect(await chrf.fn('p', 'Tut ils umans', 'Tut ils umans')).toBe(1);
   });
 });

@@ -9,14 +9,12 @@
 
 import { warmupStepsFromRatio } from '@apertus/ademamix';
 import { LoraAdapter, type ApertusModel } from '@apertus/model';
-import { collateSft, preparedFor, prepareAlignData, tokenizeSftDataset, type PairRecord, type SftBatch } from '@apertus/posttrain';
+import { collateSft, loadPrompts, loadReward, preparedFor, prepareAlignData, tokenizeSftDataset, type PairRecord, type SftBatch } from '@apertus/posttrain';
 import { dpoLoss, qrpoLoss, sequenceLogProbs } from '@apertus/qrpo';
 import { Tensor, narrow, scale, sum } from '@apertus/tensor';
 import { ConfigError, EpochOrder, ResumeError, buildOptimizer, chatGenerationConfig, chrfTrend, epochSteps, globalBatchSize, linearDecaySchedule, loadModel, loadModelTokenizer, resolveModelDir, runTraining, sftBatches, translationRecord } from '@apertus/trainer';
 import type { SetupContext, TrainingResult, TrainingSetup } from '@apertus/trainer';
 import { TRAINING_KEYS, dataSettings, effectiveBeta, resolveConfig, type AlignConfig } from './config';
-import { loadPrompts } from './prompts';
-import { loadReward } from './rewards';
 
 /** Options of {@link runAlignment} besides the configuration. */
 export interface AlignRunOptions {
@@ -109,7 +107,13 @@ async function setup(cfg: AlignConfig, options: AlignRunOptions, ctx: SetupConte
   // The preference data depends on the reference model: a resume must find it prepared as before.
   if (ctx.resume !== null && !preparedFor(cfg.out, dataSettings(cfg), refDir)) throw new ResumeError(ctx.resume.dir, 'the reference model or the prepared preference data changed since the checkpoint was written');
   const { tokenizer, files: tokenizerFiles } = loadModelTokenizer(refDir);
-  const reward = await loadReward(cfg.reward, { date: cfg.date });
+  const reward = await loadReward(cfg.reward, {
+    date: cfg.date,
+    loadModel: (location) => {
+      const dir = resolveModelDir(location, 'pass model:<dir> of a reward model');
+      return { dir, model: loadModel(dir), tokenizer: loadModelTokenizer(dir).tokenizer };
+    },
+  });
   const { prompts, heldOut } = await loadPrompts(cfg);
   if (ctx.resume === null) ctx.log(`reference model: ${refDir}; ${prompts.length} prompts; reward: ${reward.description}`);
   // π_ref is only needed to prepare the data; on a fresh run the policy starts as the same weights.

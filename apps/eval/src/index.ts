@@ -1,8 +1,6 @@
-// @apertus/eval — the evaluation app as a library: the suite (held-out text, the held-out
-// translation direction, memorization probes), per-stage evaluation and the side-by-side table
-// (the CLI is `apertus-eval`).
+// @apertus/eval — the `apertus-eval` command. Its suite (held-out text, the held-out translation
+// direction, memorization probes), per-stage evaluation, side-by-side table and option parser are
+// @apertus/trainer's evaluation module, re-exported here.
 
-export { EvalError, EvalOptionError } from './errors';
-export { DEFAULT_SUITE, PRETRAIN_UDHR_LANGUAGES, loadSuiteTexts, probeSequences, type SuiteOptions, type SuiteTexts } from './suite';
-export { evaluateStage, formatStages, type Stage, type StageResult } from './evaluate';
-export { DEFAULT_STAGES, parseStage, parseEvalFlags, type RawEvalFlags } from './options';
+export { DEFAULT_SUITE, DEFAULT_STAGES, evaluateStage, formatStages, loadSuiteTexts, parseEvalFlags, parseStage, probeSequences } from '@apertus/trainer';
+export type { RawEvalFlags, Stage, StageResult, SuiteOptions, SuiteTexts } from '@apertus/trainer';

@@ -5,10 +5,9 @@
 // the new message is prefilled.
 
 import { createInterface } from 'node:readline';
-import { EngineError } from '@apertus/serve/engine';
+import { ChatSession, EngineError } from '@apertus/serve/engine';
 import { Command } from 'commander';
 import { addCommonOptions, numberArg, openScheduler, parseArgs, type AppIo, type CommonOptions } from './options';
-import { ChatSession } from './session';
 
 const HELP = `Commands:
   /help              this list

@@ -6,5 +6,4 @@
  */
 export { runChat } from './chat';
 export { runGenerate, type GenerateResult } from './generate';
-export { ChatSession, DEFAULT_CHAT_SETTINGS, type ChatSettings, type ChatReply } from './session';
 export { type AppIo } from './options';

@@ -10,11 +10,10 @@ import { backward, noGrad, Tensor } from '@apertus/tensor';
 import { collateSft, packSft, tokenizeSftDataset, type SftBatch, type SftExample } from '@apertus/posttrain';
 import { LrScheduler } from '@apertus/ademamix';
 import { loadAdapter, loadCheckpoint } from '@apertus/model';
-import { ConfigError, InputError, epochSteps, lmBatchOfSft, linearDecaySchedule, readOptimizerState, resolveModelDir as findRun } from '@apertus/trainer';
+import { ConfigError, epochSteps, lmBatchOfSft, linearDecaySchedule, readOptimizerState, resolveModelDir as findRun } from '@apertus/trainer';
 import { makeTinyModel, tempDir, type TinyModel } from '@apertus/trainer/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from './config';
-import { prepareSftData } from './data';
 import { runSft, sftLoss } from './sft';
 
 const collate = (rows: readonly SftExample[], padId: number): SftBatch => collateSft(rows, { padId });
@@ -155,35 +154,7 @@ describe('schedule and run length', () => {
   });
 });
 
-describe('data preparation', () => {
-  it('counts truncated conversations and drops those left without assistant tokens', async () => {
-    const out = tempDir('apertus-sft-data-');
-    const file = path.join(out, 'chat.jsonl');
-    const long = 'lorem ipsum '.repeat(200);
-    fs.writeFileSync(
-      file,
-      [
-        { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] },
-        { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: long }] },
-        { messages: [{ role: 'user', content: long }, { role: 'assistant', content: 'ok' }] },
-      ]
-        .map((r) => JSON.stringify(r))
-        .join('\n'),
-    );
-    const { config } = resolveConfig([{ source: 'test', values: { out, data: file, maxLength: 160, maxChars: 150 } }]);
-    const logs: string[] = [];
-    const data = await prepareSftData(config, tiny.tokenizer, (m) => logs.push(m));
-    expect(data.stats).toMatchObject({ rows: 3, kept: 2, truncated: 1, droppedNoSupervision: 1 });
-    expect(data.examples.every((e) => e.ids.length <= 160)).toBe(true);
-    expect(logs.join('\n')).toMatch(/warning: 1 truncated to maxLength 160; warning: 1 dropped/);
-    expect(data.heldOut.length).toBeGreaterThan(0);
-    expect(data.heldOut.every((e) => e.sourceCode === 'deu_1996' && e.targetCode === 'roh_rumgr')).toBe(true);
-    fs.appendFileSync(file, '\n{"messages": [{"role": "user", "content": "x"}, {"role": "robot", "content": "y"}]}\n');
-    await expect(prepareSftData(config, tiny.tokenizer, () => {})).rejects.toThrow(/chat\.jsonl:4: messages\[1\]\.role/);
-    await expect(prepareSftData({ ...config, data: path.join(out, 'missing.jsonl') }, tiny.tokenizer, () => {})).rejects.toThrow(InputError);
-    fs.rmSync(out, { recursive: true, force: true });
-  });
-
+describe('model directory', () => {
   it('finds the model directory of a run, a checkpoints folder or the directory itself', () => {
     expect(resolveModelDir(tiny.dir)).toBe(tiny.dir);
     const run = tempDir('apertus-sft-run-');

@@ -9,12 +9,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { warmupStepsFromRatio } from '@apertus/ademamix';
 import { LoraAdapter, parameterCount, type ApertusModel } from '@apertus/model';
-import { collateSft, packSft } from '@apertus/posttrain';
+import { collateSft, packSft, prepareSftData } from '@apertus/posttrain';
 import type { Tensor } from '@apertus/tensor';
 import { ConfigError, EpochOrder, buildOptimizer, chatGenerationConfig, chrfTrend, epochSteps, globalBatchSize, linearDecaySchedule, lmBatchOfSft, loadModel, loadModelTokenizer, resolveModelDir, runTraining, sftBatches, translationRecord, writeFileAtomic } from '@apertus/trainer';
 import type { LmBatch, SetupContext, TrainingResult, TrainingSetup } from '@apertus/trainer';
 import { TRAINING_KEYS, resolveConfig, type SftConfig } from './config';
-import { prepareSftData } from './data';
 
 /** Options of {@link runSft} besides the configuration. */
 export interface SftRunOptions {

@@ -19,6 +19,8 @@ export type { TranslationExample, UdhrTranslationOptions, UdhrTranslationTask } 
 
 export { parseSftRecord, parseSftRow, readSftJsonl, tokenizeSftConversation, tokenizeSftDataset, tokenizeSftRecord } from './sft-data';
 export type { SftConversation, SftDatasetStats, SftExample, SftPromptCompletion, SftRecord, SftSource, SftText, SftTokenizeOptions } from './sft-data';
+export { conversationsJsonl, prepareSftData } from './sft-prepare';
+export type { SftData, SftDataConfig } from './sft-prepare';
 export { collateSft, countLossTokens, packSft } from './sft-batch';
 export type { CollateOptions, SftBatch, SftRow } from './sft-batch';
 
@@ -26,8 +28,10 @@ export { buildPreferencePairs, quantileRewards, selectPreferencePairs } from './
 export type { Branch, PreferenceDataset, PreferenceOptions, PreferencePair, PreferencePrompt, ScoredBranch } from './preference';
 export { dataFiles, prepareAlignData, preparedFor, referenceLogProbs, sampleSeeds, sourceFingerprint } from './preference-data';
 export type { AlignData, AlignDataStats, AlignPrompt, PairRecord, PairSide, PreferenceDataConfig, PrepareOptions, ScoredRow } from './preference-data';
-export { chrfReward, httpReward, jsReward, modelReward, scoreCompletions } from './rewards';
-export type { HttpRewardOptions, ModelRewardOptions, RewardFunction } from './rewards';
+export { loadPrompts, parsePromptRecord, readPromptFile } from './align-prompts';
+export type { AlignPromptsConfig } from './align-prompts';
+export { chrfReward, httpReward, jsReward, loadReward, modelReward, scoreCompletions } from './rewards';
+export type { HttpRewardOptions, LoadRewardOptions, LoadedReward, ModelRewardOptions, RewardFunction } from './rewards';
 
 export { evaluateMemorization, evaluatePerplexity, evaluateSuite, evaluateTranslation } from './eval';
 export type {

@@ -1,15 +1,18 @@
 // Reward sources: JS function wrapper, an HTTP endpoint served on 127.0.0.1, the checkpoint scorer
 // (checked against log-probabilities computed independently in float64) and the chrF default.
 
+import fs from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { applyApertusChatTemplate, type Tokenizer } from '@apertus/tokenizer';
 import { Tensor, noGrad } from '@apertus/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PosttrainError } from './errors';
 import { logSoftmax64, tinyModel, tinyTokenizer } from './fixtures.test-helper';
 import { sentenceChrf } from './metrics/chrf';
-import { chrfReward, httpReward, jsReward, modelReward, scoreCompletions } from './rewards';
+import { chrfReward, httpReward, jsReward, loadReward, modelReward, scoreCompletions } from './rewards';
 
 let server: Server;
 let base: string;
@@ -130,5 +133,26 @@ describe('modelReward', () => {
   it('refuses inputs longer than the context', () => {
     const model = tinyModel(tok.vocabSize, 11, 32);
     expect(() => modelReward(model, tok, { date: '2025-09-21' })('p', 'c')).toThrow(/context/);
+  });
+});
+
+describe('loadReward', () => {
+  it('loads a JavaScript reward module, rejects modules without a function, and builds chrF from "chrf"', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apertus-reward-'));
+    const mod = path.join(dir, 'reward.mjs');
+    fs.writeFileSync(mod, 'export default (prompt, completion, reference) => completion.length - (reference ?? "").length;\n');
+    const r = await loadReward(`js:${mod}`);
+    expect(await r.fn('p', 'abcd', 'ab')).toBe(2);
+    const bad = path.join(dir, 'bad.mjs');
+    fs.writeFileSync(bad, 'export const x = 1;\n');
+    await expect(loadReward(`js:${bad}`)).rejects.toThrow(/bad\.mjs: the reward module must export a function/);
+    await expect(loadReward(`js:${path.join(dir, 'none.mjs')}`)).rejects.toThrow(/none\.mjs: reward module not found/);
+    const nan = path.join(dir, 'nan.mjs');
+    fs.writeFileSync(nan, 'export function reward() { return NaN; }\n');
+    await expect((await loadReward(`js:${nan}`)).fn('p', 'c')).rejects.toThrow(/not a finite number/);
+    const chrf = await loadReward('chrf');
+    expect(await chrf.fn('p', 'Tut ils umans', 'Tut ils umans')).toBe(1);
+    await expect(loadReward('bleu')).rejects.toThrow(PosttrainError);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });

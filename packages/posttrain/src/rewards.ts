@@ -1,8 +1,12 @@
 // Pluggable rewards R(x, y) for the alignment stage: any function of (prompt, completion,
 // reference?) returning a number. Three sources are provided — a JavaScript function, an HTTP
 // endpoint and a scorer built on an Apertus checkpoint — plus the bundled verifiable default,
-// chrF of the completion against the reference translation.
+// chrF of the completion against the reference translation. `loadReward` builds one from a
+// config string (`chrf`, `http(s)://…`, `model:<dir>`, `js:<module file>`).
 
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { ApertusModel } from '@apertus/model';
 import { crossEntropy, noGrad, Tensor } from '@apertus/tensor';
 import { applyApertusChatTemplate, type Tokenizer } from '@apertus/tokenizer';
@@ -160,4 +164,51 @@ export async function scoreCompletions(
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, completions.length) }, worker));
   return out;
+}
+
+/** A reward with a description for logs. */
+export interface LoadedReward {
+  /** The reward function (checked: finite numbers only). */
+  readonly fn: RewardFunction;
+  /** What it is, e.g. `chrF against the reference translation (verifiable)`. */
+  readonly description: string;
+}
+
+/** How {@link loadReward} reaches a `model:<dir>` reward model, and the date of its chat template. */
+export interface LoadRewardOptions {
+  /** Date in the system prompt of the `model:` reward's chat template. */
+  readonly date?: string;
+  /** Resolve and load the checkpoint named by `model:<location>` (the caller's model loader). */
+  readonly loadModel?: (location: string) => { readonly dir: string; readonly model: ApertusModel; readonly tokenizer: Tokenizer };
+}
+
+/**
+ * Build the reward named by `spec`:
+ *   `chrf`             sentence chrF of the completion against the reference, in [0, 1] (verifiable)
+ *   `http(s)://…`      POST {prompt, completion, reference} → {"reward": number} ({@link httpReward})
+ *   `model:<dir>`      mean assistant-token log-probability under a checkpoint ({@link modelReward})
+ *   `js:<module file>` the module's default export (or its `reward` export)
+ * @throws PosttrainError naming the module or spec that cannot be used
+ */
+export async function loadReward(spec: string, options: LoadRewardOptions = {}): Promise<LoadedReward> {
+  if (spec === 'chrf') return { fn: chrfReward(), description: 'chrF against the reference translation (verifiable)' };
+  if (/^https?:\/\//.test(spec)) return { fn: httpReward(spec), description: `HTTP endpoint ${spec}` };
+  if (spec.startsWith('model:') && options.loadModel) {
+    const { dir, model, tokenizer } = options.loadModel(spec.slice('model:'.length));
+    return { fn: modelReward(model, tokenizer, options.date !== undefined ? { date: options.date } : {}), description: `reward model ${dir} (mean assistant-token log-probability)` };
+  }
+  if (spec.startsWith('js:')) {
+    const file = path.resolve(spec.slice('js:'.length));
+    if (!fs.existsSync(file)) throw new PosttrainError('RewardFailed', 'reward module not found', { file });
+    let mod: Record<string, unknown>;
+    try {
+      mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    } catch (cause) {
+      throw new PosttrainError('RewardFailed', `cannot import the reward module (${(cause as Error).message})`, { file, cause });
+    }
+    const fn = typeof mod.default === 'function' ? mod.default : mod.reward;
+    if (typeof fn !== 'function') throw new PosttrainError('RewardFailed', 'the reward module must export a function (default export or `reward`)', { file });
+    return { fn: jsReward(fn as RewardFunction), description: `JavaScript function ${file}` };
+  }
+  throw new PosttrainError('InvalidOption', 'unknown reward (expected chrf, an http(s):// URL, model:<dir> or js:<module file>)', { field: spec });
 }

@@ -118,6 +118,15 @@ function articleTexts(d: UdhrDeclaration, maxChars: number): Map<number, string>
 }
 
 /**
+ * The task a post-training run draws on: with `bundled` (its data is this task) the examples over
+ * `languages`, at most `maxExamples`; otherwise no training example, only the held-out German →
+ * Romansh direction, which the run evaluates whatever its data.
+ */
+export function postTrainingTask(bundled: boolean, o: { readonly languages: readonly string[]; readonly maxExamples: number; readonly maxChars: number; readonly seed: number }): Promise<UdhrTranslationTask> {
+  return buildUdhrTranslationTask({ languages: bundled ? o.languages : [UDHR_HELD_OUT.source, UDHR_HELD_OUT.target], maxExamples: bundled ? o.maxExamples : 0, maxChars: o.maxChars, seed: o.seed });
+}
+
+/**
  * Build the UDHR translation task: a bounded, seeded set of training conversations over many
  * language pairs and the held-out German → Romansh evaluation set. Deterministic for given
  * options and `udhr` version. Throws {@link PosttrainError} `MissingLanguage` when a held-out

@@ -2,7 +2,8 @@
 // (`runTraining`): run directory with its lock, resume / overwrite, micro-batches with gradient
 // accumulation and a token-normalised (Goldfish-masked) loss, clipping, optimizer and schedule
 // steps, validation loss, atomic checksummed checkpoints, a JSONL metrics log, a progress bar, the
-// loss-curve plot; the settings the apps share (one validator) and their command-line scaffold.
+// loss-curve plot; the settings the apps share (one validator) and their command-line scaffold;
+// the evaluation suite that compares stages side by side (apertus-eval).
 
 export {
   TrainerError,
@@ -93,4 +94,17 @@ export {
   type TrainingResult,
 } from './run-training';
 export { translationRecord, translationScores, chrfTrend, chrfSummary, type TranslationScores } from './translation-eval';
+export {
+  DEFAULT_SUITE,
+  PRETRAIN_UDHR_LANGUAGES,
+  loadSuiteTexts,
+  probeSequences,
+  evaluateStage,
+  formatStages,
+  type SuiteOptions,
+  type SuiteTexts,
+  type Stage,
+  type StageResult,
+} from './eval-suite';
+export { DEFAULT_STAGES, parseStage, parseEvalFlags, type RawEvalFlags } from './eval-options';
 export { runTrainingCli, trainingProgram, addConfigFlags, reportError, withStopSignals, type TrainingCliSpec, type RunControl } from './cli';

@@ -89,6 +89,19 @@ export function runAndSignal(cli: string, args: readonly string[], trigger: RegE
   });
 }
 
+/**
+ * The files (paths relative to the run directories `a` and `b`) whose bytes differ between the two
+ * runs, a missing file counting as different: `[]` when a resumed run reproduced the uninterrupted one.
+ */
+export function differingFiles(a: string, b: string, files: readonly string[]): string[] {
+  const read = (dir: string, f: string): Buffer | null => (fs.existsSync(path.join(dir, f)) ? fs.readFileSync(path.join(dir, f)) : null);
+  return files.filter((f) => {
+    const x = read(a, f);
+    const y = read(b, f);
+    return x === null || y === null || !x.equals(y);
+  });
+}
+
 /** The commands of a training app's CLI test around one config file (see {@link appCli}). */
 export interface AppCli {
   /** Run with `--config <file> ...args` to completion. */

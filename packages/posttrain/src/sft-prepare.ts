@@ -1,23 +1,34 @@
-// The data of an SFT run: conversations (the bundled UDHR translation task, or a JSONL file)
+// The data of an SFT run (apertus-sft): conversations (the bundled UDHR translation task, or a JSONL file)
 // rendered with the Apertus chat template (variant B) and tokenized with the base model's
 // tokenizer into ids + assistant masks, truncated to maxLength; the validation conversations; and
 // the held-out German → Romansh translation prompts with their references.
 
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import {
-  buildUdhrTranslationTask,
-  readSftJsonl,
-  tokenizeSftDataset,
-  type SftConversation,
-  type SftRecord,
-  type SftDatasetStats,
-  type SftExample,
-  type TranslationExample,
-} from '@apertus/posttrain';
 import { APERTUS_PAD_ID, type Tokenizer } from '@apertus/tokenizer';
-import { InputError } from '@apertus/trainer';
-import type { SftConfig } from './config';
+import { PosttrainError } from './errors';
+import { readSftJsonl, tokenizeSftDataset, type SftConversation, type SftDatasetStats, type SftExample, type SftRecord } from './sft-data';
+import { postTrainingTask, type TranslationExample } from './udhr-translation';
+
+/** The settings the preparation reads (an SFT run's configuration has them all). */
+export interface SftDataConfig {
+  /** `udhr` (the bundled translation task) or a `.jsonl` file of `messages`, `prompt`/`completion` or `text` rows. */
+  readonly data: string;
+  /** Validation conversations (`.jsonl`); null = the held-out UDHR direction with its references. */
+  readonly validation: string | null;
+  /** UDHR declarations of the bundled task. */
+  readonly languages: readonly string[];
+  /** Translation examples drawn (upper bound). */
+  readonly maxExamples: number;
+  /** Longest UDHR article in characters. */
+  readonly maxChars: number;
+  /** Tokens per conversation (longer ones are truncated). */
+  readonly maxLength: number;
+  /** Date in the default system prompt. */
+  readonly date: string;
+  /** Seed of the task's draw. */
+  readonly seed: number;
+}
 
 /** Tokenized data of a run. */
 export interface SftData {
@@ -52,10 +63,10 @@ function fingerprintOf(examples: readonly SftExample[]): string {
 }
 
 async function readJsonlConversations(file: string): Promise<(SftRecord & { line: number })[]> {
-  if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw new InputError(file, 'data file not found (expected a .jsonl file of {"messages": [...]}, {"prompt", "completion"} or {"text"} rows, or "udhr")');
+  if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw new PosttrainError('Io', 'data file not found (expected a .jsonl file of {"messages": [...]}, {"prompt", "completion"} or {"text"} rows, or "udhr")', { file });
   const rows: (SftRecord & { line: number })[] = [];
   for await (const row of readSftJsonl(file)) rows.push(row);
-  if (rows.length === 0) throw new InputError(file, 'no conversation in the file');
+  if (rows.length === 0) throw new PosttrainError('InvalidConversation', 'no conversation in the file', { file });
   return rows;
 }
 
@@ -63,17 +74,12 @@ async function readJsonlConversations(file: string): Promise<(SftRecord & { line
  * Build and tokenize the data of `cfg` with `tokenizer` (nothing is written). With `data: "udhr"`
  * the conversations are the UDHR translation task's (German → Romansh held out). Messages go to
  * `log` (counts, truncation warnings).
- * @throws InputError for a missing or empty file, PosttrainError (file:line: field) for a bad row
+ * @throws PosttrainError naming the file (and `file:line: field` for a bad row) for a missing or empty file or a bad row
  */
-export async function prepareSftData(cfg: SftConfig, tokenizer: Tokenizer, log: (m: string) => void): Promise<SftData> {
+export async function prepareSftData(cfg: SftDataConfig, tokenizer: Tokenizer, log: (m: string) => void): Promise<SftData> {
   const udhr = cfg.data === 'udhr';
   // The held-out direction is always the UDHR one, whatever the training data.
-  const task = await buildUdhrTranslationTask({
-    languages: udhr ? cfg.languages : ['deu_1996', 'roh_rumgr'],
-    maxExamples: udhr ? cfg.maxExamples : 0,
-    maxChars: cfg.maxChars,
-    seed: cfg.seed,
-  });
+  const task = await postTrainingTask(udhr, cfg);
   const heldOut = task.eval;
 
   let conversations: (SftRecord & { line?: number })[];
@@ -90,7 +96,7 @@ export async function prepareSftData(cfg: SftConfig, tokenizer: Tokenizer, log: 
   }
   const opts = { maxLength: cfg.maxLength, date: cfg.date };
   const { examples, stats } = await tokenizeSftDataset(tokenizer, conversations, { ...opts, file });
-  if (examples.length === 0) throw new InputError(file, `no usable conversation: all ${stats.rows} lost their assistant tokens to truncation at maxLength ${cfg.maxLength}`);
+  if (examples.length === 0) throw new PosttrainError('InvalidConversation', `no usable conversation: all ${stats.rows} lost their assistant tokens to truncation at maxLength ${cfg.maxLength}`, { file });
   log(
     `data: ${stats.kept} conversations, ${stats.tokens} tokens, ${stats.supervisedTokens} supervised (assistant) tokens` +
       (stats.truncated > 0 ? `; warning: ${stats.truncated} truncated to maxLength ${cfg.maxLength}` : '') +

@@ -7,23 +7,36 @@
 //               with optional "reference": "…" and "completions": ["…", …]
 
 import fs from 'node:fs';
-import { buildUdhrTranslationTask, type AlignPrompt, type TranslationExample } from '@apertus/posttrain';
 import type { ChatMessage } from '@apertus/tokenizer';
-import { InputError } from '@apertus/trainer';
-import type { AlignConfig } from './config';
+import { PosttrainError } from './errors';
+import type { AlignPrompt } from './preference-data';
+import { postTrainingTask, type TranslationExample } from './udhr-translation';
 
-/** One alignment prompt. */
+/** Where the prompts come from and how many (an alignment run's configuration has them all). */
+export interface AlignPromptsConfig {
+  /** `udhr` (translation prompts of the bundled task) or a `.jsonl` prompt file. */
+  readonly prompts: string;
+  /** UDHR declarations of the bundled task. */
+  readonly languages: readonly string[];
+  /** Prompts used (the first ones of the task, or of the file). */
+  readonly numPrompts: number;
+  /** Longest UDHR article in characters. */
+  readonly maxChars: number;
+  /** Seed of the task's draw. */
+  readonly seed: number;
+  /** Keep the dataset's own completions (the reference translation) as candidates. */
+  readonly includeOffline: boolean;
+}
 
 const ROLES = new Set(['system', 'user', 'assistant']);
 
 /**
  * Parse one JSONL prompt record (see file header).
- * @throws InputError naming `file:line` and the field
+ * @throws PosttrainError `InvalidConversation` naming `file:line` and the field
  */
 export function parsePromptRecord(value: unknown, file: string, line: number): AlignPrompt {
-  const where = `${file}:${line}`;
   const fail = (field: string, msg: string): never => {
-    throw new InputError(where, `${where}: ${field}: ${msg}`);
+    throw new PosttrainError('InvalidConversation', msg, { file, line, field });
   };
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('(line)', 'expected a JSON object');
   const v = value as Record<string, unknown>;
@@ -49,13 +62,16 @@ export function parsePromptRecord(value: unknown, file: string, line: number): A
   return { messages, text, ...(typeof v.reference === 'string' ? { reference: v.reference } : {}), offline };
 }
 
-/** Read a JSONL prompt file (blank lines skipped). */
+/**
+ * Read a JSONL prompt file (blank lines skipped).
+ * @throws PosttrainError naming the file (and line) when it cannot be read, a line is not JSON or no prompt is in it
+ */
 export function readPromptFile(file: string): AlignPrompt[] {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (e) {
-    throw new InputError(file, `cannot read the prompt file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { cause: e });
+    throw new PosttrainError('Io', `cannot read the prompt file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { file, cause: e });
   }
   const out: AlignPrompt[] = [];
   text.split('\n').forEach((l, i) => {
@@ -64,11 +80,11 @@ export function readPromptFile(file: string): AlignPrompt[] {
     try {
       json = JSON.parse(l);
     } catch (e) {
-      throw new InputError(`${file}:${i + 1}`, `${file}:${i + 1}: invalid JSON (${(e as Error).message})`);
+      throw new PosttrainError('InvalidJson', `invalid JSON (${(e as Error).message})`, { file, line: i + 1 });
     }
     out.push(parsePromptRecord(json, file, i + 1));
   });
-  if (out.length === 0) throw new InputError(file, 'no prompt in the file');
+  if (out.length === 0) throw new PosttrainError('InvalidConversation', 'no prompt in the file', { file });
   return out;
 }
 
@@ -76,14 +92,9 @@ export function readPromptFile(file: string): AlignPrompt[] {
  * The first `numPrompts` prompts of the configured source, and the held-out German → Romansh
  * translation prompts (with references) for evaluation.
  */
-export async function loadPrompts(cfg: AlignConfig): Promise<{ prompts: AlignPrompt[]; heldOut: TranslationExample[] }> {
+export async function loadPrompts(cfg: AlignPromptsConfig): Promise<{ prompts: AlignPrompt[]; heldOut: TranslationExample[] }> {
   const udhr = cfg.prompts === 'udhr';
-  const task = await buildUdhrTranslationTask({
-    languages: udhr ? cfg.languages : ['deu_1996', 'roh_rumgr'],
-    maxExamples: udhr ? cfg.numPrompts : 0,
-    maxChars: cfg.maxChars,
-    seed: cfg.seed,
-  });
+  const task = await postTrainingTask(udhr, { ...cfg, maxExamples: cfg.numPrompts });
   const prompts: AlignPrompt[] = udhr
     ? task.train.map((e) => ({ messages: [...e.messages.slice(0, 1)], text: e.prompt, reference: e.reference, offline: cfg.includeOffline ? [e.reference] : [] }))
     : readPromptFile(cfg.prompts).slice(0, cfg.numPrompts).map((p) => (cfg.includeOffline ? p : { ...p, offline: [] }));

@@ -1,10 +1,13 @@
-// A chat conversation with a local model: keeps the history, renders it with the Apertus chat
-// template, and streams the reply through the same continuous-batching scheduler the server uses
-// (so stop tokens, stop strings, UTF-8-safe streaming and the reasoning/tool-call parsing are the
-// server's).
+// A chat conversation with a local model, without a transport (apertus-chat's): keeps the
+// history, renders it with the checkpoint's chat template, and streams the reply through the
+// continuous-batching scheduler (so stop tokens, stop strings, UTF-8-safe streaming and the
+// reasoning/tool-call parsing are the server's).
 
-import { EngineError, Scheduler, type Channel, type FinishReason, type ServedModel, type ToolCall, type Usage } from '@apertus/serve/engine';
 import type { ChatMessage } from '@apertus/tokenizer';
+import { EngineError } from './errors';
+import type { ServedModel } from './load';
+import type { Channel, ToolCall } from './output-parser';
+import type { FinishReason, Scheduler, Usage } from './scheduler';
 
 /** Sampling and template settings of a session (changeable between turns). */
 export interface ChatSettings {

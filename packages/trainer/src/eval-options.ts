@@ -1,10 +1,10 @@
-// Command-line options of apertus-eval, validated into the suite settings and the stage list.
+// The options of an evaluation (apertus-eval's flags), validated into the suite settings and the
+// stage list; a bad value is a TrainerOptionError naming the flag.
 
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Stage } from './evaluate';
-import { EvalOptionError } from './errors';
-import { DEFAULT_SUITE, type SuiteOptions } from './suite';
+import { TrainerOptionError } from './errors';
+import { DEFAULT_SUITE, type Stage, type SuiteOptions } from './eval-suite';
 
 /** The stages evaluated when no `--model` is given: the README's default runs, those that exist. */
 export const DEFAULT_STAGES: readonly Stage[] = Object.freeze([
@@ -16,27 +16,27 @@ export const DEFAULT_STAGES: readonly Stage[] = Object.freeze([
 /** Parse `name=dir` (or a bare `dir`, named after its last path component). */
 export function parseStage(spec: string): Stage {
   const eq = spec.indexOf('=');
-  if (eq === 0) throw new EvalOptionError('--model', `expected name=dir or dir, got ${JSON.stringify(spec)}`);
+  if (eq === 0) throw new TrainerOptionError('--model', `expected name=dir or dir, got ${JSON.stringify(spec)}`);
   if (eq > 0) {
     const location = spec.slice(eq + 1);
-    if (location === '') throw new EvalOptionError('--model', `no directory after "=" in ${JSON.stringify(spec)}`);
+    if (location === '') throw new TrainerOptionError('--model', `no directory after "=" in ${JSON.stringify(spec)}`);
     return { name: spec.slice(0, eq), location };
   }
-  if (spec.trim() === '') throw new EvalOptionError('--model', 'empty model path');
+  if (spec.trim() === '') throw new TrainerOptionError('--model', 'empty model path');
   return { name: path.basename(path.resolve(spec)), location: spec };
 }
 
 function int(flag: string, v: string | undefined, min: number, max: number, fallback: number): number {
   if (v === undefined) return fallback;
   const n = Number(v);
-  if (v.trim() === '' || !Number.isInteger(n) || n < min || n > max) throw new EvalOptionError(flag, `expected an integer in [${min}, ${max}], got ${JSON.stringify(v)}`);
+  if (v.trim() === '' || !Number.isInteger(n) || n < min || n > max) throw new TrainerOptionError(flag, `expected an integer in [${min}, ${max}], got ${JSON.stringify(v)}`);
   return n;
 }
 
 function num(flag: string, v: string | undefined, lo: number, hi: number, fallback: number): number {
   if (v === undefined) return fallback;
   const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n < lo || n > hi) throw new EvalOptionError(flag, `expected a number in [${lo}, ${hi}], got ${JSON.stringify(v)}`);
+  if (v.trim() === '' || !Number.isFinite(n) || n < lo || n > hi) throw new TrainerOptionError(flag, `expected a number in [${lo}, ${hi}], got ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -61,7 +61,7 @@ export interface RawEvalFlags {
 /**
  * Validate the flags: the stages (explicit `--model`s, or the default runs that exist) and the
  * suite settings.
- * @throws EvalOptionError naming the flag
+ * @throws TrainerOptionError naming the flag
  */
 export function parseEvalFlags(flags: RawEvalFlags): { stages: Stage[]; suite: SuiteOptions; skipped: Stage[] } {
   let stages: Stage[];
@@ -70,17 +70,17 @@ export function parseEvalFlags(flags: RawEvalFlags): { stages: Stage[]; suite: S
   else {
     stages = DEFAULT_STAGES.filter((s) => fs.existsSync(s.location));
     skipped.push(...DEFAULT_STAGES.filter((s) => !fs.existsSync(s.location)));
-    if (stages.length === 0) throw new EvalOptionError('--model', `none of the default runs (${DEFAULT_STAGES.map((s) => s.location).join(', ')}) exists; pass --model name=dir`);
+    if (stages.length === 0) throw new TrainerOptionError('--model', `none of the default runs (${DEFAULT_STAGES.map((s) => s.location).join(', ')}) exists; pass --model name=dir`);
   }
   const names = new Set<string>();
   for (const s of stages) {
-    if (names.has(s.name)) throw new EvalOptionError('--model', `two models are named "${s.name}"; name them with name=dir`);
+    if (names.has(s.name)) throw new TrainerOptionError('--model', `two models are named "${s.name}"; name them with name=dir`);
     names.add(s.name);
   }
   const d = DEFAULT_SUITE;
-  if (flags.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(flags.date)) throw new EvalOptionError('--date', `expected YYYY-MM-DD, got ${JSON.stringify(flags.date)}`);
+  if (flags.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(flags.date)) throw new TrainerOptionError('--date', `expected YYYY-MM-DD, got ${JSON.stringify(flags.date)}`);
   const languages = flags.languages === undefined ? d.languages : flags.languages.split(',').map((s) => s.trim()).filter((s) => s !== '');
-  if (languages.length === 0) throw new EvalOptionError('--languages', 'give at least one language');
+  if (languages.length === 0) throw new TrainerOptionError('--languages', 'give at least one language');
   const heldOut = flags.heldOut === undefined ? d.heldOut : flags.heldOut === 'none' ? null : flags.heldOut;
   const suite: SuiteOptions = {
     heldOut,
