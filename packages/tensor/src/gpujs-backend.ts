@@ -43,5 +43,5 @@ export async function enableWebgpu(select = true): Promise<BackendInfo & { reado
  * back (tensors live in JavaScript memory, so every call is one). Zeros before `enableWebgpu`.
  */
 export function webgpuTransfers(): WebgpuTransfers {
-  return webgpuSet?.transfers() ?? { calls: 0, uploadBytes: 0, readbackBytes: 0 };
+  return webgpuSet?.transfers() ?? { calls: 0, uploads: 0, uploadBytes: 0, readbacks: 0, readbackBytes: 0 };
 }

@@ -137,7 +137,7 @@ export async function createWebgpuSyncKernels(): Promise<WebgpuSyncKernelSet> {
   const adapter = await requestWebgpuAdapter();
   const rt = new WebgpuWorkerRuntime();
   return {
-    ...bindOps((op) => drive(op, (c) => rt.run(c))),
+    ...bindOps((op) => rt.runOp(op)),
     mode: rt.mode,
     adapter,
     transfers: () => rt.transfers(),
