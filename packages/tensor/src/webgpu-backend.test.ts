@@ -7,6 +7,7 @@ import { enableWebgpu, webgpuTransfers } from './gpujs-backend';
 import { GpujsBackendError, createWebgpuSyncKernels } from './kernels/gpujs/index';
 import { randomF32, useSwiftshaderUnlessDriverNamed } from './kernels/gpujs/testing';
 import { jsKernels } from './kernels/js/index';
+import type { AttentionArgs, AttentionBackwardArgs } from './kernels/types';
 import { attention } from './ops/attention';
 import { crossEntropy } from './ops/cross-entropy';
 import { add, exp, mul, silu } from './ops/elementwise';
@@ -69,6 +70,53 @@ describe('the tensor ops on backend webgpu', () => {
     expect(after.calls - before.calls).toBe(2);
     expect([after.uploads - before.uploads, after.uploadBytes - before.uploadBytes]).toEqual([1, 40]);
     expect([after.readbacks - before.readbacks, after.readbackBytes - before.readbackBytes]).toEqual([1, 40]);
+  }, 300_000);
+
+  test('within an op, kernel outputs that later kernels read stay on the GPU and each host array goes up once (attention)', async () => {
+    const ks = await createWebgpuSyncKernels();
+    try {
+      const B = 1, T = 5, S = 5, nh = 4, nkv = 2, d = 8;
+      const fwd = (): AttentionArgs => ({
+        B, T, S, nh, nkv, d, q: randomF32(B * T * nh * d, 1), k: randomF32(B * S * nkv * d, 2), v: randomF32(B * S * nkv * d, 3),
+        scale: d ** -0.5, qOffset: 0, out: new Float32Array(B * T * nh * d), lse: new Float32Array(B * nh * T),
+      });
+      const got = fwd(), want = fwd();
+      const bytes = (...a: ArrayBufferView[]) => a.reduce((n, x) => n + x.byteLength, 0);
+      const docsBytes = 4 * 2 * B * Math.max(T, S); // the document ids of queries and keys, one buffer
+      let t0 = ks.transfers();
+      ks.attention(got);
+      let t1 = ks.transfers();
+      jsKernels.attention(want);
+      // Fixed inputs in [-2, 2]: each score sums d = 8 products (|score| ≤ 11.4 after scaling),
+      // each output and gradient at most S·d = 40 terms, so float32 (eps 6e-8) with the js kernels'
+      // f64 sums differs by ≲ 50·eps·|value| ≈ 3e-6 relative; 1e-4 leaves a wide margin.
+      expectClose(got.out, want.out, 1e-4);
+      expectClose(got.lse, want.lse, 1e-4);
+      // lse kernel: q, k and the document ids up; out kernel: v up, the lse binds the lse kernel's
+      // output; lse and out come back (both are outputs of the op).
+      expect(t1.calls - t0.calls).toBe(2);
+      expect([t1.uploads - t0.uploads, t1.uploadBytes - t0.uploadBytes]).toEqual([4, bytes(got.q, got.k, got.v) + docsBytes]);
+      expect([t1.readbacks - t0.readbacks, t1.readbackBytes - t0.readbackBytes]).toEqual([2, bytes(got.lse, got.out)]);
+
+      const gout = randomF32(B * T * nh * d, 4);
+      const grads = (a: AttentionArgs): AttentionBackwardArgs => ({
+        ...a, gout, gq: new Float32Array(a.q.length), gk: new Float32Array(a.k.length), gv: new Float32Array(a.v.length),
+      });
+      const gGot = grads(got), gWant = grads(want);
+      t0 = ks.transfers();
+      ks.attentionBackward(gGot);
+      t1 = ks.transfers();
+      jsKernels.attentionBackward(gWant);
+      for (const g of ['gq', 'gk', 'gv'] as const) expectClose(gGot[g], gWant[g], 1e-4);
+      // delta (gout and out up) stays on the GPU for gq, gk and gv, which share every other input:
+      // seven uploads for four kernels, and only the three gradients come back.
+      expect(t1.calls - t0.calls).toBe(4);
+      expect([t1.uploads - t0.uploads, t1.uploadBytes - t0.uploadBytes])
+        .toEqual([7, bytes(gout, got.out, got.q, got.k, got.v, got.lse) + docsBytes]);
+      expect([t1.readbacks - t0.readbacks, t1.readbackBytes - t0.readbackBytes]).toEqual([3, bytes(gGot.gq, gGot.gk, gGot.gv)]);
+    } finally {
+      ks.dispose();
+    }
   }, 300_000);
 
   test('the synchronous webgpu set runs its kernels in the worker, in webgpu mode, and reports failures', async () => {
