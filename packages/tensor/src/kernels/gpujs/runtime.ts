@@ -65,7 +65,9 @@ export interface KernelCall {
    */
   readonly read?: boolean;
   /** The host array the op copies the output into (see `into`), so a runtime can tell which host data changes. */
-  readonly writes?: ArrayBufferView;
+  readonly writes?: Float32Array;
+  /** Where in `writes` the output goes (element offset). */
+  readonly at?: number;
 }
 
 /**
@@ -108,10 +110,12 @@ export function* kept(c: KernelCall): Generator<KernelCall, DeviceArray, Float32
  * Run `c` and copy its output into `out` at element `at`; returns the output for later calls of
  * the same op (which then need not upload `out` again). Host writes of an op that a later call
  * of the same op reads must go through here, so the webgpu worker knows its copy of `out` is stale.
+ * A runtime that keeps `out` on its device instead (the webgpu worker, when the output fills
+ * `out`) answers with a `DeviceArray`, and nothing is written on the host.
  */
 export function* into(out: Float32Array, c: KernelCall, at = 0): Generator<KernelCall, DeviceArray, Float32Array> {
-  const r = yield { ...c, writes: out };
-  out.set(r, at);
+  const r = yield { ...c, writes: out, at };
+  if (ArrayBuffer.isView(r)) out.set(r, at);
   return r as unknown as DeviceArray;
 }
 

@@ -11,7 +11,9 @@ import { Worker } from 'node:worker_threads';
 import { Input } from 'gpu.js';
 import { GpujsBackendError } from './errors';
 import { type KernelCall, type KernelOp, drive, kernelSettings, outputCells } from './runtime';
+import { DeviceCopies } from './webgpu-copies';
 import { deviceLostError, isDeviceLost } from './webgpu';
+import type { Residency } from '../../residency';
 
 /** Control words: the call's state (0 running, 1 done, 2 failed) and the error text's length. */
 const CTL_STATE = 0;
@@ -30,6 +32,7 @@ const CACHE_LIMIT = 192;
  *   (`{ id, data }`, a host array copied into a new buffer) in the table, run the kernel with
  *   every `{ buffer: id, dims }` argument bound to that buffer read as `dims` (x fastest), keep
  *   the output under `id`, and, when `read`, answer with its values.
+ * - `{ type: 'read', id, result }`: answer with the values of buffer `id`.
  * - `{ type: 'free', ids }`: release those buffers (no answer).
  * Kernels are built with `pipeline: true, immutable: true`, so every output is a buffer of its own
  * that stays on the GPU until freed.
@@ -79,7 +82,27 @@ async function start(gpujs, gpu) {
   r.delete();
   probe.destroy();
 }
+async function readBuffer(h, out) {
+  const device = context.device;
+  const staging = device.createBuffer({ size: Math.max(4, out.byteLength), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  try {
+    const encoder = device.createCommandEncoder();
+    encoder.copyBufferToBuffer(h.buffer, 0, staging, 0, out.byteLength);
+    device.queue.submit([encoder.finish()]);
+    await staging.mapAsync(GPUMapMode.READ, 0, out.byteLength);
+    out.set(new Float32Array(staging.getMappedRange(0, out.byteLength)));
+    staging.unmap();
+  } finally {
+    staging.destroy();
+  }
+}
 async function serve(gpujs, gpu, m, out) {
+  if (m.type === 'read') {
+    const h = table.get(m.id);
+    if (h === undefined) throw new Error('no device buffer ' + m.id);
+    await readBuffer(h, out);
+    return;
+  }
   if (m.type === 'free') {
     for (const id of m.ids) {
       const h = table.get(id);
@@ -207,9 +230,14 @@ function compact(v: ArrayBufferView): ArrayBufferView {
   return (v as Float32Array).slice();
 }
 
-/** Runs kernel calls synchronously on a worker thread that owns gpu.js's `webgpu` mode. */
-export class WebgpuWorkerRuntime {
+/**
+ * Runs kernel calls synchronously on a worker thread that owns gpu.js's `webgpu` mode, and keeps
+ * tensor storage there: an op output that fills its array stays in a GPU buffer (`DeviceCopies`)
+ * until the host reads it (`toHost`, the `Residency` of backend `webgpu`).
+ */
+export class WebgpuWorkerRuntime implements Residency {
   readonly mode = 'webgpu';
+  readonly backend = 'webgpu';
   private readonly counted: WebgpuTransfers = { calls: 0, uploads: 0, uploadBytes: 0, readbacks: 0, readbackBytes: 0 };
   private readonly worker: Worker;
   private readonly control = new Int32Array(new SharedArrayBuffer(8));
@@ -217,8 +245,17 @@ export class WebgpuWorkerRuntime {
   private readonly built = new Map<string, string>();
   private nextId = 1;
   private disposed = false;
+  private readonly copies = new DeviceCopies({
+    read: (id, into) => this.read(id, into),
+    free: (ids) => { if (!this.disposed) this.worker.postMessage({ type: 'free', ids }); },
+  });
 
-  constructor() {
+  /**
+   * @param resident keep op outputs that fill their arrays on the GPU (for the tensor ops, with
+   * this runtime installed as their `Residency`); otherwise every output is written into the
+   * caller's array, as in every other mode.
+   */
+  constructor(private readonly resident: boolean) {
     const require = createRequire(import.meta.url);
     let gpujsPath: string;
     let webgpuUrl: string;
@@ -248,8 +285,13 @@ export class WebgpuWorkerRuntime {
   private run(c: KernelCall, bufs: OpBuffers): Float32Array {
     if (this.disposed) throw this.fail(c.name, 'the kernel set was disposed');
     const spec = c.spec();
-    const read = c.read !== false;
     const cells = outputCells(spec) * (spec.components ?? 1);
+    // An output that fills the array it goes to stays on the GPU; one that fills part of it is
+    // read back into the host copy, which must then be current.
+    const w = c.writes;
+    const resident = this.resident && w !== undefined && (c.at ?? 0) === 0 && w.length === cells;
+    if (w !== undefined && !resident) this.copies.toHost(w);
+    const read = c.read !== false && !resident;
     const result = read ? new SharedArrayBuffer(cells * 4) : null;
     const key = `${c.name}|${c.key}`;
     const uploads: { id: number; data: ArrayBufferView }[] = [];
@@ -257,6 +299,9 @@ export class WebgpuWorkerRuntime {
       const out = bufs.outputs.get(v as object);
       if (out !== undefined) return { buffer: out, dims: [...dims] };
       const view = v as ArrayBufferView;
+      const copy = this.copies.exact(view);
+      if (copy !== undefined) return { buffer: copy, dims: [...dims] };
+      this.copies.toHost(view);
       let up = bufs.uploads.find((u) => u.view.buffer === view.buffer && u.view.byteOffset === view.byteOffset
         && u.view.byteLength === view.byteLength && u.view.constructor === view.constructor);
       if (up === undefined) {
@@ -273,31 +318,56 @@ export class WebgpuWorkerRuntime {
       return a;
     });
     const id = this.nextId++;
-    bufs.ids.push(id);
-    Atomics.store(this.control, CTL_STATE, 0);
-    this.worker.postMessage({ type: 'run', key, source: spec.source, settings: kernelSettings(spec), args, id, read, uploads, result });
-    if (Atomics.wait(this.control, CTL_STATE, 0, CALL_TIMEOUT_MS) === 'timed-out') {
-      throw this.fail(c.name, `the webgpu worker did not answer within ${CALL_TIMEOUT_MS / 1000} s`);
-    }
-    if (Atomics.load(this.control, CTL_STATE) !== 1) {
-      const n = Atomics.load(this.control, CTL_ERROR_LENGTH);
-      const text = Buffer.from(new Uint8Array(this.error, 0, n)).toString();
-      if (isDeviceLost(text)) throw deviceLostError(new Error(text));
-      throw this.fail(c.name, `gpu.js failed: ${text}`);
-    }
+    if (!resident) bufs.ids.push(id);
+    this.call(c.name, { type: 'run', key, source: spec.source, settings: kernelSettings(spec), args, id, read, uploads, result });
     this.counted.calls++;
     for (const u of uploads) { this.counted.uploads++; this.counted.uploadBytes += u.data.byteLength; }
     if (read) { this.counted.readbacks++; this.counted.readbackBytes += result!.byteLength; }
     this.built.delete(key);
     this.built.set(key, 'webgpu');
     while (this.built.size > CACHE_LIMIT) this.built.delete(this.built.keys().next().value as string);
-    // The op is about to overwrite `writes`: its uploaded copies are stale from now on.
-    const w = c.writes;
+    // The op is about to overwrite `writes` (or has, on the GPU): its uploaded copies are stale from now on.
     if (w !== undefined) bufs.uploads = bufs.uploads.filter((u) => !overlaps(u.view, w));
+    if (resident) this.copies.replace(w, id);
     // An output left on the GPU is represented by a stand-in with its length only (a `DeviceArray`).
     const out = read ? new Float32Array(result!) : Object.freeze({ length: cells });
     bufs.outputs.set(out, id);
     return out as Float32Array;
+  }
+
+  /** Post one message and wait for the worker's answer (blocks the calling thread). */
+  private call(name: string, message: Record<string, unknown>): void {
+    Atomics.store(this.control, CTL_STATE, 0);
+    this.worker.postMessage(message);
+    if (Atomics.wait(this.control, CTL_STATE, 0, CALL_TIMEOUT_MS) === 'timed-out') {
+      throw this.fail(name, `the webgpu worker did not answer within ${CALL_TIMEOUT_MS / 1000} s`);
+    }
+    if (Atomics.load(this.control, CTL_STATE) !== 1) {
+      const n = Atomics.load(this.control, CTL_ERROR_LENGTH);
+      const text = Buffer.from(new Uint8Array(this.error, 0, n)).toString();
+      if (isDeviceLost(text)) throw deviceLostError(new Error(text));
+      throw this.fail(name, `gpu.js failed: ${text}`);
+    }
+  }
+
+  /** Read buffer `id` into `into` (a readback). */
+  private read(id: number, into: Float32Array): void {
+    if (this.disposed) throw this.fail('read', 'the kernel set was disposed while tensors were on the GPU');
+    const result = new SharedArrayBuffer(into.byteLength);
+    this.call('read', { type: 'read', id, result });
+    into.set(new Float32Array(result));
+    this.counted.readbacks++;
+    this.counted.readbackBytes += into.byteLength;
+  }
+
+  /** Make the host copy of the storage under `a` current (reading it back if the GPU holds newer values). */
+  toHost(a: ArrayBufferView): void {
+    this.copies.toHost(a);
+  }
+
+  /** Memory of the cpu device was recycled: free the GPU buffers of what it held. */
+  recycled(addr: number, bytes: number): void {
+    this.copies.recycled(addr, bytes);
   }
 
   /** The transfers of every kernel call so far (a copy). */
