@@ -1,7 +1,9 @@
+import { kernel } from './backend';
 import { AutogradError, ShapeError } from './errors';
 import { heapF32, heapKeep, heapRelease } from './kernels/cpu/heap';
 import { sameShape } from './shape';
 import { Tensor, type GradNode } from './tensor';
+import { kernelF32 } from './ops/util';
 
 let gradEnabled = true;
 
@@ -40,10 +42,9 @@ function copy(src: Float32Array): Float32Array {
   return a;
 }
 
-/** Add `g` into `acc` elementwise (both contiguous f32, same size). */
+/** Add `g` into `acc` elementwise (same size), with the `binary` kernel: where the storage lives. */
 function accumulate(acc: Float32Array, g: Tensor): void {
-  const src = g.materialize().data;
-  for (let i = 0; i < acc.length; i++) acc[i]! += src[i]!;
+  kernel('binary')('add', acc, [1], kernelF32(g, 'backward'), [1], [acc.length], acc);
 }
 
 /**
@@ -94,7 +95,7 @@ export function backward(root: Tensor, grad?: Tensor): void {
       grads.delete(t);
       if (!t.node) {
         if (t.grad === null) { t.grad = new Tensor(g, t.shape, 'f32'); heapKeep(g); }
-        else { accumulate(t.grad.data, new Tensor(g, t.shape, 'f32')); heapRelease(g); }
+        else { accumulate(kernelF32(t.grad, 'backward'), new Tensor(g, t.shape, 'f32')); heapRelease(g); }
         continue;
       }
       const gin = t.node.backward(new Tensor(g, t.shape, 'f32'));
@@ -109,8 +110,8 @@ export function backward(root: Tensor, grad?: Tensor): void {
         }
         const acc = grads.get(inp);
         if (acc) { accumulate(acc, gi); return; }
-        const whole = gi.dtype === 'f32' && gi.offset === 0 && gi.size === gi.storage.length && gi.isContiguous();
-        if (whole && !taken.has(gi.storage)) { taken.add(gi.storage); grads.set(inp, gi.storage as Float32Array); }
+        const whole = gi.dtype === 'f32' && gi.offset === 0 && gi.size === gi.raw.length && gi.isContiguous();
+        if (whole && !taken.has(gi.raw)) { taken.add(gi.raw); grads.set(inp, gi.raw as Float32Array); }
         else grads.set(inp, copy(gi.materialize().data));
       });
       // g has been propagated; unless an input took it over as its gradient, nothing refers to it.

@@ -2,6 +2,7 @@ import { BackendError } from './errors';
 import { cpuKernels } from './kernels/cpu/index';
 import { jsKernels } from './kernels/js/index';
 import type { KernelName, KernelSet } from './kernels/types';
+import { currentResidency, hostAccess } from './residency';
 
 /**
  * Per-op kernel selection — the one mechanism for every op, GEMM (`matmul`, `linear`) and the
@@ -60,9 +61,25 @@ export function backendOf(op: KernelName): BackendInfo {
   return { name: b.name, device: b.device };
 }
 
-/** The active kernel for `op`. */
+/**
+ * The active kernel for `op`. While a device backend keeps tensor storage on its device
+ * (`residency.ts`), the kernels of every other backend get their arrays' host copies.
+ */
 export function kernel<K extends KernelName>(op: K): NonNullable<KernelSet[K]> {
-  return selected.get(op)!.kernels[op] as NonNullable<KernelSet[K]>;
+  const b = selected.get(op)!;
+  const k = b.kernels[op] as NonNullable<KernelSet[K]>;
+  const r = currentResidency();
+  if (r === null || r.backend === b.name) return k;
+  return ((...args: unknown[]) => {
+    for (const a of args) onHost(a);
+    return (k as (...a: unknown[]) => unknown)(...args);
+  }) as NonNullable<KernelSet[K]>;
+}
+
+/** Bring a kernel argument's arrays (a typed array, or the arrays of an arguments object) to the host. */
+function onHost(a: unknown): void {
+  if (ArrayBuffer.isView(a)) hostAccess(a);
+  else if (a !== null && typeof a === 'object' && !Array.isArray(a)) for (const v of Object.values(a)) if (ArrayBuffer.isView(v)) hostAccess(v);
 }
 
 /** Every kernel name, in a stable order. */

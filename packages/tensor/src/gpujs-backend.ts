@@ -1,4 +1,5 @@
 import { registerBackend, setBackend, type BackendInfo } from './backend';
+import { installResidency } from './residency';
 import { adapterName, createGpujsKernels, createWebgpuSyncKernels, type GpujsMode, type WebgpuSyncKernelSet, type WebgpuTransfers } from './kernels/gpujs/index';
 
 /** The set `enableWebgpu` registered last (replaced, and disposed, by the next call). */
@@ -28,9 +29,10 @@ export function enableGpujs(mode: GpujsMode, select = true): BackendInfo {
  * adapter, the `webgpu` package).
  */
 export async function enableWebgpu(select = true): Promise<BackendInfo & { readonly adapter: string }> {
-  const kernels = await createWebgpuSyncKernels();
+  const kernels = await createWebgpuSyncKernels({ resident: true });
   webgpuSet?.dispose();
   webgpuSet = kernels;
+  installResidency(kernels.residency);
   const adapter = adapterName(kernels.adapter);
   const info = { name: 'webgpu', device: `gpu.js webgpu (${adapter})` };
   registerBackend(info.name, info.device, kernels);
@@ -43,5 +45,5 @@ export async function enableWebgpu(select = true): Promise<BackendInfo & { reado
  * back (tensors live in JavaScript memory, so every call is one). Zeros before `enableWebgpu`.
  */
 export function webgpuTransfers(): WebgpuTransfers {
-  return webgpuSet?.transfers() ?? { calls: 0, uploadBytes: 0, readbackBytes: 0 };
+  return webgpuSet?.transfers() ?? { calls: 0, uploads: 0, uploadBytes: 0, readbacks: 0, readbackBytes: 0 };
 }

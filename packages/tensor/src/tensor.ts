@@ -3,6 +3,7 @@ import { DTypeError, ShapeError, TensorError } from './errors';
 import { contiguousStrides, numel, type Shape } from './shape';
 import { Rng } from './random';
 import { heapRelease, heapView } from './kernels/cpu/heap';
+import { hostAccess } from './residency';
 
 /** What a recorded op keeps for the backward pass. */
 export interface GradNode {
@@ -30,8 +31,12 @@ export class Tensor {
   readonly offset: number;
   /** Element type. */
   readonly dtype: DType;
-  /** The backing typed array (possibly shared with other views). */
-  readonly storage: Storage;
+  /**
+   * The backing typed array as the kernels see it, with no copy from a device (see `storage`);
+   * for ops and views inside this package.
+   * @internal
+   */
+  readonly raw: Storage;
   /** Whether gradients flow to this tensor. */
   requiresGrad = false;
   /** Accumulated gradient (leaf tensors), filled by `backward()`. */
@@ -43,7 +48,7 @@ export class Tensor {
 
   /** Wrap a storage; prefer the static constructors. */
   constructor(storage: Storage, shape: Shape, dtype: DType, strides?: readonly number[], offset = 0) {
-    this.storage = storage;
+    this.raw = storage;
     this.shape = shape.slice();
     this.dtype = dtype;
     this.strides = strides ? strides.slice() : contiguousStrides(shape);
@@ -52,6 +57,16 @@ export class Tensor {
     if (!strides && offset === 0 && storage.length < numel(shape)) {
       throw new ShapeError(`storage of ${storage.length} elements is too small for shape [${shape}]`);
     }
+  }
+
+  /**
+   * The backing typed array (possibly shared with other views), current on the host: where a
+   * device backend holds newer values (backend `webgpu`), they are read back first and the
+   * storage belongs to the host again (this is the explicit readback; see `residency.ts`).
+   */
+  get storage(): Storage {
+    hostAccess(this.raw);
+    return this.raw;
   }
 
   /** A float32 tensor of zeros. */
@@ -216,12 +231,12 @@ export class Tensor {
    * `.data` array taken from them) may be used afterwards. A no-op for storage outside the pool.
    */
   dispose(): void {
-    heapRelease(this.storage);
+    heapRelease(this.raw);
   }
 
   /** The same values cut from the autograd graph (shares storage). */
   detach(): Tensor {
-    return new Tensor(this.storage, this.shape, this.dtype, this.strides, this.offset);
+    return new Tensor(this.raw, this.shape, this.dtype, this.strides, this.offset);
   }
 
   /** Mark as a trainable leaf and return this. */

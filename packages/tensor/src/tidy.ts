@@ -29,7 +29,7 @@ export function tidy<T>(fn: () => T): T {
 }
 
 function storagesOf(x: unknown): object[] {
-  if (x instanceof Tensor) return [x.storage];
+  if (x instanceof Tensor) return [x.raw];
   if (Array.isArray(x)) return x.flatMap(storagesOf);
   if (x !== null && typeof x === 'object' && Object.getPrototypeOf(x) === Object.prototype) return Object.values(x).flatMap(storagesOf);
   return [];

@@ -7,12 +7,13 @@ import { enableWebgpu, webgpuTransfers } from './gpujs-backend';
 import { GpujsBackendError, createWebgpuSyncKernels } from './kernels/gpujs/index';
 import { randomF32, useSwiftshaderUnlessDriverNamed } from './kernels/gpujs/testing';
 import { jsKernels } from './kernels/js/index';
+import type { AttentionArgs, AttentionBackwardArgs } from './kernels/types';
 import { attention } from './ops/attention';
 import { crossEntropy } from './ops/cross-entropy';
 import { add, exp, mul, silu } from './ops/elementwise';
 import { embedding } from './ops/embedding';
 import { linearCrossEntropy } from './ops/linear-cross-entropy';
-import { matmul } from './ops/matmul';
+import { linear, matmul } from './ops/matmul';
 import { max, sum } from './ops/reduce';
 import { rmsnorm } from './ops/rmsnorm';
 import { rope } from './ops/rope';
@@ -61,14 +62,102 @@ describe('the tensor ops on backend webgpu', () => {
     const got = graph();
     got.forEach((g, i) => expectClose(g, want[i]!, 1e-4));
 
-    // Every kernel call is a round trip: softmax over [2, 5] is two calls, the row statistics
-    // (x up, [max, Σexp] per row back) and the apply (x and the statistics up, y back).
+    // Softmax over [2, 5] is two kernels, the row statistics and the apply: x goes up once (the
+    // apply binds the same buffer), the statistics stay on the GPU, and so does y until it is read.
     const before = webgpuTransfers();
-    softmax(Tensor.from([[1, 2, 3, 4, 5], [0, -1, 2, 1, 0]]));
+    const y = softmax(Tensor.from([[1, 2, 3, 4, 5], [0, -1, 2, 1, 0]]));
     const after = webgpuTransfers();
     expect(after.calls - before.calls).toBe(2);
-    expect(after.uploadBytes - before.uploadBytes).toBe(40 + (40 + 16));
-    expect(after.readbackBytes - before.readbackBytes).toBe(16 + 40);
+    expect([after.uploads - before.uploads, after.uploadBytes - before.uploadBytes]).toEqual([1, 40]);
+    expect([after.readbacks - before.readbacks, after.readbackBytes - before.readbackBytes]).toEqual([0, 0]);
+    expect(y.data[4]).toBeCloseTo(Math.exp(4) / [0, 1, 2, 3, 4].reduce((s, k) => s + Math.exp(k), 0), 6);
+    const read = webgpuTransfers();
+    expect([read.readbacks - after.readbacks, read.readbackBytes - after.readbackBytes]).toEqual([1, 40]);
+  }, 300_000);
+
+  test('tensors stay on the GPU across ops, forward and backward: only what the host reads comes back, when it reads it', async () => {
+    /** Embedding, RMSNorm, a SiLU MLP to the logits, cross-entropy; ids repeat (5 distinct of 6). */
+    const block = () => {
+      const r = new Rng(5);
+      const V = 19, H = 16;
+      const table = Tensor.randn([V, H], r).requireGrad();
+      const g = Tensor.randn([H], r, 0.1, 1).requireGrad();
+      const w1 = Tensor.randn([2 * H, H], r, 0.3).requireGrad();
+      const w2 = Tensor.randn([V, 2 * H], r, 0.3).requireGrad();
+      const x = rmsnorm(embedding(Tensor.ints([3, 1, 4, 1, 5, 9]), table), g, 1e-5);
+      const loss = crossEntropy(linear(silu(linear(x, w1)), w2), Tensor.ints([1, 4, 1, 5, 9, 2]));
+      backward(loss);
+      return { loss, params: [table, g, w1, w2] };
+    };
+    await enableWebgpu();
+    setBackend('js');
+    const want = block();
+    setBackend('webgpu');
+    const t0 = webgpuTransfers();
+    const got = block();
+    const t1 = webgpuTransfers();
+    // Two kernel outputs are needed on the host during the step: cross-entropy's per-row
+    // [lse, loss] (6 rows), summed into the loss there, and the embedding backward's per-id row
+    // sums (5 ids × 16), which it scatters into the table's gradient there. Every activation and
+    // every other gradient stays on the GPU.
+    expect([t1.readbacks - t0.readbacks, t1.readbackBytes - t0.readbackBytes]).toEqual([2, 4 * (6 * 2 + 5 * 16)]);
+    expect(got.loss.item()).toBeCloseTo(want.loss.item(), 5);
+    // Reading a gradient is its readback (the table's is already on the host).
+    const sizes = [0, 16, 32 * 16, 19 * 32];
+    got.params.forEach((p, i) => {
+      const before = webgpuTransfers();
+      // 32 terms at most per sum, values O(1): float32 against the js kernels' f64 sums ≲ 1e-5.
+      expectClose(p.grad!.data, want.params[i]!.grad!.data, 1e-4);
+      const after = webgpuTransfers();
+      expect(after.readbackBytes - before.readbackBytes, p.toString()).toBe(4 * sizes[i]!);
+    });
+  }, 300_000);
+
+  test('within an op, kernel outputs that later kernels read stay on the GPU and each host array goes up once (attention)', async () => {
+    const ks = await createWebgpuSyncKernels();
+    try {
+      const B = 1, T = 5, S = 5, nh = 4, nkv = 2, d = 8;
+      const fwd = (): AttentionArgs => ({
+        B, T, S, nh, nkv, d, q: randomF32(B * T * nh * d, 1), k: randomF32(B * S * nkv * d, 2), v: randomF32(B * S * nkv * d, 3),
+        scale: d ** -0.5, qOffset: 0, out: new Float32Array(B * T * nh * d), lse: new Float32Array(B * nh * T),
+      });
+      const got = fwd(), want = fwd();
+      const bytes = (...a: ArrayBufferView[]) => a.reduce((n, x) => n + x.byteLength, 0);
+      const docsBytes = 4 * 2 * B * Math.max(T, S); // the document ids of queries and keys, one buffer
+      let t0 = ks.transfers();
+      ks.attention(got);
+      let t1 = ks.transfers();
+      jsKernels.attention(want);
+      // Fixed inputs in [-2, 2]: each score sums d = 8 products (|score| ≤ 11.4 after scaling),
+      // each output and gradient at most S·d = 40 terms, so float32 (eps 6e-8) with the js kernels'
+      // f64 sums differs by ≲ 50·eps·|value| ≈ 3e-6 relative; 1e-4 leaves a wide margin.
+      expectClose(got.out, want.out, 1e-4);
+      expectClose(got.lse, want.lse, 1e-4);
+      // lse kernel: q, k and the document ids up; out kernel: v up, the lse binds the lse kernel's
+      // output; lse and out come back (both are outputs of the op).
+      expect(t1.calls - t0.calls).toBe(2);
+      expect([t1.uploads - t0.uploads, t1.uploadBytes - t0.uploadBytes]).toEqual([4, bytes(got.q, got.k, got.v) + docsBytes]);
+      expect([t1.readbacks - t0.readbacks, t1.readbackBytes - t0.readbackBytes]).toEqual([2, bytes(got.lse, got.out)]);
+
+      const gout = randomF32(B * T * nh * d, 4);
+      const grads = (a: AttentionArgs): AttentionBackwardArgs => ({
+        ...a, gout, gq: new Float32Array(a.q.length), gk: new Float32Array(a.k.length), gv: new Float32Array(a.v.length),
+      });
+      const gGot = grads(got), gWant = grads(want);
+      t0 = ks.transfers();
+      ks.attentionBackward(gGot);
+      t1 = ks.transfers();
+      jsKernels.attentionBackward(gWant);
+      for (const g of ['gq', 'gk', 'gv'] as const) expectClose(gGot[g], gWant[g], 1e-4);
+      // delta (gout and out up) stays on the GPU for gq, gk and gv, which share every other input:
+      // seven uploads for four kernels, and only the three gradients come back.
+      expect(t1.calls - t0.calls).toBe(4);
+      expect([t1.uploads - t0.uploads, t1.uploadBytes - t0.uploadBytes])
+        .toEqual([7, bytes(gout, got.out, got.q, got.k, got.v, got.lse) + docsBytes]);
+      expect([t1.readbacks - t0.readbacks, t1.readbackBytes - t0.readbackBytes]).toEqual([3, bytes(gGot.gq, gGot.gk, gGot.gv)]);
+    } finally {
+      ks.dispose();
+    }
   }, 300_000);
 
   test('the synchronous webgpu set runs its kernels in the worker, in webgpu mode, and reports failures', async () => {

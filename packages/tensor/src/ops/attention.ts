@@ -2,7 +2,7 @@ import { record } from '../autograd';
 import { kernel } from '../backend';
 import { ShapeError } from '../errors';
 import type { Tensor } from '../tensor';
-import { f32, i32, out, zerosF32 } from './util';
+import { i32, kernelF32, out, zerosF32 } from './util';
 
 /** Options of `attention`. */
 export interface AttentionOptions {
@@ -34,7 +34,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   if (docQ && (docQ.length !== B * T || docK!.length !== B * S)) throw new ShapeError(`attention: document ids must be [B, T] and [B, S]`);
   const args = {
     B, T, S, nh, nkv, d, scale: opts.scale ?? 1 / Math.sqrt(d), qOffset,
-    q: f32(q, 'attention'), k: f32(k, 'attention'), v: f32(v, 'attention'),
+    q: kernelF32(q, 'attention'), k: kernelF32(k, 'attention'), v: kernelF32(v, 'attention'),
     ...(docQ ? { docQ, docK: docK! } : {}),
     out: zerosF32(B * T * nh * d), lse: new Float32Array(B * nh * T),
   };
@@ -42,7 +42,7 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
   const res = out(q.shape, args.out);
   return record(res, 'attention', [q, k, v], (g) => {
     const gq = out(q.shape), gk = out(k.shape), gv = out(v.shape);
-    kernel('attentionBackward')({ ...args, gout: f32(g, 'attention'), gq: gq.data, gk: gk.data, gv: gv.data });
+    kernel('attentionBackward')({ ...args, gout: kernelF32(g, 'attention'), gq: gq.data, gk: gk.data, gv: gv.data });
     return [gq, gk, gv];
   });
 }

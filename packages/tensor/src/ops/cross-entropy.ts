@@ -2,7 +2,7 @@ import { record } from '../autograd';
 import { kernel } from '../backend';
 import { ShapeError } from '../errors';
 import type { Tensor } from '../tensor';
-import { f32, i32, out, zerosF32 } from './util';
+import { f32, i32, kernelF32, out, zerosF32 } from './util';
 
 /** Options of `crossEntropy`. */
 export interface CrossEntropyOptions {
@@ -36,7 +36,7 @@ export function crossEntropy(logits: Tensor, targets: Tensor, opts: CrossEntropy
   });
   const w = opts.mask === undefined ? null : opts.mask instanceof Float32Array ? opts.mask : f32(opts.mask, 'crossEntropy');
   if (w && w.length !== rows) throw new ShapeError(`crossEntropy: mask has ${w.length} entries for ${rows} rows`);
-  const L = f32(logits, 'crossEntropy');
+  const L = kernelF32(logits, 'crossEntropy');
   const loss = zerosF32(rows), lse = new Float32Array(rows);
   kernel('crossEntropy')(L, tg, w, rows, V, loss, lse);
   const reduction = opts.reduction ?? 'mean';

@@ -3,7 +3,7 @@ import { kernel } from '../backend';
 import type { BinaryOp, UnaryOp } from '../kernels/types';
 import { broadcastShapes, numel } from '../shape';
 import { Tensor } from '../tensor';
-import { f32, mapF32, out, sumTo, zerosF32 } from './util';
+import { f32, kernelF32, mapF32, out, sumTo, zerosF32 } from './util';
 
 /** A tensor or a plain number (broadcast as a scalar). */
 export type TensorLike = Tensor | number;
@@ -26,7 +26,7 @@ function broadcastStrides(shape: readonly number[], outShape: readonly number[])
 
 function binaryRaw(op: BinaryOp, a: Tensor, b: Tensor, shape: number[]): Float32Array {
   const res = zerosF32(numel(shape));
-  kernel('binary')(op, f32(a, op), broadcastStrides(a.shape, shape), f32(b, op), broadcastStrides(b.shape, shape), shape, res);
+  kernel('binary')(op, kernelF32(a, op), broadcastStrides(a.shape, shape), kernelF32(b, op), broadcastStrides(b.shape, shape), shape, res);
   return res;
 }
 
@@ -88,13 +88,13 @@ export function pow(a: TensorLike, b: TensorLike): Tensor {
 }
 
 function unaryOp(op: UnaryOp, x: Tensor): Tensor {
-  const xs = f32(x, op);
+  const xs = kernelF32(x, op);
   const y = zerosF32(xs.length);
   kernel('unary')(op, xs, y);
   const res = out(x.shape, y);
   return record(res, op, [x], (g) => {
     const gx = zerosF32(xs.length);
-    kernel('unaryBackward')(op, xs, y, f32(g, op), gx);
+    kernel('unaryBackward')(op, xs, y, kernelF32(g, op), gx);
     return [out(x.shape, gx)];
   });
 }

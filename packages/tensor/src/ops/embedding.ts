@@ -2,7 +2,7 @@ import { record } from '../autograd';
 import { kernel } from '../backend';
 import { ShapeError } from '../errors';
 import type { Tensor } from '../tensor';
-import { f32, i32, out } from './util';
+import { i32, kernelF32, out } from './util';
 
 /** Rows of `table` [V, H] picked by integer `ids` (any shape) → [...ids.shape, H]; the backward is a scatter-add. */
 export function embedding(ids: Tensor, table: Tensor): Tensor {
@@ -13,10 +13,10 @@ export function embedding(ids: Tensor, table: Tensor): Tensor {
     if (idx[i]! < 0 || idx[i]! >= V) throw new ShapeError(`embedding: id ${idx[i]} at position ${i} is outside [0, ${V}) of ${table}`);
   }
   const res = out([...ids.shape, H]);
-  kernel('embedding')(idx, f32(table, 'embedding'), H, res.data);
+  kernel('embedding')(idx, kernelF32(table, 'embedding'), H, res.data);
   return record(res, 'embedding', [table], (g) => {
     const gt = out(table.shape);
-    kernel('embeddingBackward')(idx, f32(g, 'embedding'), H, gt.data);
+    kernel('embeddingBackward')(idx, kernelF32(g, 'embedding'), H, gt.data);
     return [gt];
   });
 }

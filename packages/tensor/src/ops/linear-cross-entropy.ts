@@ -2,7 +2,8 @@ import { isGradEnabled, record } from '../autograd';
 import { kernel } from '../backend';
 import { DTypeError, ShapeError } from '../errors';
 import type { Tensor } from '../tensor';
-import { f32, i32, mapF32, out, zerosF32 } from './util';
+import { hostAccess } from '../residency';
+import { i32, kernelF32, mapF32, out, zerosF32 } from './util';
 
 /** Options of `linearCrossEntropy`. */
 export interface LinearCrossEntropyOptions {
@@ -41,9 +42,9 @@ export function linearCrossEntropy(h: Tensor, w: Tensor, targets: Tensor, opts: 
     const t = tg[r]!;
     if (t !== ignore && (t < 0 || t >= V)) throw new ShapeError(`linearCrossEntropy: target ${t} at row ${r} outside [0, ${V})`);
   }
-  const X = f32(h, 'linearCrossEntropy');
+  const X = kernelF32(h, 'linearCrossEntropy');
   const wm = w.materialize();
-  const W = w.dtype === 'f32' ? wm.data : (wm.storage as Uint16Array).subarray(wm.offset, wm.offset + wm.size);
+  const W = w.dtype === 'f32' ? kernelF32(wm, 'linearCrossEntropy') : (wm.raw as Uint16Array).subarray(wm.offset, wm.offset + wm.size);
   const weights = new Float32Array(rows);
   for (let r = 0; r < rows; r++) weights[r] = tg[r] === ignore ? 0 : mask ? mask[r]! : 1;
   const needGrad = isGradEnabled() && (h.requiresGrad || w.requiresGrad);
@@ -59,6 +60,9 @@ export function linearCrossEntropy(h: Tensor, w: Tensor, targets: Tensor, opts: 
   if (!needGrad) return res;
   return record(res, 'linearCrossEntropy', [h, w], (g) => {
     const s = g.item() / denom;
+    // The gradients are scaled on the host (bringing them back from a device that computed them).
+    if (dh) hostAccess(dh);
+    if (dw) hostAccess(dw);
     return [dh ? out(h.shape, mapF32(dh, (v) => v * s)) : null, dw ? out(w.shape, mapF32(dw, (v) => v * s)) : null];
   });
 }

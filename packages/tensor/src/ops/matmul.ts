@@ -5,7 +5,7 @@ import { heapView } from '../kernels/cpu/heap';
 import { checkGemmArgs, type GemmArgs, type GemmBf16Args } from '../kernels/gemm/args';
 import { numel } from '../shape';
 import { Tensor } from '../tensor';
-import { f32, out } from './util';
+import { kernelF32, out } from './util';
 
 /**
  * C = alpha * op(A) * op(B) + beta * C on row-major, contiguous Float32Arrays (see `GemmArgs`),
@@ -44,9 +44,9 @@ function operand(t: Tensor, op: string): { data: Float32Array; trans: boolean } 
     const [rows, cols] = [t.shape[r - 2]!, t.shape[r - 1]!];
     let ok = t.strides[r - 2] === 1 && t.strides[r - 1] === rows;
     for (let i = r - 3, st = rows * cols; ok && i >= 0; st *= t.shape[i]!, i--) ok = t.shape[i] === 1 || t.strides[i] === st;
-    if (ok) return { data: heapView(t.storage as Float32Array, t.offset, t.offset + t.size), trans: true };
+    if (ok) return { data: heapView(t.raw as Float32Array, t.offset, t.offset + t.size), trans: true };
   }
-  return { data: f32(t, op), trans: false };
+  return { data: kernelF32(t, op), trans: false };
 }
 
 /**
@@ -77,7 +77,7 @@ export function matmul(a: Tensor, b: Tensor): Tensor {
     }
   }
   return record(res, 'matmul', [a, b], (g) => {
-    const G = f32(g, 'matmul');
+    const G = kernelF32(g, 'matmul');
     let ga: Tensor | null = null, gb: Tensor | null = null;
     if (a.requiresGrad) {
       // dA = G · Bᵀ
@@ -117,15 +117,15 @@ export function linear(x: Tensor, w: Tensor): Tensor {
   const [N, K] = w.shape as [number, number];
   if (x.shape[x.rank - 1] !== K) throw new ShapeError(`linear: input [${x.shape}] does not end in ${K} for weight ${w}`);
   const M = x.size / K;
-  const X = f32(x, 'linear');
+  const X = kernelF32(x, 'linear');
   const res = out([...x.shape.slice(0, -1), N]);
   const wBits = w.dtype === 'bf16' ? w.materialize() : null;
   if (w.dtype === 'f16' || w.dtype === 'i32') throw new DTypeError(`linear: weight ${w} must be f32 or bf16`);
-  const W = wBits ? heapView(wBits.storage as Uint16Array, wBits.offset, wBits.offset + wBits.size) : f32(w, 'linear');
+  const W = wBits ? heapView(wBits.raw as Uint16Array, wBits.offset, wBits.offset + wBits.size) : kernelF32(w, 'linear');
   if (wBits) sgemmBf16({ transA: false, transB: true, M, N, K, A: X, B: W as Uint16Array, C: res.data });
   else sgemm({ transA: false, transB: true, M, N, K, A: X, B: W as Float32Array, C: res.data });
   return record(res, 'linear', [x, w], (g) => {
-    const G = f32(g, 'linear');
+    const G = kernelF32(g, 'linear');
     let gx: Tensor | null = null, gw: Tensor | null = null;
     if (x.requiresGrad) {
       gx = out(x.shape);

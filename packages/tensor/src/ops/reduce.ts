@@ -2,7 +2,7 @@ import { record } from '../autograd';
 import { kernel } from '../backend';
 import { normAxis, numel } from '../shape';
 import type { Tensor } from '../tensor';
-import { f32, mapF32, out, zerosF32 } from './util';
+import { f32, kernelF32, mapF32, out, zerosF32 } from './util';
 
 function split(t: Tensor, axis: number, op: string): [number, number, number, number] {
   const a = normAxis(axis, t.rank, op);
@@ -16,14 +16,14 @@ function reducedShape(t: Tensor, a: number, keepdim: boolean): number[] {
 /** Sum over `axis` (all elements when omitted). */
 export function sum(t: Tensor, axis?: number, keepdim = false): Tensor {
   if (axis === undefined) {
-    const xs = f32(t, 'sum');
+    const xs = kernelF32(t, 'sum');
     const res = out([]);
     kernel('sum')(xs, 1, xs.length, 1, res.data);
     return record(res, 'sum', [t], (g) => [out(t.shape, zerosF32(t.size).fill(g.item()))]);
   }
   const [a, outer, n, inner] = split(t, axis, 'sum');
   const res = out(reducedShape(t, a, keepdim));
-  kernel('sum')(f32(t, 'sum'), outer, n, inner, res.data);
+  kernel('sum')(kernelF32(t, 'sum'), outer, n, inner, res.data);
   return record(res, 'sum', [t], (g) => {
     const gs = f32(g, 'sum'), gx = zerosF32(t.size);
     for (let o = 0; o < outer; o++) for (let j = 0; j < n; j++) gx.set(gs.subarray(o * inner, o * inner + inner), (o * n + j) * inner);
@@ -44,7 +44,7 @@ export function max(t: Tensor, axis: number, keepdim = false): Tensor {
   const [a, outer, n, inner] = split(t, axis, 'max');
   const res = out(reducedShape(t, a, keepdim));
   const arg = new Int32Array(outer * inner);
-  kernel('max')(f32(t, 'max'), outer, n, inner, res.data, arg);
+  kernel('max')(kernelF32(t, 'max'), outer, n, inner, res.data, arg);
   return record(res, 'max', [t], (g) => {
     const gs = f32(g, 'max'), gx = zerosF32(t.size);
     for (let o = 0; o < outer; o++) for (let i = 0; i < inner; i++) gx[(o * n + arg[o * inner + i]!) * inner + i] = gs[o * inner + i]!;
@@ -57,6 +57,6 @@ export function argmax(t: Tensor): Int32Array {
   const n = t.shape[t.rank - 1]!;
   const outer = t.size / n;
   const arg = new Int32Array(outer);
-  kernel('max')(f32(t, 'argmax'), outer, n, 1, new Float32Array(outer), arg);
+  kernel('max')(kernelF32(t, 'argmax'), outer, n, 1, new Float32Array(outer), arg);
   return arg;
 }

@@ -2,7 +2,7 @@ import { record } from '../autograd';
 import { kernel } from '../backend';
 import { ShapeError } from '../errors';
 import type { Tensor } from '../tensor';
-import { f32, i32, out } from './util';
+import { i32, kernelF32, out } from './util';
 
 /**
  * Rotary position embedding (rotate_half form) on x [..., N, heads, d] — one position per row
@@ -15,10 +15,10 @@ export function rope(x: Tensor, positions: Tensor, invFreq: Float32Array): Tenso
   if (positions.size !== N) throw new ShapeError(`rope: ${positions.size} positions for ${N} rows of [${x.shape}]`);
   const pos = i32(positions, 'rope');
   const res = out(x.shape);
-  kernel('rope')(f32(x, 'rope'), N, heads, d, pos, invFreq, false, res.data);
+  kernel('rope')(kernelF32(x, 'rope'), N, heads, d, pos, invFreq, false, res.data);
   return record(res, 'rope', [x], (g) => {
     const gx = out(x.shape);
-    kernel('rope')(f32(g, 'rope'), N, heads, d, pos, invFreq, true, gx.data);
+    kernel('rope')(kernelF32(g, 'rope'), N, heads, d, pos, invFreq, true, gx.data);
     return [gx];
   });
 }

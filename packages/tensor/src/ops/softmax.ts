@@ -2,7 +2,7 @@ import { record } from '../autograd';
 import { kernel } from '../backend';
 import { ShapeError } from '../errors';
 import type { Tensor } from '../tensor';
-import { f32, out } from './util';
+import { kernelF32, out } from './util';
 
 function lastAxis(x: Tensor, axis: number, op: string): number {
   if (axis !== -1 && axis !== x.rank - 1) throw new ShapeError(`${op}: only the last axis is supported (got ${axis}); transpose first`);
@@ -14,10 +14,10 @@ export function softmax(x: Tensor, axis = -1): Tensor {
   const n = lastAxis(x, axis, 'softmax');
   const rows = x.size / n;
   const res = out(x.shape);
-  kernel('softmax')(f32(x, 'softmax'), rows, n, res.data);
+  kernel('softmax')(kernelF32(x, 'softmax'), rows, n, res.data);
   return record(res, 'softmax', [x], (g) => {
     const gx = out(x.shape);
-    kernel('softmaxBackward')(res.data, f32(g, 'softmax'), rows, n, gx.data);
+    kernel('softmaxBackward')(kernelF32(res, 'softmax'), kernelF32(g, 'softmax'), rows, n, gx.data);
     return [gx];
   });
 }
@@ -27,10 +27,10 @@ export function logSoftmax(x: Tensor, axis = -1): Tensor {
   const n = lastAxis(x, axis, 'logSoftmax');
   const rows = x.size / n;
   const res = out(x.shape);
-  kernel('logSoftmax')(f32(x, 'logSoftmax'), rows, n, res.data);
+  kernel('logSoftmax')(kernelF32(x, 'logSoftmax'), rows, n, res.data);
   return record(res, 'logSoftmax', [x], (g) => {
     const gx = out(x.shape);
-    kernel('logSoftmaxBackward')(res.data, f32(g, 'logSoftmax'), rows, n, gx.data);
+    kernel('logSoftmaxBackward')(kernelF32(res, 'logSoftmax'), kernelF32(g, 'logSoftmax'), rows, n, gx.data);
     return [gx];
   });
 }

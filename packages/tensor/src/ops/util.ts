@@ -1,12 +1,22 @@
 import { DTypeError } from '../errors';
-import { heapF32 } from '../kernels/cpu/heap';
+import { heapF32, heapView } from '../kernels/cpu/heap';
 import { numel, type Shape } from '../shape';
 import { Tensor } from '../tensor';
 
-/** Contiguous float32 values of `t` (a view when already contiguous f32, else a converted copy). */
+/** Contiguous float32 values of `t` on the host (a view when already contiguous f32, else a converted copy). */
 export function f32(t: Tensor, op: string): Float32Array {
   if (t.dtype === 'i32') throw new DTypeError(`${op}: expected a float tensor, got i32 ${t}`);
   return t.dtype === 'f32' ? t.materialize().data : t.toFloat32();
+}
+
+/**
+ * `t`'s contiguous float32 storage as a kernel argument: like `f32`, but a contiguous f32 tensor
+ * is passed as it is, without a copy back from a device that holds its values (the kernels of
+ * that device read them there; the other backends' kernels get host copies, see `backend.ts`).
+ */
+export function kernelF32(t: Tensor, op: string): Float32Array {
+  if (t.dtype !== 'f32' || !t.isContiguous()) return f32(t, op);
+  return heapView(t.raw as Float32Array, t.offset, t.offset + t.size);
 }
 
 /** Contiguous int32 values of an id tensor. */

@@ -5,7 +5,7 @@ import { Tensor } from '../tensor';
 import { f32, out, zerosF32 } from './util';
 
 function view(t: Tensor, shape: Shape, strides: readonly number[], offset: number): Tensor {
-  return new Tensor(t.storage, shape, t.dtype, strides, offset);
+  return new Tensor(t.raw, shape, t.dtype, strides, offset);
 }
 
 /** Same elements, new shape (one axis may be -1). A view when `t` is contiguous, else a copy. */
@@ -17,7 +17,7 @@ export function reshape(t: Tensor, shape: Shape): Tensor {
     throw new ShapeError(`reshape: cannot view [${t.shape}] (${t.size} elements) as [${shape}]`);
   }
   const src = t.materialize();
-  const res = src === t ? view(t, s, contiguousStrides(s), t.offset) : new Tensor(src.storage, s, t.dtype);
+  const res = src === t ? view(t, s, contiguousStrides(s), t.offset) : new Tensor(src.raw, s, t.dtype);
   return record(res, 'reshape', [t], (g) => [reshape(g, t.shape)]);
 }
 
@@ -96,7 +96,7 @@ export function squeeze(t: Tensor, axis: number): Tensor {
 export function contiguous(t: Tensor): Tensor {
   if (t.isContiguous()) return t;
   const res = t.materialize();
-  return record(new Tensor(res.storage, res.shape, res.dtype), 'contiguous', [t], (g) => [g]);
+  return record(new Tensor(res.raw, res.shape, res.dtype), 'contiguous', [t], (g) => [g]);
 }
 
 /** Concatenate float tensors along `axis`. */
@@ -123,7 +123,7 @@ export function cat(ts: readonly Tensor[], axis = 0): Tensor {
     return ts.map((t) => {
       const part = narrow(g, a, start, t.shape[a]!).materialize();
       start += t.shape[a]!;
-      return new Tensor(part.storage, part.shape, 'f32');
+      return new Tensor(part.raw, part.shape, 'f32');
     });
   });
 }

@@ -21,6 +21,7 @@
  * `gemmKernelInfo().bytesStaged`); inside a scope, where release is certain, the memory may grow
  * to its 4 GiB maximum.
  */
+import { releaseResident } from '../../residency';
 import { wasmApi, type WasmMemory } from '../gemm/wasm/wasm-api';
 
 const PAGE = 65536;
@@ -81,6 +82,7 @@ function sizeClass(bytes: number): number {
 }
 
 function recycle(b: Block): void {
+  releaseResident(b.addr, b.bytes);
   liveBytes -= b.bytes;
   let list = free.get(b.bytes);
   if (!list) free.set(b.bytes, (list = []));

@@ -19,7 +19,7 @@
  */
 import { ShapeError } from '../../errors';
 import type { AttentionArgs, AttentionBackwardArgs } from '../types';
-import { checkIndexable, expectLength, inp, call, type KernelOp } from './runtime';
+import { checkIndexable, expectLength, inp, call, into, kept, type KernelOp } from './runtime';
 
 /** lse[b][h][t] by the online softmax; thread (x, y, z) = (t, h, b). */
 const lseKernel = `function (q, k, docs, qOffset, scale) {
@@ -202,15 +202,14 @@ export function* attention(a: AttentionArgs): KernelOp {
     if (d === 0 && B * T * nh > 0) throw new ShapeError('attention: d must be positive');
     return;
   }
-  const lse = yield call('attention.lse', p.key, () => ({
+  const lse = yield* into(a.lse, call('attention.lse', p.key, () => ({
     source: lseKernel, output: [T, nh, B], constants: p.constants,
     argumentTypes: { q: 'Input', k: 'Input', docs: 'Input', qOffset: 'Integer', scale: 'Float' },
-  }), [p.q, p.k, p.docs, a.qOffset, a.scale]);
-  a.lse.set(lse);
-  a.out.set(yield call('attention.out', p.key, () => ({
+  }), [p.q, p.k, p.docs, a.qOffset, a.scale]));
+  yield* into(a.out, call('attention.out', p.key, () => ({
     source: outKernel, output: [d, nh, B * T], constants: p.constants,
     argumentTypes: { q: 'Input', k: 'Input', v: 'Input', lse: 'Input', docs: 'Input', qOffset: 'Integer', scale: 'Float' },
-  }), [p.q, p.k, p.v, inp(a.lse, [T, nh, B]), p.docs, a.qOffset, a.scale]));
+  }), [p.q, p.k, p.v, inp(lse, [T, nh, B]), p.docs, a.qOffset, a.scale]));
 }
 
 /** Attention backward from the saved lse: overwrites gq, gk, gv. */
@@ -224,20 +223,20 @@ export function* attentionBackward(a: AttentionBackwardArgs): KernelOp {
   if (p.empty) { a.gq.fill(0); a.gk.fill(0); a.gv.fill(0); return; }
   const gout = inp(a.gout, [d, nh, B * T]);
   const lse = inp(a.lse, [T, nh, B]);
-  const delta = yield call('attention.delta', p.key, () => ({
+  const delta = yield* kept(call('attention.delta', p.key, () => ({
     source: deltaKernel, output: [T, nh, B], constants: p.constants,
     argumentTypes: { gout: 'Input', out: 'Input' },
-  }), [gout, inp(a.out, [d, nh, B * T])]);
+  }), [gout, inp(a.out, [d, nh, B * T])]));
   const D = inp(delta, [T, nh, B]);
-  a.gq.set(yield call('attention.gq', p.key, () => ({
+  yield* into(a.gq, call('attention.gq', p.key, () => ({
     source: gqKernel, output: [d, nh, B * T], constants: p.constants,
     argumentTypes: { q: 'Input', k: 'Input', v: 'Input', gout: 'Input', lse: 'Input', delta: 'Input', docs: 'Input', qOffset: 'Integer', scale: 'Float' },
   }), [p.q, p.k, p.v, gout, lse, D, p.docs, a.qOffset, a.scale]));
-  a.gk.set(yield call('attention.gk', p.key, () => ({
+  yield* into(a.gk, call('attention.gk', p.key, () => ({
     source: gkKernel, output: [d, nkv, B * S], constants: p.constants,
     argumentTypes: { q: 'Input', k: 'Input', v: 'Input', gout: 'Input', lse: 'Input', delta: 'Input', docs: 'Input', qOffset: 'Integer', scale: 'Float' },
   }), [p.q, p.k, p.v, gout, lse, D, p.docs, a.qOffset, a.scale]));
-  a.gv.set(yield call('attention.gv', p.key, () => ({
+  yield* into(a.gv, call('attention.gv', p.key, () => ({
     source: gvKernel, output: [d, nkv, B * S], constants: p.constants,
     argumentTypes: { q: 'Input', k: 'Input', gout: 'Input', lse: 'Input', docs: 'Input', qOffset: 'Integer', scale: 'Float' },
   }), [p.q, p.k, gout, lse, p.docs, a.qOffset, a.scale]));

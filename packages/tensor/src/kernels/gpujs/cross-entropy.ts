@@ -8,7 +8,7 @@
  */
 import { ShapeError } from '../../errors';
 import type { F32, I32 } from '../types';
-import { checkIndexable, expectLength, inp, call, type KernelOp } from './runtime';
+import { checkIndexable, expectLength, inp, call, into, type KernelOp } from './runtime';
 
 const forwardKernel = `function (logits, targets, weights) {
   let m = -Infinity;
@@ -89,7 +89,7 @@ export function* crossEntropyBackward(logits: F32, targets: I32, weights: F32 | 
   expectLength('crossEntropyBackward', 'g', g, rows);
   expectLength('crossEntropyBackward', 'glogits', glogits, rows * V);
   if (rows * V === 0) return;
-  glogits.set(yield call('crossEntropyBackward', `${rows},${V}`, () => ({
+  yield* into(glogits, call('crossEntropyBackward', `${rows},${V}`, () => ({
     source: backwardKernel, output: [V, rows],
     argumentTypes: { logits: 'Input', targets: 'Array', weights: 'Array', lse: 'Array', g: 'Array' },
   }), [inp(logits, [V, rows]), targets, w, lse, g]));

@@ -5,7 +5,7 @@
  */
 import { ShapeError } from '../../errors';
 import type { BinaryOp, F32, UnaryOp } from '../types';
-import { call, type KernelOp } from './runtime';
+import { call, into, type KernelOp } from './runtime';
 
 /** sigmoid(v) without overflow: 1/(1+e^-v) for v >= 0, e^v/(1+e^v) otherwise. */
 const SIGMOID = '(v >= 0 ? 1 / (1 + Math.exp(-v)) : Math.exp(v) / (1 + Math.exp(v)))';
@@ -71,12 +71,11 @@ export function* unary(op: UnaryOp, x: F32, out: F32): KernelOp {
   const n = x.length;
   if (out.length !== n) throw new ShapeError(`unary ${o}: out has ${out.length} elements, x has ${n}`);
   if (n === 0) return;
-  const res = yield call(`unary.${o}`, `${n}`, () => ({
+  yield* into(out, call(`unary.${o}`, `${n}`, () => ({
     source: `function (x) {\n  const v = x[this.thread.x];\n  return ${UNARY[o]};\n}`,
     output: [n],
     argumentTypes: { x: 'Array' },
-  }), [x]);
-  out.set(res);
+  }), [x]));
 }
 
 /** gx[i] = gy[i] * f'(x[i]), using y = f(x) where that is cheaper. */
@@ -89,20 +88,18 @@ export function* unaryBackward(op: UnaryOp, x: F32, y: F32, gy: F32, gx: F32): K
   if (n === 0) return;
   const { uses, body } = UNARY_BACKWARD[o];
   if (uses === 'none') {
-    const res = yield call(`unaryBackward.${o}`, `${n}`, () => ({
+    yield* into(gx, call(`unaryBackward.${o}`, `${n}`, () => ({
       source: `function (gy) {\n  const g = gy[this.thread.x];\n  ${body}\n}`,
       output: [n],
       argumentTypes: { gy: 'Array' },
-    }), [gy]);
-    gx.set(res);
+    }), [gy]));
     return;
   }
-  const res = yield call(`unaryBackward.${o}`, `${n}`, () => ({
+  yield* into(gx, call(`unaryBackward.${o}`, `${n}`, () => ({
     source: `function (a, gy) {\n  const v = a[this.thread.x];\n  const g = gy[this.thread.x];\n  ${body}\n}`,
     output: [n],
     argumentTypes: { a: 'Array', gy: 'Array' },
-  }), [uses === 'x' ? x : y, gy]);
-  gx.set(res);
+  }), [uses === 'x' ? x : y, gy]));
 }
 
 /** One broadcast axis after coalescing: its size and the two operands' strides. */
@@ -183,7 +180,7 @@ export function* binary(
     argumentTypes: { a: 'Array', b: 'Array', aOff: 'Integer', bOff: 'Integer' } as const,
   });
   if (outer.length === 0) {
-    out.set(yield call(`binary.${op}`, key, spec, [a, b, 0, 0]));
+    yield* into(out, call(`binary.${op}`, key, spec, [a, b, 0, 0]));
     return;
   }
   // Odometer over the leading axes.
@@ -191,7 +188,7 @@ export function* binary(
   let aOff = 0;
   let bOff = 0;
   for (let o = 0; o < n; o += chunk) {
-    out.set(yield call(`binary.${op}`, key, spec, [a, b, aOff, bOff]), o);
+    yield* into(out, call(`binary.${op}`, key, spec, [a, b, aOff, bOff]), o);
     for (let ax = outer.length - 1; ax >= 0; ax--) {
       const { n: size, sa, sb } = outer[ax]!;
       idx[ax]!++;

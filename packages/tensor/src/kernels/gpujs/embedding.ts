@@ -9,7 +9,7 @@
  */
 import { ShapeError } from '../../errors';
 import type { F32, I32 } from '../types';
-import { checkIndexable, inp, call, type KernelOp } from './runtime';
+import { checkIndexable, inp, call, into, type KernelOp } from './runtime';
 
 /** out[t, j] = table[ids[t], j]. */
 const gatherKernel = `function (ids, table) {
@@ -52,7 +52,7 @@ export function* embedding(ids: I32, table: F32, H: number, out: F32): KernelOp 
   if (out.length !== N * H) throw new ShapeError(`embedding: out has ${out.length} elements, expected ${N} x ${H}`);
   checkIds('embedding', ids, V);
   if (N === 0) return;
-  out.set(yield call('embedding', `${N},${H},${V}`, () => ({
+  yield* into(out, call('embedding', `${N},${H},${V}`, () => ({
     source: gatherKernel, output: [H, N], argumentTypes: { ids: 'Array', table: 'Input' },
   }), [ids, inp(table, [H, V])]));
 }

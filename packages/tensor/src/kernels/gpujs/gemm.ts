@@ -7,7 +7,7 @@
 import { ShapeError } from '../../errors';
 import { bf16ArrayToF32 } from '../../dtype';
 import type { GemmArgs, GemmBf16Args } from '../gemm/index';
-import { checkIndexable, inp, call, type KernelOp } from './runtime';
+import { checkIndexable, inp, call, into, kept, type KernelOp } from './runtime';
 
 export type { GemmArgs } from '../gemm/index';
 
@@ -64,19 +64,20 @@ export function* gemm(input: GemmArgs | GemmBf16Args): KernelOp {
   const c = C.subarray(0, M * N);
   if (K === 0 || alpha === 0) {
     if (beta === 0) c.fill(0);
-    else c.set(yield call('gemm.axpby', `${M * N}`, axpbySpec(M * N), [new Float32Array(M * N), c, beta]));
+    else yield* into(c, call('gemm.axpby', `${M * N}`, axpbySpec(M * N), [new Float32Array(M * N), c, beta]));
     return;
   }
   const variant = `${transA ? 'T' : 'N'}${transB ? 'T' : 'N'}` as keyof typeof KERNELS;
-  const P = yield call(`gemm.${variant}`, `${M},${N},${K}`, () => ({
+  const product = call(`gemm.${variant}`, `${M},${N},${K}`, () => ({
     source: KERNELS[variant], output: [N, M], constants: { K },
     argumentTypes: { A: 'Input', B: 'Input', alpha: 'Float' },
   }), [inp(A.subarray(0, M * K), transA ? [M, K] : [K, M]), inp(B.subarray(0, K * N), transB ? [K, N] : [N, K]), alpha]);
   if (beta === 0) {
-    c.set(P);
+    yield* into(c, product);
     return;
   }
-  c.set(yield call('gemm.axpby', `${M * N}`, axpbySpec(M * N), [P, c, beta]));
+  const P = yield* kept(product);
+  yield* into(c, call('gemm.axpby', `${M * N}`, axpbySpec(M * N), [P, c, beta]));
 }
 
 function axpbySpec(n: number) {

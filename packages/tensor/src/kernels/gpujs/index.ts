@@ -20,6 +20,7 @@ import { GPUJS_MODES, type GpujsMode, GpujsRuntime, type KernelOp, drive, driveA
 import { logSoftmax, logSoftmaxBackward, softmax, softmaxBackward } from './softmax';
 import { type WebgpuAdapterInfo, deviceLostError, isDeviceLost, requestWebgpuAdapter } from './webgpu';
 import { type WebgpuTransfers, WebgpuWorkerRuntime } from './webgpu-worker';
+import type { Residency } from '../../residency';
 
 export type { WebgpuTransfers } from './webgpu-worker';
 export { setGpujsScriptUrl } from './webgpu-host-browser';
@@ -28,6 +29,13 @@ export { GpujsBackendError } from './errors';
 export type { GemmArgs } from './gemm';
 export type { GpujsMode } from './runtime';
 export { SWIFTSHADER_ICD, WebgpuUnavailableError, adapterName, type WebgpuAdapterInfo, type WebgpuMissing } from './webgpu';
+
+/**
+ * Argument positions of the arrays an op reads or writes on the host rather than through a
+ * kernel: embeddingBackward accumulates into `gtable` there, crossEntropy writes `loss` and `lse`,
+ * max writes `out` (and `arg`, never on the GPU).
+ */
+const HOST_ARGS = { embeddingBackward: [3], crossEntropy: [5, 6], max: [4] } as const;
 
 /** Every op of the gpu.js kernels, each written once as a generator of kernel calls. */
 const OPS = {
@@ -124,23 +132,37 @@ export async function createWebgpuKernels(): Promise<WebgpuKernelSet> {
 /** The synchronous `webgpu` set: a `GpujsKernelSet` plus its adapter and transfer counts. */
 export interface WebgpuSyncKernelSet extends GpujsKernelSet {
   readonly adapter: WebgpuAdapterInfo;
-  /** Kernel calls and the bytes they uploaded and read back so far: each call is a round trip. */
+  /** Where op outputs stay on the GPU and how the host gets them back (install with `installResidency`). */
+  readonly residency: Residency;
+  /** Kernel launches, uploads and readbacks so far (counts and bytes). */
   transfers(): WebgpuTransfers;
 }
 
 /**
  * The `webgpu` kernels as a synchronous `GpujsKernelSet` (Node): a worker thread owns the GPU
  * device and runs each kernel call while the calling thread waits (`Atomics.wait`), so the set
- * can serve the synchronous tensor ops (this is what `enableWebgpu` registers). Each call pays a
- * message to the worker plus the upload and readback of its buffers.
+ * can serve the synchronous tensor ops (this is what `enableWebgpu` registers). Within an op,
+ * intermediates stay on the GPU and each input is uploaded once. With `resident: true` (what
+ * `enableWebgpu` asks for) an output that fills its array stays on the GPU too, until the host
+ * reads it through the set's `residency`; otherwise outputs are written into the caller's arrays.
  */
-export async function createWebgpuSyncKernels(): Promise<WebgpuSyncKernelSet> {
+export async function createWebgpuSyncKernels(options: { resident?: boolean } = {}): Promise<WebgpuSyncKernelSet> {
   const adapter = await requestWebgpuAdapter();
-  const rt = new WebgpuWorkerRuntime();
+  const rt = new WebgpuWorkerRuntime(options.resident ?? false);
+  const ops = bindOps((op) => rt.runOp(op));
+  // Arrays these ops read or write on the host (not through a kernel) come home first.
+  const onHost = <K extends keyof typeof HOST_ARGS>(name: K): BoundOps<void>[K] => ((...a: unknown[]) => {
+    for (const i of HOST_ARGS[name]) if (ArrayBuffer.isView(a[i])) rt.toHost(a[i] as ArrayBufferView);
+    return (ops[name] as (...x: unknown[]) => void)(...a);
+  }) as BoundOps<void>[K];
   return {
-    ...bindOps((op) => drive(op, (c) => rt.run(c))),
+    ...ops,
+    embeddingBackward: onHost('embeddingBackward'),
+    crossEntropy: onHost('crossEntropy'),
+    max: onHost('max'),
     mode: rt.mode,
     adapter,
+    residency: rt,
     transfers: () => rt.transfers(),
     builtKernels: () => rt.builtKernels(),
     dispose: () => rt.dispose(),

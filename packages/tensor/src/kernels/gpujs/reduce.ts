@@ -3,7 +3,7 @@
  * (o, i) column over j < n (a constant, so n = 131072 is never cut at gpu.js's loop cap).
  */
 import type { F32, I32 } from '../types';
-import { checkIndexable, expectLength, inp, call, type KernelOp } from './runtime';
+import { checkIndexable, expectLength, inp, call, into, type KernelOp } from './runtime';
 
 /** out[o, i] = sum_j x[o, j, i] (a float32 accumulator; the JS reference sums in float64). */
 const sumKernel = `function (x) {
@@ -59,7 +59,7 @@ export function* sum(x: F32, outer: number, n: number, inner: number, out: F32):
   if (outer * inner === 0) return;
   if (n === 0) { out.fill(0); return; }
   const rows = inner === 1;
-  out.set(yield call('sum', `${outer},${n},${inner}`, () => ({
+  yield* into(out, call('sum', `${outer},${n},${inner}`, () => ({
     source: rows ? sumRowsKernel : sumKernel,
     output: rows ? [outer] : [inner, outer],
     constants: { n },

@@ -6,7 +6,7 @@
  * Each output is its own kernel (webasm has no kernel maps).
  */
 import type { F32 } from '../types';
-import { checkIndexable, expectLength, inp, call, type KernelOp } from './runtime';
+import { checkIndexable, expectLength, inp, call, into, kept, type KernelOp } from './runtime';
 
 /** rstd[r] over a row of n = this.constants.n values. */
 const rstdKernel = `function (x, eps) {
@@ -58,13 +58,12 @@ export function* rmsnorm(x: F32, w: F32, rows: number, n: number, eps: number, o
   if (n === 0) { rstd.fill(NaN); return; } // the mean of an empty row is 0/0, as in the reference
   const key = `${rows},${n}`;
   const xs = inp(x, [n, rows]);
-  const rs = yield call('rmsnorm.rstd', key, () => ({
+  const rs = yield* into(rstd, call('rmsnorm.rstd', key, () => ({
     source: rstdKernel, output: [rows], constants: { n }, argumentTypes: { x: 'Input', eps: 'Float' },
-  }), [xs, eps]);
-  rstd.set(rs);
-  out.set(yield call('rmsnorm.out', key, () => ({
+  }), [xs, eps]));
+  yield* into(out, call('rmsnorm.out', key, () => ({
     source: normKernel, output: [n, rows], argumentTypes: { x: 'Input', w: 'Array', rstd: 'Array' },
-  }), [xs, w, rstd]));
+  }), [xs, w, rs]));
 }
 
 /** gx overwritten; gw accumulated (summed over rows). */
@@ -80,16 +79,16 @@ export function* rmsnormBackward(x: F32, w: F32, rstd: F32, gy: F32, rows: numbe
   const key = `${rows},${n}`;
   const xs = inp(x, [n, rows]);
   const gys = inp(gy, [n, rows]);
-  const c = yield call('rmsnormBackward.coef', key, () => ({
+  const c = yield* kept(call('rmsnormBackward.coef', key, () => ({
     source: coefKernel, output: [rows], constants: { n },
     argumentTypes: { x: 'Input', w: 'Array', gy: 'Input', rstd: 'Array' },
-  }), [xs, w, gys, rstd]);
+  }), [xs, w, gys, rstd]));
   // gw first: it reads gy, which the caller may reuse as gx.
-  gw.set(yield call('rmsnormBackward.gw', key, () => ({
+  yield* into(gw, call('rmsnormBackward.gw', key, () => ({
     source: gwKernel, output: [n], constants: { rows },
     argumentTypes: { x: 'Input', gy: 'Input', rstd: 'Array', gw: 'Array' },
   }), [xs, gys, rstd, gw]));
-  gx.set(yield call('rmsnormBackward.gx', key, () => ({
+  yield* into(gx, call('rmsnormBackward.gx', key, () => ({
     source: gxKernel, output: [n, rows],
     argumentTypes: { x: 'Input', w: 'Array', gy: 'Input', rstd: 'Array', c: 'Array' },
   }), [xs, w, gys, rstd, c]));

@@ -9,7 +9,7 @@
  */
 import { ShapeError } from '../../errors';
 import type { F32, I32 } from '../types';
-import { checkIndexable, expectLength, inp, call, type KernelOp } from './runtime';
+import { checkIndexable, expectLength, inp, call, into, type KernelOp } from './runtime';
 
 /** Thread (x, y, z) = (i, h, t); tab[t][i mod d/2] = [cos, sin]. */
 const ropeKernel = `function (x, tab) {
@@ -38,7 +38,7 @@ export function* rope(x: F32, N: number, heads: number, d: number, positions: I3
       tab[2 * (t * half + i) + 1] = sign * Math.sin(angle);
     }
   }
-  out.set(yield call('rope', `${N},${heads},${d}`, () => ({
+  yield* into(out, call('rope', `${N},${heads},${d}`, () => ({
     source: ropeKernel, output: [d, heads, N], constants: { half },
     argumentTypes: { x: 'Input', tab: 'Input' },
   }), [inp(x, [d, heads, N]), inp(tab, [2, half, N])]));

@@ -59,7 +59,23 @@ export interface KernelCall {
   readonly key: string;
   readonly spec: () => KernelSpec;
   readonly args: readonly unknown[];
+  /**
+   * False when the op only passes the output on to later calls (see `kept`): a runtime whose
+   * kernels run elsewhere (the webgpu worker) then leaves it there instead of reading it back.
+   */
+  readonly read?: boolean;
+  /** The host array the op copies the output into (see `into`), so a runtime can tell which host data changes. */
+  readonly writes?: Float32Array;
+  /** Where in `writes` the output goes (element offset). */
+  readonly at?: number;
 }
+
+/**
+ * A kernel output that an op only hands to later kernel calls of the same op: a host array in
+ * the synchronous modes, a buffer left on the GPU by the webgpu worker. Its values cannot be
+ * read on the host (the type has no element access); pass it as an argument or to `inp`.
+ */
+export type DeviceArray = { readonly length: number } & { readonly __deviceArray: unique symbol };
 
 /**
  * An op, written once for every mode: a generator that yields the kernel calls it needs and
@@ -80,9 +96,27 @@ export async function driveAsync(op: KernelOp, run: (c: KernelCall) => Promise<F
   while (!r.done) r = op.next(await run(r.value));
 }
 
-/** A kernel call for an op generator to yield. */
+/** A kernel call for an op generator to yield; its output comes back as a host Float32Array. */
 export function call(name: string, key: string, spec: () => KernelSpec, args: readonly unknown[]): KernelCall {
   return { name, key, spec, args };
+}
+
+/** Run `c` and keep its output for later calls of the same op only (never read on the host). */
+export function* kept(c: KernelCall): Generator<KernelCall, DeviceArray, Float32Array> {
+  return (yield { ...c, read: false }) as unknown as DeviceArray;
+}
+
+/**
+ * Run `c` and copy its output into `out` at element `at`; returns the output for later calls of
+ * the same op (which then need not upload `out` again). Host writes of an op that a later call
+ * of the same op reads must go through here, so the webgpu worker knows its copy of `out` is stale.
+ * A runtime that keeps `out` on its device instead (the webgpu worker, when the output fills
+ * `out`) answers with a `DeviceArray`, and nothing is written on the host.
+ */
+export function* into(out: Float32Array, c: KernelCall, at = 0): Generator<KernelCall, DeviceArray, Float32Array> {
+  const r = yield { ...c, writes: out, at };
+  if (ArrayBuffer.isView(r)) out.set(r, at);
+  return r as unknown as DeviceArray;
 }
 
 /** A compiled kernel, the mode it really runs in, and how many values it returns per cell. */
@@ -97,7 +131,7 @@ interface Entry {
 export const MAX_COORD = 1 << 24;
 
 /** Flat-array wrapper gpu.js reads as `a[z][y][x]` with `dims = [x, y, z]`. */
-export function inp(data: Float32Array | Int32Array, dims: readonly number[]): Input {
+export function inp(data: Float32Array | Int32Array | DeviceArray, dims: readonly number[]): Input {
   return new Input(data as unknown as number[], [...dims] as OutputDimensions);
 }
 

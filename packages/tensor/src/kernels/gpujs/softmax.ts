@@ -4,7 +4,7 @@
  * apply (one thread per element reading its row's statistics).
  */
 import type { F32 } from '../types';
-import { checkIndexable, expectLength, inp, call, type KernelCall, type KernelOp } from './runtime';
+import { checkIndexable, expectLength, inp, call, into, kept, type DeviceArray, type KernelCall, type KernelOp } from './runtime';
 
 /**
  * [m, s] per row: m = max_j x[r, j], s = sum_j exp(x[r, j] - m) (Kahan-compensated: a float32 sum
@@ -75,17 +75,17 @@ function check(op: string, rows: number, n: number, arrays: Record<string, F32>)
 }
 
 /** Per-row [max, sum exp(x - max)] of x [rows, n], interleaved. */
-function* rowStats(x: F32, rows: number, n: number): Generator<KernelCall, Float32Array, Float32Array> {
-  return yield call('softmax.stats', `${rows},${n}`, () => ({
+function* rowStats(x: F32, rows: number, n: number): Generator<KernelCall, DeviceArray, Float32Array> {
+  return yield* kept(call('softmax.stats', `${rows},${n}`, () => ({
     source: statsKernel, output: [rows], constants: { n }, argumentTypes: { x: 'Input' }, components: 2,
-  }), [inp(x, [n, rows])]);
+  }), [inp(x, [n, rows])]));
 }
 
 /** Row softmax over the last axis of x viewed as [rows, n]. */
 export function* softmax(x: F32, rows: number, n: number, out: F32): KernelOp {
   if (!check('softmax', rows, n, { x, out })) return;
   const st = yield* rowStats(x, rows, n);
-  out.set(yield call('softmax.apply', `${rows},${n}`, () => ({
+  yield* into(out, call('softmax.apply', `${rows},${n}`, () => ({
     source: softmaxApply, output: [n, rows], argumentTypes: { x: 'Input', st: 'Input' },
   }), [inp(x, [n, rows]), inp(st, [2, rows])]));
 }
@@ -94,7 +94,7 @@ export function* softmax(x: F32, rows: number, n: number, out: F32): KernelOp {
 export function* logSoftmax(x: F32, rows: number, n: number, out: F32): KernelOp {
   if (!check('logSoftmax', rows, n, { x, out })) return;
   const st = yield* rowStats(x, rows, n);
-  out.set(yield call('logSoftmax.apply', `${rows},${n}`, () => ({
+  yield* into(out, call('logSoftmax.apply', `${rows},${n}`, () => ({
     source: logSoftmaxApply, output: [n, rows], argumentTypes: { x: 'Input', st: 'Input' },
   }), [inp(x, [n, rows]), inp(st, [2, rows])]));
 }
@@ -102,10 +102,10 @@ export function* logSoftmax(x: F32, rows: number, n: number, out: F32): KernelOp
 /** gx = y * (gy - sum(gy * y)) per row. */
 export function* softmaxBackward(y: F32, gy: F32, rows: number, n: number, gx: F32): KernelOp {
   if (!check('softmaxBackward', rows, n, { y, gy, gx })) return;
-  const dot = yield call('softmaxBackward.dot', `${rows},${n}`, () => ({
+  const dot = yield* kept(call('softmaxBackward.dot', `${rows},${n}`, () => ({
     source: dotKernel, output: [rows], constants: { n }, argumentTypes: { y: 'Input', gy: 'Input' },
-  }), [inp(y, [n, rows]), inp(gy, [n, rows])]);
-  gx.set(yield call('softmaxBackward.apply', `${rows},${n}`, () => ({
+  }), [inp(y, [n, rows]), inp(gy, [n, rows])]));
+  yield* into(gx, call('softmaxBackward.apply', `${rows},${n}`, () => ({
     source: softmaxBackwardApply, output: [n, rows], argumentTypes: { y: 'Input', gy: 'Input', dot: 'Array' },
   }), [inp(y, [n, rows]), inp(gy, [n, rows]), dot]));
 }
@@ -113,10 +113,10 @@ export function* softmaxBackward(y: F32, gy: F32, rows: number, n: number, gx: F
 /** gx = gy - exp(y) * sum(gy) per row. */
 export function* logSoftmaxBackward(y: F32, gy: F32, rows: number, n: number, gx: F32): KernelOp {
   if (!check('logSoftmaxBackward', rows, n, { y, gy, gx })) return;
-  const s = yield call('logSoftmaxBackward.sum', `${rows},${n}`, () => ({
+  const s = yield* kept(call('logSoftmaxBackward.sum', `${rows},${n}`, () => ({
     source: rowSumKernel, output: [rows], constants: { n }, argumentTypes: { gy: 'Input' },
-  }), [inp(gy, [n, rows])]);
-  gx.set(yield call('logSoftmaxBackward.apply', `${rows},${n}`, () => ({
+  }), [inp(gy, [n, rows])]));
+  yield* into(gx, call('logSoftmaxBackward.apply', `${rows},${n}`, () => ({
     source: logSoftmaxBackwardApply, output: [n, rows], argumentTypes: { y: 'Input', gy: 'Input', s: 'Array' },
   }), [inp(y, [n, rows]), inp(gy, [n, rows]), s]));
 }
