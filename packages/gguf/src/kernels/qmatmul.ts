@@ -36,7 +36,7 @@ function module(variant: KernelVariant): object | null {
   try {
     if (!wasm) throw new Error('no WebAssembly');
     if (variant === 'relaxed' && (module('simd') === null || !relaxedSimdAvailable())) throw new Error('no relaxed SIMD');
-    compiled[variant] = new wasm.Module(Buffer.from(variant === 'relaxed' ? QUANT_KERNELS_WASM_RELAXED : QUANT_KERNELS_WASM, 'base64'));
+    compiled[variant] = new wasm.Module(Uint8Array.from(atob(variant === 'relaxed' ? QUANT_KERNELS_WASM_RELAXED : QUANT_KERNELS_WASM), (c) => c.charCodeAt(0)));
   } catch {
     compiled[variant] = null;
   }
