@@ -15,7 +15,7 @@ const vmHWM = () => Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/
 async function train(preset, B, T) {
   const { AdEMAMix } = await import('@apertus/ademamix');
   const { ApertusModel, presetConfig, parameterCount } = await import('@apertus/model');
-  const { backward, Rng, Tensor } = await import('@apertus/tensor');
+  const { backward, Rng, Tensor, tidy } = await import('@apertus/tensor');
   const c = presetConfig(preset);
   const base = vmHWM();
   const model = ApertusModel.init(c, 0);
@@ -23,7 +23,7 @@ async function train(preset, B, T) {
   const rng = new Rng(0);
   const ids = Tensor.ints(Array.from({ length: B * T }, () => rng.int(c.vocab_size)), [B, T]);
   for (let i = 0; i < 2; i++) {
-    backward(model.loss(ids, ids));
+    tidy(() => backward(model.loss(ids, ids))); // as the training loop runs a step
     opt.step();
     for (const [, p] of model.parameters()) p.grad = null;
   }
