@@ -1,3 +1,5 @@
 import { apertusProject } from '@apertus/vitest-preset';
 
-export default apertusProject(import.meta.dirname);
+// Several tests start PyTorch (/usr/bin/python3): importing torch alone took over a minute on a
+// loaded 2-core machine, so every test here gets 300 s.
+export default apertusProject(import.meta.dirname, { test: { testTimeout: 300_000 } });

@@ -95,6 +95,6 @@ for (const v of PARITY_VARIANTS) {
         const ours = runOurs(v, packed);
         compare(v, ours, runReference(ours.model, ours.inp));
       }
-    }, 300_000); // two PyTorch processes (import torch alone takes tens of seconds on a loaded 2-core machine)
+    });
   });
 }
