@@ -94,3 +94,4 @@ export {
 } from './run-training';
 export { translationRecord, translationScores, chrfTrend, chrfSummary, type TranslationScores } from './translation-eval';
 export { runTrainingCli, trainingProgram, addConfigFlags, reportError, withStopSignals, type TrainingCliSpec, type RunControl } from './cli';
+export * from './pretrain/index';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gemmKernelInfo, gemmThreads, setGemmThreads } from '@apertus/tensor';
 import { afterAll, expect, it } from 'vitest';
-import { resolveConfig, runPretraining } from './index';
+import { resolvePretrainConfig, runPretraining } from '../index';
 
 /**
  * The first steps of a small pretraining run, pinned bit for bit: the per-step training losses
@@ -11,11 +11,11 @@ import { resolveConfig, runPretraining } from './index';
  * numerics may depend on the CPU (no cache-size-dependent blocking, no feature-dependent kernel
  * choice, no thread-count-dependent summation order), so the golden holds on any x86-64 CPU.
  *
- * Generator: `APERTUS_WRITE_GOLDEN=1 npx vitest run --project pretrain src/reproducible.test.ts`
+ * Generator: `APERTUS_WRITE_GOLDEN=1 npx vitest run --project trainer src/pretrain/reproducible.test.ts`
  * rewrites test/golden/first-steps.json from a 1-thread run (and the test then checks both
  * thread counts against it).
  */
-const GOLDEN = path.join(__dirname, '../test/golden/first-steps.json');
+const GOLDEN = path.join(__dirname, '../../test/golden/first-steps.json');
 const STEPS = 6;
 const threadsBefore = gemmThreads();
 afterAll(() => setGemmThreads(threadsBefore));
@@ -24,7 +24,7 @@ async function firstLosses(threads: number): Promise<number[]> {
   setGemmThreads(threads);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apertus-golden-'));
   try {
-    const cfg = resolveConfig([{
+    const cfg = resolvePretrainConfig([{
       source: 'test',
       values: {
         out: path.join(dir, 'run'), languages: ['eng', 'fra'], vocabSize: 1400,
