@@ -17,8 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { AdEMAMix, LrScheduler, constantSchedule } from '@apertus/ademamix';
 import { ApertusModel, presetConfig } from '@apertus/model';
 import { backendOf } from '@apertus/tensor';
-import { CheckpointManager, causalLmLoss, collateLm, trainStep, writeTrainingCheckpoint } from '@apertus/trainer';
-import { resolveConfig, runPretraining } from '../dist/index.js';
+import { CheckpointManager, causalLmLoss, collateLm, resolvePretrainConfig, runPretraining, trainStep, writeTrainingCheckpoint } from '@apertus/trainer';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
@@ -38,7 +37,7 @@ const say = (s) => {
 
 // 1. The default run.
 const loadBefore = load();
-const { config } = resolveConfig([{ source: 'bench', values: { out: path.join(tmp, 'run'), progress: 'off', ...(arg('--steps') ? { steps: arg('--steps') } : {}) } }]);
+const { config } = resolvePretrainConfig([{ source: 'bench', values: { out: path.join(tmp, 'run'), progress: 'off', ...(arg('--steps') ? { steps: arg('--steps') } : {}) } }]);
 let t0 = performance.now();
 const result = await runPretraining(config, { log: () => {} });
 const wall = (performance.now() - t0) / 1000;

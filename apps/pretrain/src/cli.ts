@@ -3,10 +3,7 @@
 // `apertus-pretrain ablate [options]` the paper's ablations in miniature.
 
 import fs from 'node:fs';
-import { runTrainingCli } from '@apertus/trainer';
-import { DEFAULT_CONFIG, SCHEMA, resolveConfig } from './config';
-import { runGoldfishExperiment, type RecallSummary } from './goldfish-experiment';
-import { runPretraining } from './pretrain';
+import { PRETRAIN_DEFAULTS, PRETRAIN_SCHEMA, resolvePretrainConfig, runGoldfishExperiment, runPretraining, runTrainingCli, type RecallSummary } from '@apertus/trainer';
 import { ablateCommand } from './ablate';
 
 async function goldfish(opts: Record<string, string | undefined>): Promise<number> {
@@ -45,9 +42,9 @@ async function goldfish(opts: Record<string, string | undefined>): Promise<numbe
 void runTrainingCli({
   name: 'apertus-pretrain',
   description: 'Pretrain an Apertus model: tokenizer, compliant packed data, Goldfish loss, AdEMAMix, WSD, resumable checkpoints.\nDefaults train the tiny preset on the bundled UDHR corpus in a few minutes.',
-  schema: SCHEMA,
-  defaults: DEFAULT_CONFIG,
-  resolve: (layers) => resolveConfig(layers).config,
+  schema: PRETRAIN_SCHEMA,
+  defaults: PRETRAIN_DEFAULTS,
+  resolve: (layers) => resolvePretrainConfig(layers).config,
   run: (config, control) => runPretraining(config, control),
   commands: (program, exit) => {
     program

@@ -108,3 +108,4 @@ export {
 } from './eval-suite';
 export { DEFAULT_STAGES, parseStage, parseEvalFlags, type RawEvalFlags } from './eval-options';
 export { runTrainingCli, trainingProgram, addConfigFlags, reportError, withStopSignals, type TrainingCliSpec, type RunControl } from './cli';
+export * from './pretrain/index';

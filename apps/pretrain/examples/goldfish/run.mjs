@@ -8,7 +8,7 @@
 //
 // The same experiment is `apertus-pretrain goldfish`; a fast version runs in the test suite.
 
-import { runGoldfishExperiment } from '@apertus/pretrain';
+import { runGoldfishExperiment } from '@apertus/trainer';
 
 const arg = (name) => {
   const i = process.argv.indexOf(name);

@@ -2,8 +2,8 @@
 // < command-line flags. Every value is validated here, with errors naming the flag or file field.
 
 import { PRESETS, type ApertusConfig, type PresetName } from '@apertus/model';
-import { BATCH_FIELDS, OPTIMIZER_FIELDS, RUN_FIELDS, configFailure, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
-import type { BatchConfig, ConfigLayer, ConfigSchema, OptimizerConfig, Resolved, RunConfig } from '@apertus/trainer';
+import { BATCH_FIELDS, OPTIMIZER_FIELDS, RUN_FIELDS, trainingKeys, type BatchConfig, type OptimizerConfig, type RunConfig } from '../run-config';
+import { configFailure, field, mergeConfigLayers, type ConfigLayer, type ConfigSchema, type Resolved } from '../config';
 
 /**
  * UDHR declarations of the default corpus: the four national languages of Switzerland (German,
@@ -68,7 +68,7 @@ export interface PretrainConfig extends RunConfig, OptimizerConfig, BatchConfig 
 }
 
 /** The defaults: the README's main run (UDHR, tiny preset, a few minutes on 2 cores). */
-export const DEFAULT_CONFIG: PretrainConfig = Object.freeze({
+export const PRETRAIN_DEFAULTS: PretrainConfig = Object.freeze({
   out: 'runs/udhr-tiny',
   preset: 'tiny',
   modelConfig: null,
@@ -114,15 +114,10 @@ export const DEFAULT_CONFIG: PretrainConfig = Object.freeze({
   progress: 'auto',
 } satisfies PretrainConfig);
 
-
-
-
-
-
 const MODEL_KEYS = new Set<string>(['hidden_size', 'intermediate_size', 'num_hidden_layers', 'num_attention_heads', 'num_key_value_heads', 'head_dim', 'max_position_embeddings', 'rms_norm_eps', 'rope_theta', 'initializer_range']);
 
 /** Validator and flag of every setting. */
-export const SCHEMA: ConfigSchema<PretrainConfig> = {
+export const PRETRAIN_SCHEMA: ConfigSchema<PretrainConfig> = {
   ...RUN_FIELDS,
   ...OPTIMIZER_FIELDS,
   ...BATCH_FIELDS,
@@ -167,15 +162,15 @@ export const SCHEMA: ConfigSchema<PretrainConfig> = {
 };
 
 /** Settings that change the numbers a run computes (a resume must keep them): all but output, cadence, samples and display. */
-export const TRAINING_KEYS: readonly (keyof PretrainConfig)[] = Object.freeze(trainingKeys(SCHEMA, ['evalSamples', 'prompts', 'sampleTokens', 'sampleTemperature']));
+export const PRETRAIN_TRAINING_KEYS: readonly (keyof PretrainConfig)[] = Object.freeze(trainingKeys(PRETRAIN_SCHEMA, ['evalSamples', 'prompts', 'sampleTokens', 'sampleTemperature']));
 
 /**
- * Merge the layers over {@link DEFAULT_CONFIG} and validate every value and the relations between
+ * Merge the layers over {@link PRETRAIN_DEFAULTS} and validate every value and the relations between
  * them. Returns the config and, per key, the source of its value.
  * @throws ConfigError naming the key and the flag or file it came from
  */
-export function resolveConfig(layers: readonly ConfigLayer[]): Resolved<PretrainConfig> {
-  const { config, sources } = mergeConfigLayers(SCHEMA, DEFAULT_CONFIG, layers);
+export function resolvePretrainConfig(layers: readonly ConfigLayer[]): Resolved<PretrainConfig> {
+  const { config, sources } = mergeConfigLayers(PRETRAIN_SCHEMA, PRETRAIN_DEFAULTS, layers);
   if (config.minLr > config.lr) throw configFailure('minLr', `(${config.minLr}) must not exceed lr (${config.lr})`, sources);
   if (config.warmupFraction + config.cooldownFraction > 1) throw configFailure('cooldownFraction', `warm-up (${config.warmupFraction}) plus cooldown (${config.cooldownFraction}) exceed the run`, sources);
   return { config, sources };

@@ -6,11 +6,15 @@
 import { DataLoader, PackedDataset, ShardedTokens, parseLoaderState } from '@apertus/data';
 import { ApertusModel, generate } from '@apertus/model';
 import { APERTUS_EOS_ID, APERTUS_PAD_ID } from '@apertus/tokenizer';
-import { InputError, ResumeError, buildOptimizer, causalLmLoss, collateLm, globalBatchSize, runTraining } from '@apertus/trainer';
-import type { LmBatch, MetricRecord, TrainingResult, TrainingSetup, SetupContext } from '@apertus/trainer';
-import { TRAINING_KEYS, resolveConfig, type PretrainConfig } from './config';
+import { InputError, ResumeError } from '../errors';
+import { buildOptimizer, globalBatchSize } from '../run-config';
+import { causalLmLoss } from '../loss';
+import { collateLm, type LmBatch } from '../batch';
+import { runTraining, type TrainingResult, type TrainingSetup, type SetupContext } from '../run-training';
+import type { MetricRecord } from '../trainer-state';
+import { PRETRAIN_TRAINING_KEYS, resolvePretrainConfig, type PretrainConfig } from './config';
 import { dataFingerprint, prepareData, type PreparedData } from './data';
-import { buildModelConfig, buildSchedule } from './setup';
+import { buildModelConfig, buildPretrainSchedule } from './setup';
 
 /** Options of {@link runPretraining} besides the configuration. */
 export interface RunOptions {
@@ -65,7 +69,7 @@ async function setup(cfg: PretrainConfig, ctx: SetupContext<PretrainConfig>): Pr
   return {
     model,
     optimizer: buildOptimizer(cfg, model.parameters(), { alphaWarmup: warm(cfg.alphaWarmup), beta3Warmup: warm(cfg.beta3Warmup) }),
-    schedule: buildSchedule(cfg),
+    schedule: buildPretrainSchedule(cfg),
     schedulerIncrement: gbs,
     globalBatch: gbs,
     totalSteps: cfg.steps,
@@ -112,8 +116,8 @@ export function runPretraining(cfg: PretrainConfig, options: RunOptions = {}): P
     ...options,
     config: cfg,
     name: 'apertus-pretrain',
-    trainingKeys: TRAINING_KEYS,
-    parseConfig: (values, source) => resolveConfig([{ source, values }]).config,
+    trainingKeys: PRETRAIN_TRAINING_KEYS,
+    parseConfig: (values, source) => resolvePretrainConfig([{ source, values }]).config,
     setup: (ctx) => setup(cfg, ctx),
   });
 }

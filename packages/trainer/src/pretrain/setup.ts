@@ -3,7 +3,8 @@
 import fs from 'node:fs';
 import { wsdSchedule, type LrSchedule } from '@apertus/ademamix';
 import { ModelError, parseConfig, presetConfig, validateConfig, type ApertusConfig } from '@apertus/model';
-import { ConfigError, globalBatchSize } from '@apertus/trainer';
+import { ConfigError } from '../errors';
+import { globalBatchSize } from '../run-config';
 import type { PretrainConfig } from './config';
 
 /**
@@ -55,7 +56,7 @@ export function buildModelConfig(cfg: PretrainConfig, vocabSize: number): Apertu
  * `warmupFraction` of the run, stable at `lr`, then the cooldown over the last `cooldownFraction`
  * down to `minLr`.
  */
-export function buildSchedule(cfg: PretrainConfig): LrSchedule {
+export function buildPretrainSchedule(cfg: PretrainConfig): LrSchedule {
   const gbs = globalBatchSize(cfg);
   const total = cfg.steps * gbs;
   return wsdSchedule({

@@ -25,7 +25,9 @@ import {
   type FilterStats,
 } from '@apertus/data';
 import { APERTUS_BOS_ID, APERTUS_EOS_ID, Tokenizer, loadTokenizerFromDirectory, saveTokenizer, trainApertusBpe } from '@apertus/tokenizer';
-import { InputError, readTokenizerFiles, writeFileAtomic } from '@apertus/trainer';
+import { InputError } from '../errors';
+import { readTokenizerFiles } from '../base-model';
+import { writeFileAtomic } from '@apertus/model';
 import type { PretrainConfig } from './config';
 
 /** Version of the prepared-data layout; bump to invalidate old `prepared.json` files. */

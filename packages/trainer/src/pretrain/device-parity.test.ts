@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ApertusModel, generate, presetConfig } from '@apertus/model';
 import { currentDevice, SWIFTSHADER_ICD, useDevice } from '@apertus/tensor';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { resolveConfig, runPretraining } from './index';
+import { resolvePretrainConfig, runPretraining } from '../index';
 
 if (process.env.VK_ICD_FILENAMES === undefined && process.env.VK_DRIVER_FILES === undefined) process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
 
@@ -37,7 +37,7 @@ afterAll(async () => {
  * rounding, no kernel is off by that much.
  */
 function config(out: string, device: 'cpu' | 'webgpu') {
-  return resolveConfig([{
+  return resolvePretrainConfig([{
     source: 'test',
     values: {
       out, device, preset: 'tiny', languages: ['eng', 'fra'], vocabSize: 1400,

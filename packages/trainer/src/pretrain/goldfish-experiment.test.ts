@@ -4,10 +4,9 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { readMetrics } from '@apertus/trainer';
-import { tempDir } from '@apertus/trainer/testing';
+import { readMetrics, runGoldfishExperiment } from '../index';
+import { tempDir } from '../testing';
 import { describe, expect, it } from 'vitest';
-import { runGoldfishExperiment } from './index';
 
 describe('Goldfish experiment (fast)', () => {
   it('standard loss memorises most documents verbatim, Goldfish k=4 far fewer', async () => {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gemmKernelInfo, gemmThreads, setGemmThreads, setGemmVariant } from '@apertus/tensor';
 import { afterAll, expect, it } from 'vitest';
-import { resolveConfig, runPretraining } from './index';
+import { resolvePretrainConfig, runPretraining } from '../index';
 
 /**
  * The first steps of a small pretraining run, pinned bit for bit: the per-step training losses
@@ -13,11 +13,11 @@ import { resolveConfig, runPretraining } from './index';
  * That needs the plain-SIMD GEMM (`setGemmVariant('simd')`, mul + add): the default FMA variant
  * (`relaxed_madd`) is fused only on CPUs with FMA, so its bits are not the same everywhere.
  *
- * Generator: `APERTUS_WRITE_GOLDEN=1 npx vitest run --project pretrain src/reproducible.test.ts`
+ * Generator: `APERTUS_WRITE_GOLDEN=1 npx vitest run --project trainer src/pretrain/reproducible.test.ts`
  * rewrites test/golden/first-steps.json from a 1-thread run (and the test then checks both
  * thread counts against it).
  */
-const GOLDEN = path.join(__dirname, '../test/golden/first-steps.json');
+const GOLDEN = path.join(__dirname, '../../test/golden/first-steps.json');
 const STEPS = 6;
 const threadsBefore = gemmThreads();
 const variantBefore = gemmKernelInfo().variant!;
@@ -31,7 +31,7 @@ async function firstLosses(threads: number): Promise<number[]> {
   setGemmThreads(threads);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apertus-golden-'));
   try {
-    const cfg = resolveConfig([{
+    const cfg = resolvePretrainConfig([{
       source: 'test',
       values: {
         out: path.join(dir, 'run'), languages: ['eng', 'fra'], vocabSize: 1400,

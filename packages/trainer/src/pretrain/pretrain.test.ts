@@ -5,16 +5,15 @@ import path from 'node:path';
 import { loadCheckpoint } from '@apertus/model';
 import { Tensor, noGrad } from '@apertus/tensor';
 import { loadTokenizerFromDirectory } from '@apertus/tokenizer';
-import { CheckpointManager, CheckpointWriteError, readMetrics, readTrainingCheckpoint, type TrainingResult as RunResult } from '@apertus/trainer';
+import { CheckpointManager, CheckpointWriteError, readMetrics, readTrainingCheckpoint, type TrainingResult as RunResult, resolvePretrainConfig, runPretraining, type PretrainConfig } from '../index';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveConfig, runPretraining, type PretrainConfig } from './index';
 
 let dir: string;
 let result: RunResult;
 let cfg: PretrainConfig;
 
 function config(out: string, values: Record<string, unknown> = {}): PretrainConfig {
-  return resolveConfig([
+  return resolvePretrainConfig([
     {
       source: 'test',
       values: {

@@ -3,8 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DataLoader, PackedDataset, ShardedTokens, writeMegatronDataset } from '@apertus/data';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { InputError } from '@apertus/trainer';
-import { prepareData, resolveConfig, type PretrainConfig } from './index';
+import { InputError, prepareData, resolvePretrainConfig, type PretrainConfig } from '../index';
 
 let dir: string;
 beforeEach(() => {
@@ -32,7 +31,7 @@ function jsonl(name: string, texts: readonly string[]): string {
 }
 
 function config(values: Record<string, unknown>): PretrainConfig {
-  return resolveConfig([{ source: 'test', values: { out: path.join(dir, 'out'), vocabSize: 1300, validationFraction: 0.25, ...values } }]).config;
+  return resolvePretrainConfig([{ source: 'test', values: { out: path.join(dir, 'out'), vocabSize: 1300, validationFraction: 0.25, ...values } }]).config;
 }
 
 async function error(p: Promise<unknown>): Promise<InputError> {
@@ -90,7 +89,7 @@ describe('prepareData', () => {
     const first = await prepareData(config({ data: jsonl('c.jsonl', TEXTS) }));
     const tokDir = path.join(dir, 'tok');
     fs.cpSync(first.paths.tokenizerDir, tokDir, { recursive: true });
-    const cfg = resolveConfig([{ source: 'test', values: { out: path.join(dir, 'out2'), data: path.join(dir, 'c.jsonl'), tokenizer: tokDir, validationFraction: 0.25 } }]).config;
+    const cfg = resolvePretrainConfig([{ source: 'test', values: { out: path.join(dir, 'out2'), data: path.join(dir, 'c.jsonl'), tokenizer: tokDir, validationFraction: 0.25 } }]).config;
     const d = await prepareData(cfg);
     expect(d.tokenizer.vocabSize).toBe(1300);
     expect(d.tokenizerFiles['tokenizer.json']).toBe(fs.readFileSync(path.join(tokDir, 'tokenizer.json'), 'utf8'));

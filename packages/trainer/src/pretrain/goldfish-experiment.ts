@@ -12,7 +12,11 @@ import { buildSample, readUdhr } from '@apertus/data';
 import { exactMatch, longestCommonSubstring, rougeL } from '@apertus/goldfish';
 import { ApertusModel, generate, presetConfig, type ApertusConfig } from '@apertus/model';
 import { APERTUS_BOS_ID, APERTUS_EOS_ID, APERTUS_PAD_ID, Tokenizer, trainApertusBpe } from '@apertus/tokenizer';
-import { ConfigError, causalLmLoss, collateLm, runTraining, type LmBatch, type RunConfig } from '@apertus/trainer';
+import { ConfigError } from '../errors';
+import { causalLmLoss } from '../loss';
+import { collateLm, type LmBatch } from '../batch';
+import { runTraining } from '../run-training';
+import type { RunConfig } from '../run-config';
 
 /** Settings of {@link runGoldfishExperiment}. */
 export interface GoldfishExperimentOptions {

@@ -2,12 +2,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, changedKeys, flagName, readConfigLayer as readConfigFile } from '@apertus/trainer';
-import { buildModelConfig, buildSchedule, DEFAULT_CONFIG, resolveConfig, TRAINING_KEYS } from './index';
+import { ConfigError, changedKeys, flagName, readConfigLayer as readConfigFile, buildModelConfig, buildPretrainSchedule, PRETRAIN_DEFAULTS, resolvePretrainConfig, PRETRAIN_TRAINING_KEYS } from '../index';
 
-function fails(layers: Parameters<typeof resolveConfig>[0]): ConfigError {
+function fails(layers: Parameters<typeof resolvePretrainConfig>[0]): ConfigError {
   try {
-    resolveConfig(layers);
+    resolvePretrainConfig(layers);
   } catch (e) {
     if (e instanceof ConfigError) return e;
     throw e;
@@ -15,9 +14,9 @@ function fails(layers: Parameters<typeof resolveConfig>[0]): ConfigError {
   throw new Error('expected a ConfigError');
 }
 
-describe('resolveConfig', () => {
+describe('resolvePretrainConfig', () => {
   it('layers defaults < config file < flags and records where each value came from', () => {
-    const { config, sources } = resolveConfig([
+    const { config, sources } = resolvePretrainConfig([
       { source: 'run.json', values: { steps: 50, lr: 0.01, seqLength: 64, goldfish: false } },
       { source: 'flags', values: { steps: '70', betas: '0.9,0.95,0.999', languages: 'eng, fra' } },
     ]);
@@ -27,7 +26,7 @@ describe('resolveConfig', () => {
     expect(config.goldfish).toBe(false);
     expect(config.betas).toEqual([0.9, 0.95, 0.999]);
     expect(config.languages).toEqual(['eng', 'fra']);
-    expect(config.microBatchSize).toBe(DEFAULT_CONFIG.microBatchSize);
+    expect(config.microBatchSize).toBe(PRETRAIN_DEFAULTS.microBatchSize);
     expect(sources.steps).toBe('flags');
     expect(sources.lr).toBe('run.json');
     expect(sources.microBatchSize).toBe('default');
@@ -62,7 +61,7 @@ describe('resolveConfig', () => {
     try {
       const f = path.join(dir, 'run.json');
       fs.writeFileSync(f, JSON.stringify({ steps: 3 }));
-      expect(resolveConfig([readConfigFile(f)]).config.steps).toBe(3);
+      expect(resolvePretrainConfig([readConfigFile(f)]).config.steps).toBe(3);
       fs.writeFileSync(f, '{ steps: 3 }');
       expect(() => readConfigFile(f)).toThrow(/run\.json: \(file\): invalid JSON/);
       fs.writeFileSync(f, '[1]');
@@ -74,26 +73,26 @@ describe('resolveConfig', () => {
   });
 
   it('lists the training settings that differ (for resume checks)', () => {
-    const a = resolveConfig([]).config;
-    const b = resolveConfig([{ source: 'flags', values: { lr: '0.5', out: 'elsewhere', progress: 'off', evalInterval: '3' } }]).config;
-    expect(changedKeys(a, b, TRAINING_KEYS)).toEqual(['lr']);
+    const a = resolvePretrainConfig([]).config;
+    const b = resolvePretrainConfig([{ source: 'flags', values: { lr: '0.5', out: 'elsewhere', progress: 'off', evalInterval: '3' } }]).config;
+    expect(changedKeys(a, b, PRETRAIN_TRAINING_KEYS)).toEqual(['lr']);
   });
 });
 
 describe('run setup', () => {
   it('builds the architecture with the tokenizer vocabulary and checks the sequence length', () => {
-    const cfg = resolveConfig([{ source: 'run.json', values: { model: { hidden_size: 32, num_hidden_layers: 2, intermediate_size: 64 } } }]).config;
+    const cfg = resolvePretrainConfig([{ source: 'run.json', values: { model: { hidden_size: 32, num_hidden_layers: 2, intermediate_size: 64 } } }]).config;
     const c = buildModelConfig(cfg, 1500);
     expect([c.vocab_size, c.hidden_size, c.head_dim, c.num_hidden_layers, c.bos_token_id, c.eos_token_id, c.pad_token_id]).toEqual([1500, 32, 8, 2, 1, 2, 3]);
-    const long = resolveConfig([{ source: 'flags', values: { seqLength: '4096' } }]).config;
+    const long = resolvePretrainConfig([{ source: 'flags', values: { seqLength: '4096' } }]).config;
     expect(() => buildModelConfig(long, 1500)).toThrow(/seqLength: 4096 exceeds the model's max_position_embeddings \(2048\)/);
-    const bad = resolveConfig([{ source: 'run.json', values: { model: { num_key_value_heads: 3 } } }]).config;
+    const bad = resolvePretrainConfig([{ source: 'run.json', values: { model: { num_key_value_heads: 3 } } }]).config;
     expect(() => buildModelConfig(bad, 1500)).toThrow(ConfigError);
   });
 
   it('WSD in samples: lr(0) = 0, linear warm-up, stable peak, 1-sqrt cooldown to minLr', () => {
-    const cfg = resolveConfig([{ source: 'flags', values: { steps: '100', microBatchSize: '4', gradAccumulation: '2', lr: '1e-3', minLr: '1e-4', warmupFraction: '0.1', cooldownFraction: '0.2' } }]).config;
-    const schedule = buildSchedule(cfg);
+    const cfg = resolvePretrainConfig([{ source: 'flags', values: { steps: '100', microBatchSize: '4', gradAccumulation: '2', lr: '1e-3', minLr: '1e-4', warmupFraction: '0.1', cooldownFraction: '0.2' } }]).config;
+    const schedule = buildPretrainSchedule(cfg);
     const at = (step: number) => schedule(step * 8);
     expect(at(0)).toBe(0);
     expect(at(5)).toBeCloseTo(5e-4, 15);
