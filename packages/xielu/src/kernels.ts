@@ -2,7 +2,7 @@
  * The elementwise xIELU kernels of the `xielu` op: WebAssembly SIMD (`simd.ts`, f32 lanes) where
  * it is available, else the reference below (each element in float64, rounded once to f32).
  */
-import { xieluBackwardSimd, xieluForwardSimd, xieluSimdAvailable } from './simd';
+import { xieluBackwardSimd, xieluSimdAvailable } from './simd';
 
 /** y[i] = f(x[i]) with αp, αn, β, ε (reference, float64). */
 export function xieluForwardJs(xs: Float32Array, y: Float32Array, alpha_p: number, alpha_n: number, beta: number, eps: number): void {
@@ -38,7 +38,12 @@ export function xieluBackwardJs(xs: Float32Array, gy: Float32Array, gx: Float32A
 
 const simd = xieluSimdAvailable();
 
-/** The forward kernel in use (SIMD where available). */
-export const xieluForward = simd ? xieluForwardSimd : xieluForwardJs;
+/**
+ * The forward kernel in use: the reference. The SIMD forward (`xieluForwardSimd`, tested against it
+ * to 12u) matches it element for element, yet with it the tiny model's gradients on backend
+ * `webgpu` drift from the cpu backend's by up to 5e-3 relative in the first two layers (with the
+ * reference forward: below 1e-4); until that interaction is understood, the forward stays scalar.
+ */
+export const xieluForward = xieluForwardJs;
 /** The backward kernel in use (SIMD where available). */
 export const xieluBackward = simd ? xieluBackwardSimd : xieluBackwardJs;

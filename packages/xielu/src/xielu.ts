@@ -55,18 +55,20 @@ function scalar(t: Tensor, name: string): number {
  * Backward: ∂/∂x per element, and ∂/∂a_p, ∂/∂a_n summed over all elements (float64 accumulation).
  * The element loops are the kernels of `kernels.ts` (WebAssembly SIMD where available).
  */
-const xieluOp = defineOp<Scalars, Float32Array>({
+const xieluOp = defineOp<Scalars, Tensor>({
   name: 'xielu',
   forward([x, ap, an], { beta, eps }) {
-    const xs = x!.dtype === 'f32' ? x!.materialize().data : x!.toFloat32();
+    // The saved input is a tensor, not a view of its storage: a view does not keep the storage's
+    // memory block alive, and the backward's staging could be handed that block again.
+    const xt = x!.dtype === 'f32' ? x!.materialize() : Tensor.from(x!.toFloat32(), x!.shape);
     const output = Tensor.zeros(x!.shape);
-    xieluForward(xs, output.data, softplus(ap!.item()), beta + softplus(an!.item()), beta, eps);
-    return { output, saved: xs };
+    xieluForward(xt.data, output.data, softplus(ap!.item()), beta + softplus(an!.item()), beta, eps);
+    return { output, saved: xt };
   },
-  backward(g, { inputs: [x, ap, an], attrs: { beta, eps }, saved: xs }) {
+  backward(g, { inputs: [x, ap, an], attrs: { beta, eps }, saved: xt }) {
     const a_p = ap!.item(), a_n = an!.item();
     const gxT = Tensor.zeros(x!.shape);
-    const [sp, sn] = xieluBackward(xs, g.materialize().data, gxT.data, softplus(a_p), beta + softplus(a_n), beta, eps);
+    const [sp, sn] = xieluBackward(xt.data, g.materialize().data, gxT.data, softplus(a_p), beta + softplus(a_n), beta, eps);
     return [
       gxT,
       Tensor.from(Float32Array.of(sp * sigmoid(a_p)), ap!.shape),
