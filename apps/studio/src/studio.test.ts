@@ -150,7 +150,7 @@ test('chat and training in the tab, as in Node; screenshots and figures in test-
  */
 const WEBGPU_TOKENS = 4;
 
-test('on WebGPU (the SwiftShader adapter) in the model worker: the streamed answer is Node\'s greedy answer', async () => {
+test('on WebGPU (the SwiftShader adapter) in the model worker: the streamed answer is Node\'s greedy answer; training runs', async () => {
   const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -169,6 +169,22 @@ test('on WebGPU (the SwiftShader adapter) in the model worker: the streamed answ
   expect(await page.textContent('#answer-1')).toBe(`apertus: ${expected.text}`);
   expect(JSON.parse((await page.getAttribute('#chat-stats', 'data-ids'))!)).toEqual(expected.ids);
   await page.screenshot({ path: path.join(out, 'studio-webgpu-chat.png') });
+
+  // Two training steps on WebGPU: the first loss (before any update) is Node's; the second comes
+  // after AdEMAMix's first update, which moves each weight by about lr · sign(gradient), so a
+  // gradient element within rounding of zero may move the other way than in Node (seen: 2.5e-4
+  // apart): it must have trained (a lower loss), not equal Node to 1e-4.
+  const nodeLosses = await trainOnText(nodeModel(), TEXT, { steps: 1, batchSize: 4, seqLength: 64, lr: 2e-3 }, () => {});
+  await page.fill('#train-text', TEXT);
+  await page.fill('#train-steps', '2');
+  await page.click('#train');
+  await settled(page, 'trained 2 steps', 300_000);
+  const losses = JSON.parse((await page.getAttribute('#loss-values', 'data-losses'))!) as number[];
+  expect(losses).toHaveLength(2);
+  expect(Math.abs(losses[0]! - nodeLosses[0]!)).toBeLessThan(1e-4);
+  expect(losses[1]!).toBeLessThan(losses[0]!);
+  expect(await page.locator('#downloads a').count()).toBe(5);
+  await page.screenshot({ path: path.join(out, 'studio-webgpu-trained.png'), fullPage: true });
   expect(errors).toEqual([]);
   await page.close();
-}, 400_000);
+}, 580_000);

@@ -17,7 +17,7 @@ let stopRequested = false;
 
 const post = (m: StudioResponse): void => postMessage(m);
 
-/** A URL ending in `.gguf` is a GGUF file; any other is a model directory. */
+/** The model from `s` (a URL ending in `.gguf` is a GGUF file; any other is a model directory). */
 function load(s: ModelSource): Promise<StudioModel> {
   switch (s.kind) {
     case 'dir': return modelFromPicked(s.files, s.name);
