@@ -10,6 +10,8 @@ import type { StudioModel } from './model-source';
 export interface TurnResult {
   text: string;
   tokens: number;
+  /** The generated token ids. */
+  ids: number[];
   /** Milliseconds from the request to the first token. */
   firstTokenMs: number;
   /** Milliseconds for the whole turn. */
@@ -31,5 +33,5 @@ export async function chatTurn(m: StudioModel, messages: readonly ChatMessage[],
     text = m.tokenizer.decode(ids, { skipSpecialTokens: true });
     onText(text, ids.length);
   }
-  return { text, tokens: ids.length, firstTokenMs, totalMs: performance.now() - t0 };
+  return { text, tokens: ids.length, ids, firstTokenMs, totalMs: performance.now() - t0 };
 }

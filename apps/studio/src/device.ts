@@ -1,37 +1,42 @@
-// Which device the tab computes on, said plainly: WebAssembly SIMD with its thread count, and why
-// not more (no cross-origin isolation → one thread; a WebGPU adapter found but not used: the
-// WebGPU kernels wait in Atomics.wait, which the page's main thread, where the model runs, may not).
+// Which device the tab computes on, said plainly. The model runs in a Web Worker: on WebGPU when
+// the browser offers an adapter (and the page is cross-origin isolated, which the synchronous
+// WebGPU kernels need for their SharedArrayBuffer), else on WebAssembly SIMD with its thread
+// count — and then each reason for not using more is a visible notice.
 
-import { gemmThreads } from '@apertus/tensor';
-
-/** What the page shows about its device. */
-export interface DeviceReport {
-  /** The device the model runs on, e.g. `WebAssembly SIMD · 2 threads (Web Workers)`. */
-  label: string;
-  /** The WebGPU adapter the browser offers, if any (`vendor architecture`). */
-  webgpuAdapter: string | null;
-  /** Fallbacks, each a visible notice; empty when the tab runs on the best device it has. */
-  notices: string[];
-}
-
-interface GpuAdapterLike { info?: { vendor?: string; architecture?: string; description?: string } }
-
-/** Probe the browser and describe the device. */
-export async function describeDevice(): Promise<DeviceReport> {
-  const notices: string[] = [];
-  const threads = gemmThreads();
-  const isolated = globalThis.crossOriginIsolated === true;
-  if (!isolated) notices.push('This page is not cross-origin isolated (COOP/COEP headers missing): WebAssembly runs on one thread, without Web Workers.');
-  let webgpuAdapter: string | null = null;
+/** The WebGPU adapter the browser offers (`vendor architecture description`), or null. */
+export async function webgpuAdapter(): Promise<string | null> {
+  interface GpuAdapterLike { info?: { vendor?: string; architecture?: string; description?: string } }
   const gpu = (navigator as { gpu?: { requestAdapter(): Promise<GpuAdapterLike | null> } }).gpu;
   try {
     const a = gpu ? await gpu.requestAdapter() : null;
-    if (a) webgpuAdapter = [a.info?.vendor, a.info?.architecture, a.info?.description].filter((s) => s).join(' ') || 'unnamed adapter';
+    return a ? [a.info?.vendor, a.info?.architecture, a.info?.description].filter((s) => s).join(' ') || 'unnamed adapter' : null;
   } catch {
-    webgpuAdapter = null;
+    return null;
   }
-  if (webgpuAdapter !== null) notices.push(`WebGPU adapter found (${webgpuAdapter}), but the studio computes on WebAssembly: its model runs on the page's thread, and the synchronous WebGPU kernels need a Web Worker.`);
-  else notices.push('No WebGPU adapter: computing on WebAssembly.');
-  const label = `WebAssembly SIMD · ${threads} thread${threads === 1 ? '' : 's'}${threads > 1 ? ' (Web Workers)' : ''}`;
-  return { label, webgpuAdapter, notices };
+}
+
+/** What the probe found and what the worker then did. */
+export interface DeviceFacts {
+  isolated: boolean;
+  adapter: string | null;
+  /** WebAssembly was asked for (`?device=wasm`). */
+  forcedWasm: boolean;
+  /** The worker runs on WebGPU. */
+  webgpu: boolean;
+  /** Why enabling WebGPU failed, if it was tried and failed. */
+  webgpuError: string | null;
+}
+
+/** Whether to ask the worker for WebGPU. */
+export const wantsWebgpu = (f: Omit<DeviceFacts, 'webgpu' | 'webgpuError'>): boolean => f.adapter !== null && f.isolated && !f.forcedWasm;
+
+/** The visible notices: empty when the tab runs on WebGPU. */
+export function deviceNotices(f: DeviceFacts): string[] {
+  if (f.webgpu) return [];
+  const notices: string[] = [];
+  if (!f.isolated) notices.push('This page is not cross-origin isolated (COOP/COEP headers missing): no WebGPU, and WebAssembly runs on one thread, without Web Workers.');
+  if (f.adapter === null) notices.push('No WebGPU adapter: computing on WebAssembly.');
+  else if (f.forcedWasm) notices.push(`WebGPU adapter found (${f.adapter}), but WebAssembly was asked for (?device=wasm): computing on WebAssembly.`);
+  else if (f.webgpuError !== null) notices.push(`WebGPU adapter found (${f.adapter}), but WebGPU failed to start (${f.webgpuError}): computing on WebAssembly.`);
+  return notices;
 }

@@ -1,14 +1,11 @@
-// The studio page: wires the controls of index.html to the model, chat, training and download
-// modules. Everything runs in this tab.
+// The studio page: wires the controls of index.html to the model worker (src/worker.ts), which
+// loads, chats, trains and makes the checkpoint; the page shows the streamed text, the losses and
+// the download links. Everything runs in this tab.
 
 import { svgLineChart } from '@apertus/trainer';
 import type { ChatMessage } from '@apertus/tokenizer';
-import { chatTurn } from './chat';
-import { describeDevice } from './device';
-import { modelFromGgufFile, modelFromGgufUrl } from './gguf-source';
-import { checkpointLinks } from './download';
-import { modelFromPicked, modelFromUrl, tinyModel, type StudioModel } from './model-source';
-import { trainOnText } from './train';
+import { deviceNotices, wantsWebgpu, webgpuAdapter } from './device';
+import type { CheckpointFile, ModelSource, StudioRequest, StudioResponse, StudioResults } from './protocol';
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;
 
@@ -21,8 +18,33 @@ const UDHR_ARTICLE_1 = [
   'Tut ils umans naschan libers ed eguals en dignitad ed en dretgs. Els èn dotads cun raschun e conscienza e duain agir in vers l\'auter en spiert da fraternitad.',
 ].join('\n');
 
-let current: StudioModel | null = null;
-let stopRequested = false;
+const query = new URLSearchParams(location.search);
+/** Tokens per answer (`?max_tokens=N`, default 48). */
+const MAX_TOKENS = Math.max(1, Number(query.get('max_tokens')) || 48);
+
+const worker = new Worker(new URL('worker.js', import.meta.url), { type: 'module' });
+let nextId = 1;
+const pending = new Map<number, { resolve: (r: unknown) => void; reject: (e: Error) => void; progress: (m: StudioResponse) => void }>();
+worker.onmessage = (e: MessageEvent<StudioResponse>) => {
+  const m = e.data;
+  const p = pending.get(m.id);
+  if (p === undefined) return;
+  if (m.type === 'done') { pending.delete(m.id); p.resolve(m.result); }
+  else if (m.type === 'error') { pending.delete(m.id); p.reject(new Error(m.message)); }
+  else p.progress(m);
+};
+
+/** Send a request to the worker; `progress` gets its streamed text or training steps. */
+function ask<K extends StudioRequest['type']>(r: Omit<Extract<StudioRequest, { type: K }>, 'id'>, progress: (m: StudioResponse) => void = () => {}): Promise<StudioResults[K]> {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve: resolve as (r: unknown) => void, reject, progress });
+    worker.postMessage({ ...r, id });
+  });
+}
+
+let loaded = false;
+let packed = false;
 const history: ChatMessage[] = [];
 
 function status(text: string, state: 'idle' | 'busy' | 'done' | 'error'): void {
@@ -32,13 +54,14 @@ function status(text: string, state: 'idle' | 'busy' | 'done' | 'error'): void {
   s.className = state === 'error' ? 'error' : '';
 }
 
-function use(m: StudioModel): void {
-  current = m;
+async function use(source: ModelSource): Promise<void> {
+  const m = await ask<'load'>({ type: 'load', source });
+  loaded = true;
+  packed = m.packed;
   history.length = 0;
   $('chat-log').textContent = '';
   $('downloads').textContent = '';
-  const c = m.model.config;
-  $('model-name').textContent = `${m.name} (${c.num_hidden_layers} layers, hidden ${c.hidden_size}, vocab ${c.vocab_size})`;
+  $('model-name').textContent = `${m.name} (${m.layers} layers, hidden ${m.hidden}, vocab ${m.vocab})`;
   status('model ready', 'done');
 }
 
@@ -52,7 +75,6 @@ async function guarded(what: string, f: () => Promise<void>): Promise<void> {
 }
 
 async function send(): Promise<void> {
-  const m = current ?? (use(tinyModel(1)), current!);
   const text = $<HTMLInputElement>('prompt').value.trim();
   if (text === '') return;
   $<HTMLInputElement>('prompt').value = '';
@@ -66,54 +88,57 @@ async function send(): Promise<void> {
   answer.id = `answer-${history.length}`;
   log.append(user, answer);
   await guarded('generating', async () => {
-    const r = await chatTurn(m, history, 48, (t, n) => {
-      answer.textContent = `apertus: ${t}`;
-      answer.dataset['tokens'] = String(n);
+    if (!loaded) await use({ kind: 'tiny', seed: 1 });
+    const r = await ask<'chat'>({ type: 'chat', messages: history, maxTokens: MAX_TOKENS }, (m) => {
+      if (m.type !== 'text') return;
+      answer.textContent = `apertus: ${m.text}`;
+      answer.dataset['tokens'] = String(m.tokens);
     });
     history.push({ role: 'assistant', content: r.text });
     $('chat-stats').textContent = `${r.tokens} tokens · first token ${r.firstTokenMs.toFixed(0)} ms · ${(r.tokens / (r.totalMs / 1000)).toFixed(1)} tokens/s`;
     $('chat-stats').dataset['tokens'] = String(r.tokens);
+    $('chat-stats').dataset['ids'] = JSON.stringify(r.ids);
     $('chat-stats').dataset['firstTokenMs'] = r.firstTokenMs.toFixed(1);
     status('answered', 'done');
   });
 }
 
+/** Offer each checkpoint file for download through an object URL. */
+function offer(files: CheckpointFile[]): void {
+  const box = $('downloads');
+  box.textContent = 'Download the checkpoint: ';
+  for (const f of files) {
+    const blob = new Blob([f.contents as BlobPart], { type: f.name.endsWith('.json') ? 'application/json' : 'application/octet-stream' });
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = f.name;
+    a.textContent = `${f.name} (${(blob.size / 1024).toFixed(0)} KiB)`;
+    box.append(a);
+  }
+}
+
 async function train(): Promise<void> {
-  const m = current ?? (use(tinyModel(1)), current!);
-  if (m.model.packed.size > 0) {
+  if (loaded && packed) {
     status('training needs a model with float weights: this GGUF model keeps its matrices quantized (open a model directory, or make a new tiny model)', 'error');
     return;
   }
   const steps = Math.max(1, Number($<HTMLInputElement>('train-steps').value) || 20);
   const losses: number[] = [];
-  stopRequested = false;
   $<HTMLButtonElement>('stop').disabled = false;
   await guarded('training', async () => {
-    await trainOnText(m, $<HTMLTextAreaElement>('train-text').value, { steps, batchSize: 4, seqLength: 64, lr: 2e-3 }, (step, loss) => {
-      losses.push(loss);
-      $('loss-values').textContent = `step ${step}/${steps} · loss ${loss.toFixed(4)} (first ${losses[0]!.toFixed(4)})`;
+    if (!loaded) await use({ kind: 'tiny', seed: 1 });
+    const r = await ask<'train'>({ type: 'train', text: $<HTMLTextAreaElement>('train-text').value, settings: { steps, batchSize: 4, seqLength: 64, lr: 2e-3 } }, (m) => {
+      if (m.type !== 'step') return;
+      losses.push(m.loss);
+      $('loss-values').textContent = `step ${m.step}/${steps} · loss ${m.loss.toFixed(4)} (first ${losses[0]!.toFixed(4)})`;
       $('loss-values').dataset['losses'] = JSON.stringify(losses);
       $('loss-plot').innerHTML = svgLineChart([{ name: 'training loss', color: '#1f77b4', points: losses.map((l, i) => [i + 1, l] as const) }], { title: 'training loss', xLabel: 'step', yLabel: 'loss', width: 520, height: 260 });
-      status(`training: step ${step}/${steps}`, 'busy');
-    }, () => stopRequested);
-    const links = checkpointLinks(m);
-    const box = $('downloads');
-    box.textContent = 'Download the checkpoint: ';
-    for (const l of links) {
-      const a = document.createElement('a');
-      a.href = l.url;
-      a.download = l.name;
-      a.textContent = `${l.name} (${(l.bytes / 1024).toFixed(0)} KiB)`;
-      box.append(a);
-    }
-    status(`trained ${losses.length} steps`, 'done');
+      status(`training: step ${m.step}/${steps}`, 'busy');
+    });
+    offer(r.files);
+    status(`trained ${r.losses.length} steps`, 'done');
   });
   $<HTMLButtonElement>('stop').disabled = true;
-}
-
-/** A URL ending in `.gguf` is a GGUF file; any other is a model directory. */
-function modelFromAnyUrl(url: string): Promise<StudioModel> {
-  return /\.gguf([?#].*)?$/i.test(url) ? modelFromGgufUrl(url) : modelFromUrl(url);
 }
 
 async function start(): Promise<void> {
@@ -121,27 +146,29 @@ async function start(): Promise<void> {
   $('send').addEventListener('click', () => void send());
   $('prompt').addEventListener('keydown', (e) => { if (e.key === 'Enter') void send(); });
   $('train').addEventListener('click', () => void train());
-  $('stop').addEventListener('click', () => { stopRequested = true; });
-  $('new-tiny').addEventListener('click', () => use(tinyModel(Date.now() % 1000)));
+  $('stop').addEventListener('click', () => void ask<'stop'>({ type: 'stop' }));
+  $('new-tiny').addEventListener('click', () => void guarded('loading', () => use({ kind: 'tiny', seed: Date.now() % 1000 })));
   $('model-dir').addEventListener('change', () => {
-    const files = $<HTMLInputElement>('model-dir').files;
-    if (files && files.length > 0) void guarded('loading', async () => use(await modelFromPicked(files)));
+    const files = [...($<HTMLInputElement>('model-dir').files ?? [])];
+    const name = files[0]?.webkitRelativePath.split('/')[0] || 'picked directory';
+    if (files.length > 0) void guarded('loading', () => use({ kind: 'dir', name, files }));
   });
   $('model-gguf').addEventListener('change', () => {
     const file = $<HTMLInputElement>('model-gguf').files?.[0];
-    if (file) void guarded('loading', async () => use(await modelFromGgufFile(file)));
+    if (file) void guarded('loading', () => use({ kind: 'gguf', file }));
   });
-  $('load-url').addEventListener('click', () => void guarded('loading', async () => use(await modelFromAnyUrl($<HTMLInputElement>('model-url').value))));
-  const d = await describeDevice();
+  $('load-url').addEventListener('click', () => void guarded('loading', () => use({ kind: 'url', url: new URL($<HTMLInputElement>('model-url').value, location.href).href })));
+  const probe = { isolated: globalThis.crossOriginIsolated === true, adapter: await webgpuAdapter(), forcedWasm: query.get('device') === 'wasm' };
+  const d = await ask<'device'>({ type: 'device', webgpu: wantsWebgpu(probe) });
   $('device').textContent = d.label;
-  $('device').dataset['webgpu'] = d.webgpuAdapter ?? '';
-  for (const n of d.notices) {
+  $('device').dataset['webgpu'] = probe.adapter ?? '';
+  for (const n of deviceNotices({ ...probe, webgpu: d.webgpu, webgpuError: d.reason })) {
     const li = document.createElement('li');
     li.textContent = n;
     $('notices').append(li);
   }
-  const q = new URLSearchParams(location.search).get('model');
-  if (q) await guarded('loading', async () => use(await modelFromAnyUrl(q)));
+  const q = query.get('model');
+  if (q) await guarded('loading', () => use({ kind: 'url', url: new URL(q, location.href).href }));
   document.body.dataset['ready'] = '1';
 }
 

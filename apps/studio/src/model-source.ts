@@ -32,10 +32,9 @@ async function fromFiles(name: string, get: (file: string) => Promise<FileLike |
   return { name, model, tokenizer, tokenizerFiles: { 'tokenizer.json': tokJson, ...(tokCfg !== null ? { 'tokenizer_config.json': tokCfg } : {}) } };
 }
 
-/** The model directory the user picked (`<input type=file webkitdirectory>`): files matched by name. */
-export function modelFromPicked(files: FileList | readonly File[]): Promise<StudioModel> {
+/** The model directory the user picked (`<input type=file webkitdirectory>`) named `dir`: files matched by name. */
+export function modelFromPicked(files: FileList | readonly File[], dir: string): Promise<StudioModel> {
   const list = [...files];
-  const dir = list[0]?.webkitRelativePath.split('/')[0] || 'picked directory';
   return fromFiles(dir, async (file) => list.find((f) => f.name === file) ?? null);
 }
 

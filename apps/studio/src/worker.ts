@@ -1,0 +1,75 @@
+// The studio's model worker: loads the model, answers chat turns (streaming the text), trains and
+// hands out the checkpoint's bytes — off the page's main thread, so that the WebGPU kernels (which
+// sleep in Atomics.wait while a second worker runs gpu.js on the GPU) may run here. gpu.js's
+// browser build is served next to this script (`gpu.js`).
+
+import { gemmThreads, useDevice } from '@apertus/tensor';
+import { enableWebgpu, setGpujsScriptUrl } from '@apertus/tensor/gpujs';
+import { chatTurn } from './chat';
+import { checkpointFiles } from './download';
+import { modelFromGgufFile, modelFromGgufUrl } from './gguf-source';
+import { modelFromPicked, modelFromUrl, tinyModel, type StudioModel } from './model-source';
+import type { ModelSource, StudioRequest, StudioResponse, StudioResults } from './protocol';
+import { trainOnText } from './train';
+
+let current: StudioModel | null = null;
+let stopRequested = false;
+
+const post = (m: StudioResponse): void => postMessage(m);
+
+/** The model from `s` (a URL ending in `.gguf` is a GGUF file; any other is a model directory). */
+function load(s: ModelSource): Promise<StudioModel> {
+  switch (s.kind) {
+    case 'dir': return modelFromPicked(s.files, s.name);
+    case 'gguf': return modelFromGgufFile(s.file);
+    case 'url': return /\.gguf([?#].*)?$/i.test(s.url) ? modelFromGgufUrl(s.url) : modelFromUrl(s.url);
+    case 'tiny': return Promise.resolve(tinyModel(s.seed));
+  }
+}
+
+const model = (): StudioModel => (current ??= tinyModel(1));
+
+async function answer(r: StudioRequest): Promise<StudioResults[keyof StudioResults]> {
+  switch (r.type) {
+    case 'device': {
+      const wasm = () => `WebAssembly SIMD · ${gemmThreads()} thread${gemmThreads() === 1 ? '' : 's'}${gemmThreads() > 1 ? ' (Web Workers)' : ''}`;
+      if (r.webgpu) {
+        try {
+          setGpujsScriptUrl('gpu.js');
+          const info = await enableWebgpu();
+          return { label: `WebGPU · ${info.adapter}`, webgpu: true, reason: null };
+        } catch (e) {
+          await useDevice('cpu');
+          return { label: wasm(), webgpu: false, reason: e instanceof Error ? e.message : String(e) };
+        }
+      }
+      await useDevice('cpu');
+      return { label: wasm(), webgpu: false, reason: null };
+    }
+    case 'load': {
+      const m = (current = await load(r.source));
+      const c = m.model.config;
+      return { name: m.name, layers: c.num_hidden_layers, hidden: c.hidden_size, vocab: c.vocab_size, packed: m.model.packed.size > 0 };
+    }
+    case 'chat':
+      return chatTurn(model(), r.messages, r.maxTokens, (text, tokens) => post({ id: r.id, type: 'text', text, tokens }));
+    case 'train': {
+      stopRequested = false;
+      const m = model();
+      const losses = await trainOnText(m, r.text, r.settings, (step, loss) => post({ id: r.id, type: 'step', step, loss }), () => stopRequested);
+      return { losses, files: checkpointFiles(m) };
+    }
+    case 'stop':
+      stopRequested = true;
+      return null;
+  }
+}
+
+self.onmessage = async (e: MessageEvent<StudioRequest>) => {
+  const r = e.data;
+  try {
+    post({ id: r.id, type: 'done', result: await answer(r) });
+  } catch (err) {
+    post({ id: r.id, type: 'error', message: err instanceof Error ? err.message : String(err) });
+  }
+};
