@@ -1,7 +1,7 @@
 // Configuration of an alignment run: defaults < (checkpoint's config when resuming) < config file
 // < command-line flags. Every value is validated here, with errors naming the flag or file field.
 
-import { BATCH_FIELDS, CHAT_TASK_FIELDS, EPOCH_SCHEDULE_FIELDS, LORA_FIELDS, OPTIMIZER_FIELDS, RUN_FIELDS, configFailure, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
+import { BATCH_FIELDS, CHAT_TASK_FIELDS, EPOCH_SCHEDULE_FIELDS, LORA_FIELDS, OPTIMIZER_FIELDS, POST_TRAINING_OPTIMIZER_DEFAULTS, POST_TRAINING_RUN_DEFAULTS, RUN_FIELDS, configFailure, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
 import type { BatchConfig, ChatTaskConfig, ConfigLayer, ConfigSchema, EpochScheduleConfig, LoraRunConfig, OptimizerConfig, Resolved, RunConfig } from '@apertus/trainer';
 
 /** UDHR declarations the alignment prompts are drawn from (the SFT app's default task languages). */
@@ -77,21 +77,13 @@ export const DEFAULT_CONFIG: AlignConfig = Object.freeze({
   optimizer: 'adamw',
   lr: 3e-4,
   warmupRatio: 0.1,
-  betas: [0.9, 0.999, 0.9999],
-  alpha: 5,
-  weightDecay: 0,
-  eps: 1e-8,
+  ...POST_TRAINING_OPTIMIZER_DEFAULTS,
   clip: 20,
   evalInterval: 0,
   evalTranslation: true,
   evalMaxTokens: 160,
   checkpointInterval: 4,
-  keepCheckpoints: 3,
-  saveDtype: 'f32',
-  threads: null,
-  device: 'cpu',
-  progress: 'auto',
-  lora: null,
+  ...POST_TRAINING_RUN_DEFAULTS,
 } satisfies AlignConfig);
 
 /** Settings that decide the preference data (reference completions, rewards, pairs, reference log-probs). */

@@ -2,7 +2,7 @@
 // batches, epoch schedule) and the SFT data and evaluation settings, layered defaults < (checkpoint's
 // config when resuming) < config file < command-line flags.
 
-import { BATCH_FIELDS, CHAT_TASK_FIELDS, EPOCH_SCHEDULE_FIELDS, LORA_FIELDS, OPTIMIZER_FIELDS, RUN_FIELDS, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
+import { BATCH_FIELDS, CHAT_TASK_FIELDS, EPOCH_SCHEDULE_FIELDS, LORA_FIELDS, OPTIMIZER_FIELDS, POST_TRAINING_OPTIMIZER_DEFAULTS, POST_TRAINING_RUN_DEFAULTS, RUN_FIELDS, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
 import type { BatchConfig, ChatTaskConfig, ConfigLayer, ConfigSchema, EpochScheduleConfig, LoraRunConfig, OptimizerConfig, Resolved, RunConfig } from '@apertus/trainer';
 
 /**
@@ -46,24 +46,15 @@ export const DEFAULT_CONFIG: SftConfig = Object.freeze({
   optimizer: 'ademamix',
   lr: 6e-3,
   warmupRatio: 0.03,
-  betas: [0.9, 0.999, 0.9999],
-  alpha: 5,
-  weightDecay: 0,
-  eps: 1e-8,
+  ...POST_TRAINING_OPTIMIZER_DEFAULTS,
   clip: 1,
   seed: 0,
   evalInterval: 25,
   evalTranslation: true,
   evalMaxTokens: 160,
   checkpointInterval: 25,
-  keepCheckpoints: 3,
-  saveDtype: 'f32',
-  threads: null,
-  device: 'cpu',
-  progress: 'auto',
-  lora: null,
+  ...POST_TRAINING_RUN_DEFAULTS,
 } satisfies SftConfig);
-
 
 /** Validator and flag of every setting. */
 export const SCHEMA: ConfigSchema<SftConfig> = {

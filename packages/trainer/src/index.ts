@@ -57,6 +57,8 @@ export {
   RUN_FIELDS,
   trainingKeys,
   LORA_FIELDS,
+  POST_TRAINING_OPTIMIZER_DEFAULTS,
+  POST_TRAINING_RUN_DEFAULTS,
   globalBatchSize,
   epochSteps,
   linearDecaySchedule,
