@@ -2,8 +2,8 @@
 // batches, epoch schedule) and the SFT data and evaluation settings, layered defaults < (checkpoint's
 // config when resuming) < config file < command-line flags.
 
-import { BATCH_FIELDS, CHAT_TASK_FIELDS, EPOCH_SCHEDULE_FIELDS, LORA_FIELDS, OPTIMIZER_FIELDS, POST_TRAINING_OPTIMIZER_DEFAULTS, POST_TRAINING_RUN_DEFAULTS, RUN_FIELDS, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
-import type { BatchConfig, ChatTaskConfig, ConfigLayer, ConfigSchema, EpochScheduleConfig, LoraRunConfig, OptimizerConfig, Resolved, RunConfig } from '@apertus/trainer';
+import { POST_TRAINING_FIELDS, POST_TRAINING_OPTIMIZER_DEFAULTS, POST_TRAINING_RUN_DEFAULTS, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
+import type { ConfigLayer, ConfigSchema, PostTrainingConfig, Resolved } from '@apertus/trainer';
 
 /**
  * UDHR declarations of the bundled translation task: German, Swiss German, Italian and Romansh — the
@@ -14,7 +14,7 @@ import type { BatchConfig, ChatTaskConfig, ConfigLayer, ConfigSchema, EpochSched
 export const DEFAULT_SFT_LANGUAGES: readonly string[] = Object.freeze(['deu_1996', 'gsw1', 'ita', 'roh_rumgr']);
 
 /** Every setting of an SFT run (config-file keys; flags are the kebab-case forms). */
-export interface SftConfig extends RunConfig, OptimizerConfig, BatchConfig, EpochScheduleConfig, ChatTaskConfig, LoraRunConfig {
+export interface SftConfig extends PostTrainingConfig {
   /** The base model: a Hugging Face model directory, a checkpoints folder with `latest`, or a run directory (`model/` or `checkpoints/`). */
   model: string;
   /** `udhr` (the bundled translation task) or a `.jsonl` file of `messages`, `prompt`/`completion` or `text` rows. */
@@ -58,12 +58,7 @@ export const DEFAULT_CONFIG: SftConfig = Object.freeze({
 
 /** Validator and flag of every setting. */
 export const SCHEMA: ConfigSchema<SftConfig> = {
-  ...RUN_FIELDS,
-  ...OPTIMIZER_FIELDS,
-  ...BATCH_FIELDS,
-  ...EPOCH_SCHEDULE_FIELDS,
-  ...CHAT_TASK_FIELDS,
-  ...LORA_FIELDS,
+  ...POST_TRAINING_FIELDS,
   model: field.str('base model: HF model dir, checkpoints dir, or run dir', '<dir>'),
   data: field.str('"udhr" (bundled translation task) or a .jsonl file of {"messages"}, {"prompt", "completion"} or {"text"} rows', '<source>'),
   validation: field.strOrNull('.jsonl conversations for the validation loss (default: the held-out German → Romansh articles)', '<file>'),

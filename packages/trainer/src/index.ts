@@ -59,6 +59,7 @@ export {
   LORA_FIELDS,
   POST_TRAINING_OPTIMIZER_DEFAULTS,
   POST_TRAINING_RUN_DEFAULTS,
+  POST_TRAINING_FIELDS,
   globalBatchSize,
   epochSteps,
   linearDecaySchedule,
@@ -69,6 +70,7 @@ export {
   type ChatTaskConfig,
   type RunConfig,
   type LoraRunConfig,
+  type PostTrainingConfig,
 } from './run-config';
 export {
   TOKENIZER_FILES,

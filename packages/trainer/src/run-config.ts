@@ -188,6 +188,19 @@ export const RUN_FIELDS: ConfigSchema<RunConfig> = {
   progress: field.oneOf('progress display', ['auto', 'bar', 'lines', 'off'] as const, '<mode>'),
 };
 
+/** Every setting the post-training apps (SFT, alignment) share. */
+export interface PostTrainingConfig extends RunConfig, OptimizerConfig, BatchConfig, EpochScheduleConfig, ChatTaskConfig, LoraRunConfig {}
+
+/** Fields of {@link PostTrainingConfig}: the fragments above, spread first in a post-training app's schema. */
+export const POST_TRAINING_FIELDS: ConfigSchema<PostTrainingConfig> = {
+  ...RUN_FIELDS,
+  ...OPTIMIZER_FIELDS,
+  ...BATCH_FIELDS,
+  ...EPOCH_SCHEDULE_FIELDS,
+  ...CHAT_TASK_FIELDS,
+  ...LORA_FIELDS,
+};
+
 /**
  * The settings of `schema` that change the numbers a run computes, which a resume must keep: every
  * key but the run directory, cadence and display settings ({@link RUN_FIELDS}) and `except`
