@@ -9,52 +9,34 @@ import path from 'node:path';
 import { loadAdapter, loadCheckpoint } from '@apertus/model';
 import { CheckpointManager, readTrainingCheckpoint } from '@apertus/trainer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appCli, builtCli, differingFiles, makeTinyModel, tempDir } from '@apertus/trainer/testing';
+import { appCliTest, differingFiles, makeTinyModel } from '@apertus/trainer/testing';
 
-const APP = path.resolve(import.meta.dirname, '..');
-let CLI: string;
-let dir: string;
-let configFile: string;
-
-beforeAll(async () => {
-  CLI = builtCli(APP);
-  dir = tempDir('apertus-align-cli-');
-  const sft = await makeTinyModel(dir, 'sft', 3);
-  configFile = path.join(dir, 'run.json');
-  fs.writeFileSync(
-    configFile,
-    JSON.stringify({
-      model: sft.dir,
-      languages: ['deu_1996', 'roh_rumgr', 'ita', 'eng'],
-      numPrompts: 8,
-      maxChars: 150,
-      numReferences: 3,
-      sampleMaxTokens: 12,
-      sampleBatchSize: 2,
-      numPairs: 1,
-      microBatchSize: 2,
-      gradAccumulation: 1,
-      epochs: 2,
-      lr: 1e-3,
-      evalInterval: 4,
-      evalMaxTokens: 3,
-      checkpointInterval: 2,
-      threads: 1,
-      progress: 'lines',
-    }),
-  );
-}, 120_000);
-afterAll(() => {
-  fs.rmSync(dir, { recursive: true, force: true });
-});
-
-const { run, runAndKill, records } = appCli(() => ({ cli: CLI, configFile }));
+const t = appCliTest({ beforeAll, afterAll }, path.resolve(import.meta.dirname, '..'), 'apertus-align-cli-', async (dir) => ({
+  model: (await makeTinyModel(dir, 'sft', 3)).dir,
+  languages: ['deu_1996', 'roh_rumgr', 'ita', 'eng'],
+  numPrompts: 8,
+  maxChars: 150,
+  numReferences: 3,
+  sampleMaxTokens: 12,
+  sampleBatchSize: 2,
+  numPairs: 1,
+  microBatchSize: 2,
+  gradAccumulation: 1,
+  epochs: 2,
+  lr: 1e-3,
+  evalInterval: 4,
+  evalMaxTokens: 3,
+  checkpointInterval: 2,
+  threads: 1,
+  progress: 'lines',
+}));
+const { run, runAndKill, records } = t;
 
 const file = (out: string, ...p: string[]) => fs.readFileSync(path.join(out, ...p));
 
 describe('apertus-align CLI', () => {
   it('runs killed while sampling, while training and while saving, then resumed, reproduce the uninterrupted run bit for bit', async () => {
-    const a = path.join(dir, 'a');
+    const a = path.join(t.dir, 'a');
     const done = run(['--out', a]);
     expect(done.stderr).not.toMatch(/error/);
     expect(done.status).toBe(0);
@@ -67,7 +49,7 @@ describe('apertus-align CLI', () => {
     expect(Math.abs(reference[0]![3] as number)).toBeLessThan(1e-3);
 
     // b: killed after the first sampling group, so the preparation has to continue.
-    const b = path.join(dir, 'b');
+    const b = path.join(t.dir, 'b');
     const k1 = await runAndKill(['--out', b, '--checkpoint-interval', '1'], /sampled 3 reference completions for prompts 1–2 /, 0);
     expect(k1.signal).toBe('SIGKILL');
     expect(fs.existsSync(path.join(b, 'data', 'pairs.jsonl'))).toBe(false);
@@ -91,8 +73,8 @@ describe('apertus-align CLI', () => {
   }, 300_000);
 
   it('DPO runs on the same prepared data', () => {
-    const a = path.join(dir, 'a');
-    const d = path.join(dir, 'dpo');
+    const a = path.join(t.dir, 'a');
+    const d = path.join(t.dir, 'dpo');
     fs.mkdirSync(path.join(d, 'data'), { recursive: true });
     for (const f of ['samples.jsonl', 'rewards.jsonl', 'pairs.jsonl', 'prepared.json']) fs.copyFileSync(path.join(a, 'data', f), path.join(d, 'data', f));
     const r = run(['--out', d, '--loss', 'dpo', '--steps', '2', '--no-eval-translation']);
@@ -104,8 +86,8 @@ describe('apertus-align CLI', () => {
   });
 
   it('LoRA DPO: the reference is the base without the adapter (loss log 2 at the start), the base stays as it was, the adapter is saved in PEFT layout', () => {
-    const a = path.join(dir, 'a');
-    const d = path.join(dir, 'lora-dpo');
+    const a = path.join(t.dir, 'a');
+    const d = path.join(t.dir, 'lora-dpo');
     fs.mkdirSync(path.join(d, 'data'), { recursive: true });
     for (const f of ['samples.jsonl', 'rewards.jsonl', 'pairs.jsonl', 'prepared.json']) fs.copyFileSync(path.join(a, 'data', f), path.join(d, 'data', f));
     const r = run(['--out', d, '--loss', 'dpo', '--steps', '3', '--lr', '5e-2', '--no-eval-translation', '--lora', '{"r":2,"lora_alpha":4,"target_modules":"all-linear"}']);
@@ -113,7 +95,7 @@ describe('apertus-align CLI', () => {
     const train = records(d, 'train');
     expect(train[0]!.loss).toBeCloseTo(Math.LN2, 3);
     expect(train[2]!.loss).not.toBeCloseTo(Math.LN2, 3);
-    const sft = JSON.parse(fs.readFileSync(configFile, 'utf8')).model as string;
+    const sft = JSON.parse(fs.readFileSync(t.configFile, 'utf8')).model as string;
     expect(file(d, 'model', 'model.safetensors').equals(fs.readFileSync(path.join(sft, 'model.safetensors')))).toBe(true);
     const { adapter, baseModel } = loadAdapter(path.join(d, 'adapter'), loadCheckpoint(sft).model.config);
     expect(baseModel).toBe(sft);
@@ -121,25 +103,25 @@ describe('apertus-align CLI', () => {
     const opt = readTrainingCheckpoint(new CheckpointManager(path.join(d, 'checkpoints')).latest()!.dir).optimizerState;
     expect(Object.keys(opt.tensors).length).toBeGreaterThan(0);
     expect(Object.keys(opt.tensors).every((k) => k.includes('.lora_'))).toBe(true);
-    expect(run(['--out', path.join(dir, 'bad-lora'), '--lora', '{"r":0}']).stderr).toMatch(/--lora.*r: expected an integer ≥ 1/);
+    expect(run(['--out', path.join(t.dir, 'bad-lora'), '--lora', '{"r":0}']).stderr).toMatch(/--lora.*r: expected an integer ≥ 1/);
   });
 
   it('refuses changed settings on resume, an existing run, bad flags and bad prompt files', () => {
-    const a = path.join(dir, 'a');
+    const a = path.join(t.dir, 'a');
     const changed = run(['--out', a, '--resume', '--beta', '3']);
     expect(changed.status).toBe(1);
     expect(changed.stderr).toMatch(/cannot resume from .*step-000008: settings differ from the checkpoint's: beta \(null → 3\)/);
     const fresh = run(['--out', a]);
     expect(fresh.status).toBe(2);
     expect(fresh.stderr).toMatch(/already holds checkpoints \(latest step-000008\); pass --resume/);
-    const x = path.join(dir, 'x');
+    const x = path.join(t.dir, 'x');
     const reward = run(['--out', x, '--reward', 'bleu']);
     expect(reward.status).toBe(2);
     expect(reward.stderr).toMatch(/--reward: reward: expected chrf, an http\(s\):\/\/ URL, model:<dir> or js:<module file>, got "bleu"/);
     const transform = run(['--out', x, '--transform', 'log']);
     expect(transform.status).toBe(2);
     expect(transform.stderr).toMatch(/the Apertus QRPO form uses the identity transform; use --qrpo-variant claire/);
-    const prompts = path.join(dir, 'prompts.jsonl');
+    const prompts = path.join(t.dir, 'prompts.jsonl');
     fs.writeFileSync(prompts, '{"prompt": "Hallo"}\n{"messages": []}\n');
     const bad = run(['--out', x, '--prompts', prompts]);
     expect(bad.status).toBe(1);

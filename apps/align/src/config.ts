@@ -1,14 +1,14 @@
 // Configuration of an alignment run: defaults < (checkpoint's config when resuming) < config file
 // < command-line flags. Every value is validated here, with errors naming the flag or file field.
 
-import { BATCH_FIELDS, CHAT_TASK_FIELDS, EPOCH_SCHEDULE_FIELDS, LORA_FIELDS, OPTIMIZER_FIELDS, RUN_FIELDS, configFailure, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
-import type { BatchConfig, ChatTaskConfig, ConfigLayer, ConfigSchema, EpochScheduleConfig, LoraRunConfig, OptimizerConfig, Resolved, RunConfig } from '@apertus/trainer';
+import { POST_TRAINING_FIELDS, POST_TRAINING_OPTIMIZER_DEFAULTS, POST_TRAINING_RUN_DEFAULTS, RUN_FIELDS, configFailure, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
+import type { ConfigLayer, ConfigSchema, PostTrainingConfig, Resolved } from '@apertus/trainer';
 
 /** UDHR declarations the alignment prompts are drawn from (the SFT app's default task languages). */
 export const DEFAULT_ALIGN_LANGUAGES: readonly string[] = Object.freeze(['deu_1996', 'gsw1', 'ita', 'roh_rumgr']);
 
 /** Every setting of an alignment run (config-file keys; flags are the kebab-case forms). */
-export interface AlignConfig extends RunConfig, OptimizerConfig, BatchConfig, EpochScheduleConfig, ChatTaskConfig, LoraRunConfig {
+export interface AlignConfig extends PostTrainingConfig {
   /** The SFT model (policy initialisation and frozen reference): model dir, checkpoints dir or run dir. */
   model: string;
   /** Objective: `qrpo` (default) or `dpo` (baseline). */
@@ -77,21 +77,13 @@ export const DEFAULT_CONFIG: AlignConfig = Object.freeze({
   optimizer: 'adamw',
   lr: 3e-4,
   warmupRatio: 0.1,
-  betas: [0.9, 0.999, 0.9999],
-  alpha: 5,
-  weightDecay: 0,
-  eps: 1e-8,
+  ...POST_TRAINING_OPTIMIZER_DEFAULTS,
   clip: 20,
   evalInterval: 0,
   evalTranslation: true,
   evalMaxTokens: 160,
   checkpointInterval: 4,
-  keepCheckpoints: 3,
-  saveDtype: 'f32',
-  threads: null,
-  device: 'cpu',
-  progress: 'auto',
-  lora: null,
+  ...POST_TRAINING_RUN_DEFAULTS,
 } satisfies AlignConfig);
 
 /** Settings that decide the preference data (reference completions, rewards, pairs, reference log-probs). */
@@ -107,12 +99,7 @@ export function dataSettings(cfg: AlignConfig): unknown {
 
 /** Validator and flag of every setting. */
 export const SCHEMA: ConfigSchema<AlignConfig> = {
-  ...RUN_FIELDS,
-  ...OPTIMIZER_FIELDS,
-  ...BATCH_FIELDS,
-  ...EPOCH_SCHEDULE_FIELDS,
-  ...CHAT_TASK_FIELDS,
-  ...LORA_FIELDS,
+  ...POST_TRAINING_FIELDS,
   evalInterval: { ...RUN_FIELDS.evalInterval, help: 'held-out reference loss every n steps, 0 = start and end only' },
   model: field.str('SFT model (policy init and frozen reference): HF model dir, checkpoints dir, or run dir', '<dir>'),
   loss: field.oneOf('objective', ['qrpo', 'dpo'] as const),

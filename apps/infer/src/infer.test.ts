@@ -8,7 +8,7 @@ import { generate, loadCheckpoint, type ApertusModel } from '@apertus/model';
 import { CliError } from '@apertus/serve/engine';
 import { applyApertusChatTemplate, type Tokenizer } from '@apertus/tokenizer';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { scriptIds, tempDir, testTokenizer, writeRandomCheckpoint, writeScriptedCheckpoint } from '../../../packages/serve/src/test-fixture';
+import { scriptIds, tempDir, testTokenizer, writeRandomCheckpoint, writeScriptedCheckpoint } from '@apertus/serve/testing';
 import { runChat } from './chat';
 import { runGenerate } from './generate';
 

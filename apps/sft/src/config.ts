@@ -2,8 +2,8 @@
 // batches, epoch schedule) and the SFT data and evaluation settings, layered defaults < (checkpoint's
 // config when resuming) < config file < command-line flags.
 
-import { BATCH_FIELDS, CHAT_TASK_FIELDS, EPOCH_SCHEDULE_FIELDS, LORA_FIELDS, OPTIMIZER_FIELDS, RUN_FIELDS, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
-import type { BatchConfig, ChatTaskConfig, ConfigLayer, ConfigSchema, EpochScheduleConfig, LoraRunConfig, OptimizerConfig, Resolved, RunConfig } from '@apertus/trainer';
+import { POST_TRAINING_FIELDS, POST_TRAINING_OPTIMIZER_DEFAULTS, POST_TRAINING_RUN_DEFAULTS, field, mergeConfigLayers, trainingKeys } from '@apertus/trainer';
+import type { ConfigLayer, ConfigSchema, PostTrainingConfig, Resolved } from '@apertus/trainer';
 
 /**
  * UDHR declarations of the bundled translation task: German, Swiss German, Italian and Romansh — the
@@ -14,7 +14,7 @@ import type { BatchConfig, ChatTaskConfig, ConfigLayer, ConfigSchema, EpochSched
 export const DEFAULT_SFT_LANGUAGES: readonly string[] = Object.freeze(['deu_1996', 'gsw1', 'ita', 'roh_rumgr']);
 
 /** Every setting of an SFT run (config-file keys; flags are the kebab-case forms). */
-export interface SftConfig extends RunConfig, OptimizerConfig, BatchConfig, EpochScheduleConfig, ChatTaskConfig, LoraRunConfig {
+export interface SftConfig extends PostTrainingConfig {
   /** The base model: a Hugging Face model directory, a checkpoints folder with `latest`, or a run directory (`model/` or `checkpoints/`). */
   model: string;
   /** `udhr` (the bundled translation task) or a `.jsonl` file of `messages`, `prompt`/`completion` or `text` rows. */
@@ -46,33 +46,19 @@ export const DEFAULT_CONFIG: SftConfig = Object.freeze({
   optimizer: 'ademamix',
   lr: 6e-3,
   warmupRatio: 0.03,
-  betas: [0.9, 0.999, 0.9999],
-  alpha: 5,
-  weightDecay: 0,
-  eps: 1e-8,
+  ...POST_TRAINING_OPTIMIZER_DEFAULTS,
   clip: 1,
   seed: 0,
   evalInterval: 25,
   evalTranslation: true,
   evalMaxTokens: 160,
   checkpointInterval: 25,
-  keepCheckpoints: 3,
-  saveDtype: 'f32',
-  threads: null,
-  device: 'cpu',
-  progress: 'auto',
-  lora: null,
+  ...POST_TRAINING_RUN_DEFAULTS,
 } satisfies SftConfig);
-
 
 /** Validator and flag of every setting. */
 export const SCHEMA: ConfigSchema<SftConfig> = {
-  ...RUN_FIELDS,
-  ...OPTIMIZER_FIELDS,
-  ...BATCH_FIELDS,
-  ...EPOCH_SCHEDULE_FIELDS,
-  ...CHAT_TASK_FIELDS,
-  ...LORA_FIELDS,
+  ...POST_TRAINING_FIELDS,
   model: field.str('base model: HF model dir, checkpoints dir, or run dir', '<dir>'),
   data: field.str('"udhr" (bundled translation task) or a .jsonl file of {"messages"}, {"prompt", "completion"} or {"text"} rows', '<source>'),
   validation: field.strOrNull('.jsonl conversations for the validation loss (default: the held-out German → Romansh articles)', '<file>'),

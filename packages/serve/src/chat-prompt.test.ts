@@ -12,7 +12,7 @@ import { ChatPrompt } from './chat-prompt';
 import { ModelLoadError, PromptError } from './errors';
 import { loadServedModel } from './load';
 import { createServer } from './server';
-import { json, tempDir, testTokenizer, writeRandomCheckpoint } from './test-fixture';
+import { json, tempDir, testTokenizer, writeRandomCheckpoint } from './testing';
 
 const tmp = tempDir();
 let tok: Tokenizer;

@@ -1,5 +1,5 @@
 // Reasoning, tool calls, stop tokens, UTF-8 streaming and mid-stream errors, end to end through
-// the HTTP server and the official client, using scripted checkpoints (see test-fixture.ts): real
+// the HTTP server and the official client, using scripted checkpoints (see testing.ts): real
 // Apertus networks whose weights make them emit a chosen token sequence.
 
 import { applyApertusChatTemplate } from '@apertus/tokenizer';
@@ -7,7 +7,7 @@ import OpenAI, { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
-import { json, readSse, scriptIds, tempDir, testTokenizer, testTokenizerFiles, writeScriptedCheckpoint } from './test-fixture';
+import { json, readSse, scriptIds, tempDir, testTokenizer, testTokenizerFiles, writeScriptedCheckpoint } from './testing';
 
 const tmp = tempDir();
 const tok = testTokenizer();

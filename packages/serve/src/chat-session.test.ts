@@ -8,7 +8,7 @@ import { ChatSession } from './chat-session';
 import { loadServedModel } from './load';
 import { ServerMetrics } from './metrics';
 import { Scheduler } from './scheduler';
-import { tempDir, testTokenizer, writeRandomCheckpoint } from './test-fixture';
+import { tempDir, testTokenizer, writeRandomCheckpoint } from './testing';
 
 const tmp = tempDir('apertus-chat-session-');
 let randomDir: string;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { toApiError } from './api-error';
 import { EngineError, PromptError, Scheduler, loadServedModel, type ServedModel } from './engine';
-import { tempDir, writeRandomCheckpoint } from './test-fixture';
+import { tempDir, writeRandomCheckpoint } from './testing';
 
 const src = import.meta.dirname;
 const root = path.resolve(src, '../../..');
@@ -40,14 +40,16 @@ describe('engine entry', () => {
     for (const spec of ['node:http', 'node:https', 'node:net', 'ws']) expect(external).not.toContain(spec);
   });
 
-  test('the inference apps import the engine entry only', () => {
+  test('the inference apps import the engine entry only (their tests also the testing entry)', () => {
     const dir = path.join(root, 'apps/infer/src');
     const specs = new Set<string>();
+    const testSpecs = new Set<string>();
     for (const f of fs.readdirSync(dir, { recursive: true }) as string[]) {
       if (!f.endsWith('.ts')) continue;
-      for (const m of fs.readFileSync(path.join(dir, f), 'utf8').matchAll(/from '(@apertus\/serve[^']*)'/g)) specs.add(m[1]!);
+      for (const m of fs.readFileSync(path.join(dir, f), 'utf8').matchAll(/from '(@apertus\/serve[^']*)'/g)) (f.endsWith('.test.ts') ? testSpecs : specs).add(m[1]!);
     }
     expect([...specs]).toEqual(['@apertus/serve/engine']);
+    expect([...testSpecs].sort()).toEqual(['@apertus/serve/engine', '@apertus/serve/testing']);
   });
 });
 

@@ -6,7 +6,7 @@ import { generate } from '@apertus/model';
 import { afterAll, describe, expect, test } from 'vitest';
 import { loadServedModel } from './load';
 import { createServer } from './server';
-import { tempDir, writeRandomCheckpoint } from './test-fixture';
+import { tempDir, writeRandomCheckpoint } from './testing';
 
 const tmp = tempDir();
 afterAll(() => tmp.remove());

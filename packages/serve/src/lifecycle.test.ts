@@ -9,7 +9,7 @@ import { runServeCli } from './cli';
 import { CliError, ModelLoadError } from './errors';
 import { loadServedModel, type ServedModel } from './load';
 import { createServer } from './server';
-import { json, parsePrometheus, readSse, tempDir, testTokenizer, writeRandomCheckpoint } from './test-fixture';
+import { json, parsePrometheus, readSse, tempDir, testTokenizer, writeRandomCheckpoint } from './testing';
 
 const tmp = tempDir();
 let dir: string;

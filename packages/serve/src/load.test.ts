@@ -7,7 +7,7 @@ import { generate, loadCheckpoint } from '@apertus/model';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
-import { parsePrometheus, tempDir, testTokenizer, writeRandomCheckpoint } from './test-fixture';
+import { parsePrometheus, tempDir, testTokenizer, writeRandomCheckpoint } from './testing';
 
 const CLIENTS = 8;
 const DURATION_MS = 2500;

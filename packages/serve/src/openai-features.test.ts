@@ -10,7 +10,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadServedModel, type ServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
-import { tempDir, writeRandomCheckpoint } from './test-fixture';
+import { tempDir, writeRandomCheckpoint } from './testing';
 
 const tmp = tempDir();
 const MODEL = 'tiny-random';

@@ -9,7 +9,7 @@ import { CliError } from './errors';
 import { loadServedModel, type ServedModel } from './load';
 import { isLoopbackHost } from './origin-guard';
 import { createServer, type ApertusServer } from './server';
-import { tempDir, writeRandomCheckpoint } from './test-fixture';
+import { tempDir, writeRandomCheckpoint } from './testing';
 
 const tmp = tempDir();
 let served: ServedModel;

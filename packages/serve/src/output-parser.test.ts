@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { applyApertusChatTemplate, type AssistantBlock } from '@apertus/tokenizer';
 import { describe, expect, test } from 'vitest';
 import { OutputParser, parseToolCalls, type ParserEvent } from './output-parser';
-import { testTokenizer } from './test-fixture';
+import { testTokenizer } from './testing';
 
 const tok = testTokenizer();
 

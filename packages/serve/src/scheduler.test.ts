@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadServedModel, type ServedModel } from './load';
 import { ServerMetrics } from './metrics';
 import { Scheduler, type GenerationRequest, type SchedulerOptions } from './scheduler';
-import { tempDir, writeRandomCheckpoint } from './test-fixture';
+import { tempDir, writeRandomCheckpoint } from './testing';
 
 const tmp = tempDir();
 let served: ServedModel;

@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
-import { json, parsePrometheus, readSse, tempDir, testTokenizer, writeRandomCheckpoint } from './test-fixture';
+import { json, parsePrometheus, readSse, tempDir, testTokenizer, writeRandomCheckpoint } from './testing';
 
 const tmp = tempDir();
 let server: ApertusServer;

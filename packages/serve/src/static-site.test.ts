@@ -9,7 +9,7 @@ import { runServeCli } from './cli';
 import { CliError } from './errors';
 import { loadServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
-import { tempDir, writeRandomCheckpoint } from './test-fixture';
+import { tempDir, writeRandomCheckpoint } from './testing';
 
 const tmp = tempDir();
 let server: ApertusServer;

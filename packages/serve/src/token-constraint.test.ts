@@ -6,7 +6,7 @@ import { byteLevelToBytes, type Tokenizer } from '@apertus/tokenizer';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { canEnd, compileSchema, cost, startState, step, type JsonState } from './json-grammar';
 import { TokenConstraint } from './token-constraint';
-import { testTokenizer } from './test-fixture';
+import { testTokenizer } from './testing';
 
 let tok: Tokenizer;
 const STOP = [68];

@@ -4,7 +4,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadServedModel, type ServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
-import { json, parsePrometheus, tempDir, writeRandomCheckpoint } from './test-fixture';
+import { json, parsePrometheus, tempDir, writeRandomCheckpoint } from './testing';
 
 const tmp = tempDir();
 const KEY = 'sk-test-0123456789';

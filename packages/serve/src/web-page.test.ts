@@ -6,7 +6,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadServedModel, type ServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
-import { json, scriptIds, tempDir, testTokenizer, writeRandomCheckpoint, writeScriptedCheckpoint } from './test-fixture';
+import { json, scriptIds, tempDir, testTokenizer, writeRandomCheckpoint, writeScriptedCheckpoint } from './testing';
 
 const tmp = tempDir();
 let browser: Browser;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
 import { loadServedModel, type ServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
-import { json, parsePrometheus, tempDir, writeRandomCheckpoint } from './test-fixture';
+import { json, parsePrometheus, tempDir, writeRandomCheckpoint } from './testing';
 
 const tmp = tempDir();
 let served: ServedModel;

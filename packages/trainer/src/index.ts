@@ -57,6 +57,9 @@ export {
   RUN_FIELDS,
   trainingKeys,
   LORA_FIELDS,
+  POST_TRAINING_OPTIMIZER_DEFAULTS,
+  POST_TRAINING_RUN_DEFAULTS,
+  POST_TRAINING_FIELDS,
   globalBatchSize,
   epochSteps,
   linearDecaySchedule,
@@ -67,6 +70,7 @@ export {
   type ChatTaskConfig,
   type RunConfig,
   type LoraRunConfig,
+  type PostTrainingConfig,
 } from './run-config';
 export {
   TOKENIZER_FILES,

@@ -92,6 +92,30 @@ export interface LoraRunConfig {
   lora: LoraConfig | null;
 }
 
+/**
+ * Defaults the post-training apps (SFT, alignment) share: the optimizer's β1, β2, β3, α, weight
+ * decay and ε (spread where an app lists its optimizer settings).
+ */
+export const POST_TRAINING_OPTIMIZER_DEFAULTS: Readonly<Pick<OptimizerConfig, 'betas' | 'alpha' | 'weightDecay' | 'eps'>> = Object.freeze({
+  betas: [0.9, 0.999, 0.9999],
+  alpha: 5,
+  weightDecay: 0,
+  eps: 1e-8,
+} satisfies Pick<OptimizerConfig, 'betas' | 'alpha' | 'weightDecay' | 'eps'>);
+
+/**
+ * Defaults the post-training apps (SFT, alignment) share: checkpoints kept, the final model's dtype,
+ * threads, device, display and full fine-tuning (spread last in an app's defaults).
+ */
+export const POST_TRAINING_RUN_DEFAULTS: Readonly<Pick<RunConfig & ChatTaskConfig & LoraRunConfig, 'keepCheckpoints' | 'saveDtype' | 'threads' | 'device' | 'progress' | 'lora'>> = Object.freeze({
+  keepCheckpoints: 3,
+  saveDtype: 'f32',
+  threads: null,
+  device: 'cpu',
+  progress: 'auto',
+  lora: null,
+} satisfies Pick<RunConfig & ChatTaskConfig & LoraRunConfig, 'keepCheckpoints' | 'saveDtype' | 'threads' | 'device' | 'progress' | 'lora'>);
+
 /** Fields of {@link LoraRunConfig}: a JSON object (a JSON string on the command line) or "none". */
 export const LORA_FIELDS: ConfigSchema<LoraRunConfig> = {
   lora: {
@@ -162,6 +186,19 @@ export const RUN_FIELDS: ConfigSchema<RunConfig> = {
   threads: field.intOrNull('GEMM threads (default: all cores)', 1, 64),
   device: field.oneOf(DEVICE_HELP, DEVICES, '<device>'),
   progress: field.oneOf('progress display', ['auto', 'bar', 'lines', 'off'] as const, '<mode>'),
+};
+
+/** Every setting the post-training apps (SFT, alignment) share. */
+export interface PostTrainingConfig extends RunConfig, OptimizerConfig, BatchConfig, EpochScheduleConfig, ChatTaskConfig, LoraRunConfig {}
+
+/** Fields of {@link PostTrainingConfig}: the fragments above, spread first in a post-training app's schema. */
+export const POST_TRAINING_FIELDS: ConfigSchema<PostTrainingConfig> = {
+  ...RUN_FIELDS,
+  ...OPTIMIZER_FIELDS,
+  ...BATCH_FIELDS,
+  ...EPOCH_SCHEDULE_FIELDS,
+  ...CHAT_TASK_FIELDS,
+  ...LORA_FIELDS,
 };
 
 /**

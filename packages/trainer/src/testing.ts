@@ -2,7 +2,8 @@
 // model directory (2 layers × hidden 32, random weights) with a byte-level BPE tokenizer trained on
 // four UDHR declarations, saved in Hugging Face format like apertus-pretrain's output, so a test can
 // fine-tune, align or evaluate it in seconds; and helpers that run an app's built CLI (to completion,
-// or until a signal is sent to it).
+// or until a signal is sent to it) around a temporary directory and config file, and read what a
+// killed run left behind.
 
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,6 +13,7 @@ import { readUdhr } from '@apertus/data';
 import { ApertusModel, saveCheckpoint } from '@apertus/model';
 import { testModelConfig } from '@apertus/model/testing';
 import { Tokenizer, trainApertusBpe } from '@apertus/tokenizer';
+import { CheckpointManager, readTrainingCheckpoint } from './checkpoint';
 import { readMetrics } from './metrics';
 import type { MetricRecord } from './trainer-state';
 
@@ -124,5 +126,77 @@ export function appCli(where: () => { readonly cli: string; readonly configFile:
     },
     runAndKill: (args, trigger, delayMs) => runAndSignal(where().cli, ['--config', where().configFile, ...args], trigger, { delayMs }),
     records: (out, type) => readMetrics(path.join(out, 'metrics.jsonl')).filter((r) => r.type === type),
+  };
+}
+
+/** The suite hooks of the test runner (vitest's `beforeAll` and `afterAll`). */
+export interface SuiteHooks {
+  beforeAll(fn: () => Promise<void>, timeoutMs?: number): void;
+  afterAll(fn: () => void): void;
+}
+
+/** A training app's CLI test around one temporary directory and config file (see {@link appCliTest}). */
+export interface AppCliTest extends AppCli {
+  /** The built CLI (set before the tests). */
+  readonly cli: string;
+  /** The test's temporary directory (set before the tests, removed after them). */
+  readonly dir: string;
+  /** `<dir>/run.json`, the config file every command is given (set before the tests). */
+  readonly configFile: string;
+}
+
+/**
+ * The CLI test of the app in `appDir`: before the tests (`hooks.beforeAll`, up to 2 minutes) the
+ * CLI is built when it is missing and a temporary directory named `prefix…` is made, holding
+ * `run.json` written from `config(dir)` (which may first save models there); after them
+ * (`hooks.afterAll`) the directory is removed. The commands are those of {@link appCli}.
+ */
+export function appCliTest(hooks: SuiteHooks, appDir: string, prefix: string, config: (dir: string) => unknown): AppCliTest {
+  let state: { cli: string; dir: string; configFile: string } | undefined;
+  const get = () => {
+    if (state === undefined) throw new Error('appCliTest: used before its beforeAll hook ran');
+    return state;
+  };
+  hooks.beforeAll(async () => {
+    const cli = builtCli(appDir);
+    const dir = tempDir(prefix);
+    const configFile = path.join(dir, 'run.json');
+    state = { cli, dir, configFile };
+    fs.writeFileSync(configFile, JSON.stringify(await config(dir)));
+  }, 120_000);
+  hooks.afterAll(() => {
+    if (state !== undefined) fs.rmSync(state.dir, { recursive: true, force: true });
+  });
+  return {
+    ...appCli(() => get()),
+    get cli() {
+      return get().cli;
+    },
+    get dir() {
+      return get().dir;
+    },
+    get configFile() {
+      return get().configFile;
+    },
+  };
+}
+
+/** What an interrupted run left in its run directory. */
+export interface RunDirState {
+  /** Step of the latest checkpoint (`checkpoints/latest`); null when none was saved. */
+  readonly step: number | null;
+  /** Step recorded in that checkpoint's trainer state (equal to `step` when it is complete and loadable); null when none was saved. */
+  readonly savedStep: number | null;
+  /** Whether the final `model/` was written. */
+  readonly modelWritten: boolean;
+}
+
+/** The latest checkpoint of the run directory `out` (read in full, so a damaged one throws) and whether `model/` exists. */
+export function runDirState(out: string): RunDirState {
+  const latest = new CheckpointManager(path.join(out, 'checkpoints')).latest();
+  return {
+    step: latest?.step ?? null,
+    savedStep: latest ? readTrainingCheckpoint(latest.dir).state.step : null,
+    modelWritten: fs.existsSync(path.join(out, 'model')),
   };
 }

@@ -1,5 +1,6 @@
-// Test fixtures (not exported): a small BPE tokenizer trained in the Apertus layout and tiny
-// Apertus checkpoints written to temp directories, so no test downloads anything.
+// @apertus/serve/testing — fixtures for the tests of the server and of the apps built on it: a
+// small BPE tokenizer trained in the Apertus layout and tiny Apertus checkpoints written to temp
+// directories, so no test downloads anything.
 //
 // Two kinds of checkpoint:
 // * random: a randomly initialised model; its LM-head rows of the ids below 1000 (control and
