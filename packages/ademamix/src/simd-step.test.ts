@@ -6,6 +6,10 @@ import { stepF32, type StepConstants } from './ademamix';
 import { fmaF32 } from './fma';
 import { simdStepAvailable } from './simd-step';
 
+/** `n` deterministic values f(sin-hash(i, k)) (each hash rounded to f32 first), for vectors longer than one staging chunk. */
+const wave = (n: number, k: number, f = (x: number) => x): Float32Array =>
+  Float32Array.from({ length: n }, (_, i) => f(Math.fround(Math.sin(i * 12.9898 + k * 78.233) * 0.5)));
+
 /** Float32 values of mixed magnitudes (zeros, tiny, ordinary, large). */
 const value = fc.oneof(
   fc.float({ min: -1, max: 1, noNaN: true }),
@@ -53,11 +57,9 @@ describe('torch-exact AdEMAMix step in WebAssembly SIMD', () => {
 
   test('staged in chunks: a vector longer than one chunk gives the scalar bits', () => {
     const n = 40_003;
-    const r = (i: number, k: number) => Math.fround(Math.sin(i * 12.9898 + k * 78.233) * 0.5);
     const make = () => ({
-      data: Float32Array.from({ length: n }, (_, i) => r(i, 1)), grad: Float32Array.from({ length: n }, (_, i) => r(i, 2) * 1e-3),
-      m1: Float32Array.from({ length: n }, (_, i) => r(i, 3) * 1e-3), m2: Float32Array.from({ length: n }, (_, i) => r(i, 4) * 1e-3),
-      nu: Float32Array.from({ length: n }, (_, i) => r(i, 5) ** 2 * 1e-6),
+      data: wave(n, 1), grad: wave(n, 2, (x) => x * 1e-3), m1: wave(n, 3, (x) => x * 1e-3), m2: wave(n, 4, (x) => x * 1e-3),
+      nu: wave(n, 5, (x) => x ** 2 * 1e-6),
     });
     const c: StepConstants = { beta1: 0.9, beta2: 0.999, beta3: 0.9999, alpha: 8, eps: 1e-8, weightDecay: 0.1, lr: 1e-3, bc1: 1 - 0.9 ** 7, bc2: 1 - 0.999 ** 7 };
     const a = make(), b = make();
@@ -118,10 +120,8 @@ describe('AdamW in WebAssembly SIMD: torch-exact (f32 lanes) and fast (f64 lanes
 
   test('staged in chunks: a vector longer than one chunk gives the scalar bits (both arithmetics)', () => {
     const n = 40_003;
-    const r = (i: number, k: number) => Math.fround(Math.sin(i * 12.9898 + k * 78.233) * 0.5);
     const make = () => ({
-      data: Float32Array.from({ length: n }, (_, i) => r(i, 1)), grad: Float32Array.from({ length: n }, (_, i) => r(i, 2) * 1e-3),
-      m: Float32Array.from({ length: n }, (_, i) => r(i, 3) * 1e-3), v: Float32Array.from({ length: n }, (_, i) => r(i, 5) ** 2 * 1e-6),
+      data: wave(n, 1), grad: wave(n, 2, (x) => x * 1e-3), m: wave(n, 3, (x) => x * 1e-3), v: wave(n, 5, (x) => x ** 2 * 1e-6),
     });
     const c: AdamWConstants = { beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0.1, lr: 1e-3, bc1: 1 - 0.9 ** 7, bc2: 1 - 0.999 ** 7 };
     for (const update of [adamwF32, adamwFast]) {
