@@ -184,8 +184,8 @@ describe('wasm engine chunking and job splitting', () => {
   });
 
   it('runs operands in the wasm memory in one step and gives the bits of the staged path (several B chunks)', () => {
-    // Tiny chunks: staged, B goes in several column chunks (transB) or K chunks; in place, column
-    // chunks are skipped (one step), and K chunks are kept (they would change the sums).
+    // Tiny chunks: staged, B goes in several column chunks (transB) or K chunks (whole KC blocks);
+    // in place, B goes in one step either way.
     const engine = new WasmGemmEngine('relaxed', { MC: 8, NC: 24, KC: 20, bChunkBytes: 3000, cBlockBytes: 1500, minChunkRows: 3, minJobCols: 8, threadMinWork: 0 });
     try {
       for (const [M, N, K, transA, transB] of [[37, 150, 45, false, true], [37, 60, 130, true, false]] as const) {

@@ -7,9 +7,9 @@
  * operand (a plain JavaScript array) is staged: A and C by blocks of rows, B by chunks of its
  * stored rows (about `bChunkBytes` each, one contiguous copy), so the scratch stays bounded even
  * for vocabulary-sized weights; staged bytes are counted (`bytesStaged`). The product becomes a
- * sequence of steps (row block, B chunk): the same K chunks whether or not an operand is staged
- * (column chunks, which do not change a sum, only for a staged B), so results do not depend on
- * where the operands live. While the threads compute one step, the
+ * sequence of steps (row block, B chunk); B chunks (column chunks, or K chunks of whole KC
+ * blocks) never change a sum, so a B in the wasm memory goes in one step and results do not
+ * depend on where the operands live. While the threads compute one step, the
  * calling thread copies out the C block of the previous step and stages the next step into the
  * other half of each double buffer. Within a step, work is split into jobs (column or row
  * ranges) that the main thread and the workers claim (see `jobs.ts`).
@@ -202,15 +202,17 @@ export class WasmGemmEngine {
     const nbW = byK && N > 2 * NC && K > KC ? 2 * NC : N;
     const nBlocks = Math.ceil(N / nbW);
     const rowElems = byK ? nbW : K;
-    const unit = byK ? 1 : dot ? 4 : nr;
-    // A K chunk shorter than the KC block would shorten the micro-kernel's k loop. Column chunks
-    // are at least as wide as M (up to 4 x bChunkBytes), so a step can be split by columns: row
-    // jobs would each pack the whole B chunk.
+    // K chunks are whole multiples of KC: the kernel adds each KC block's sum into C in K order
+    // whether the blocks come from one call or from several chunks, so chunking never changes a
+    // sum (and no K block is shorter than KC except the last one of K).
+    const unit = byK ? KC : dot ? 4 : nr;
+    // Column chunks are at least as wide as M (up to 4 x bChunkBytes), so a step can be split by
+    // columns: row jobs would each pack the whole B chunk.
     const wide = byK || dot ? 0 : Math.min(M, Math.floor((4 * bChunkBytes) / (es * rowElems)));
-    // A B that lives in the wasm memory is not staged, so its column chunks would only cut the
-    // product into more hand-offs to the threads: it goes in one (column chunks never change a
-    // sum, so the bits are those of the staged path; K chunks would, and stay as they are).
-    let chunk = inB >= 0 && !byK ? outer : Math.max(byK ? KC : minChunkRows, Math.floor(bChunkBytes / (es * rowElems)), wide);
+    // A B that lives in the wasm memory is not staged, so its chunks would only cut the product
+    // into more hand-offs to the threads: it goes in one (chunks never change a sum, so the bits
+    // are those of the staged path).
+    let chunk = inB >= 0 ? outer : Math.max(byK ? KC : minChunkRows, Math.floor(bChunkBytes / (es * rowElems)), wide);
     chunk = chunk >= outer ? outer : Math.max(unit, Math.floor(chunk / unit) * unit);
     const nChunks = Math.ceil(outer / chunk);
     const bOnce = nChunks === 1 && nBlocks === 1;
