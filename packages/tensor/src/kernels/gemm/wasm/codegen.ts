@@ -40,7 +40,7 @@ export interface GemmCodegenOptions {
   mr: number;
   /** Columns of the micro-tile (NR), a multiple of 4. */
   nr: number;
-  /** How many k steps the micro-kernel loop body handles per iteration (1 or 2). */
+  /** How many k steps the micro-kernel loop body handles per iteration (a power of 2). */
   kUnroll: number;
   /** Use `f32x4.relaxed_madd` (fused multiply-add where the CPU has it) instead of mul + add. */
   relaxed: boolean;
@@ -101,32 +101,22 @@ function kernelFn(o: GemmCodegenOptions): FuncDef {
     );
 
   const zero = acc.flat().map((x) => set(x, v128.zero()));
-  const unrolled = seq(
-    block(
-      loop(
-        brIf(1, i32.lt_s(get(P.kc), c(kUnroll))),
-        ...Array.from({ length: kUnroll }, (_, u) => step(4 * mr * u, 4 * nr * u)),
-        set(P.a, i32.add(get(P.a), c(4 * mr * kUnroll))),
-        set(P.b, i32.add(get(P.b), c(4 * nr * kUnroll))),
-        set(P.kc, i32.sub(get(P.kc), c(kUnroll))),
-        br(0),
-      ),
-    ),
-  );
-  // Remaining k steps (fewer than kUnroll).
-  const tail =
-    kUnroll > 1
-      ? block(
-          loop(
-            brIf(1, i32.le_s(get(P.kc), c(0))),
-            step(0, 0),
-            set(P.a, i32.add(get(P.a), c(4 * mr))),
-            set(P.b, i32.add(get(P.b), c(4 * nr))),
-            set(P.kc, i32.sub(get(P.kc), c(1))),
-            br(0),
-          ),
-        )
-      : [];
+  // The k loops test at the bottom, against the end address of the A panel: one compare and
+  // two pointer increments per iteration. First groups of kUnroll steps, then the rest.
+  const end = L.add(I32);
+  const kLoop = (steps: number, count: Code): Code =>
+    seq(
+      set(end, i32.add(get(P.a), i32.mul(count, c(4 * mr * steps)))),
+      if_(i32.ne(get(P.a), get(end)),
+        loop(
+          ...Array.from({ length: steps }, (_, u) => step(4 * mr * u, 4 * nr * u)),
+          set(P.a, i32.add(get(P.a), c(4 * mr * steps))),
+          set(P.b, i32.add(get(P.b), c(4 * nr * steps))),
+          brIf(0, i32.ne(get(P.a), get(end))),
+        )),
+    );
+  const unrolled = kLoop(kUnroll, kUnroll > 1 ? i32.shr_s(get(P.kc), c(Math.log2(kUnroll))) : get(P.kc));
+  const tail = kUnroll > 1 ? kLoop(1, i32.and(get(P.kc), c(kUnroll - 1))) : [];
   const store = (add: boolean): Code =>
     seq(
       set(row, get(P.c)),
@@ -578,7 +568,7 @@ function dotNtFn(o: GemmCodegenOptions): FuncDef {
 export function generateGemmModule(options: GemmCodegenOptions = DEFAULT_GEMM_CODEGEN): Uint8Array {
   const o = options;
   if (o.nr % 4 !== 0 || o.nr < 4 || o.mr < 1) throw new RangeError(`bad micro-tile ${o.mr}x${o.nr}`);
-  if (o.kUnroll < 1) throw new RangeError(`bad kUnroll ${o.kUnroll}`);
+  if (o.kUnroll < 1 || (o.kUnroll & (o.kUnroll - 1)) !== 0) throw new RangeError(`bad kUnroll ${o.kUnroll}`);
   const funcs: FuncDef[] = [
     kernelFn(o),
     packAFn(o),

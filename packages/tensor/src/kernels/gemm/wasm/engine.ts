@@ -31,7 +31,8 @@ import { wasmApi, type WasmMemory, type WasmModule } from './wasm-api';
 
 /** Tuning knobs of an engine (defaults in {@link DEFAULT_ENGINE_TUNING}). */
 export interface EngineTuning {
-  /** Rows of the packed A block (L2-resident). */
+  /** Rows of the packed A block (L2-resident: 264 x KC floats = 528 KiB; 264 = 44 x 6 = 66 x 4, so
+   * a 256-row product is one block, and each packed B panel serves 44 tiles from L1). */
   MC: number;
   /** Columns of the packed B block. */
   NC: number;
@@ -60,7 +61,7 @@ export const THREAD_MIN_WORK = 1 << 20;
 
 /** Default tuning, measured on x86-64 (see tooling/bench/results/gemm.md). */
 export const DEFAULT_ENGINE_TUNING: Readonly<EngineTuning> = {
-  MC: 128,
+  MC: 264,
   NC: 1024,
   KC: 512,
   aChunkBytes: 64 << 20,
