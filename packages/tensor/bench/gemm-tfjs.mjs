@@ -48,7 +48,7 @@ function lscpu() {
   try {
     const out = execFileSync('lscpu', { encoding: 'utf8' });
     const field = (k) => (out.match(new RegExp(`^${k}:\\s*(.*)$`, 'm')) ?? [])[1]?.trim() ?? '?';
-    return `${field('Model name')}; flags: ${field('Flags')}`;
+    return `${field('Model name')} (family ${field('CPU family')}, model ${field('Model')}); flags: ${field('Flags')}`;
   } catch {
     return '?';
   }
@@ -156,7 +156,7 @@ if (rows.length > 0 && peak.fma) {
   const range = (xs, digits, unit = '') => { const lo = Math.min(...xs), hi = Math.max(...xs); return lo.toFixed(digits) === hi.toFixed(digits) ? `${lo.toFixed(digits)}${unit}` : `${lo.toFixed(digits)}–${hi.toFixed(digits)}${unit}`; };
   const vsTfjs = rows.map((r) => r.f1 / r.theirs), vsPeak = rows.map((r) => (100 * r.f1) / peak.fma);
   const met85 = rows.filter((r, i) => vsPeak[i] >= 85).length, met15 = vsTfjs.filter((x) => x >= 1.5).length;
-  const below = rows.filter((r) => (100 * r.f1) / peak.fma < 85).map((r) => `${r.name} ${((100 * r.f1) / peak.fma).toFixed(0)} %`);
+  const below = rows.filter((r) => (100 * r.f1) / peak.fma < 85).map((r) => `${r.name} ${(Math.floor((1000 * r.f1) / peak.fma) / 10).toFixed(1)} %`);
   say('');
   say('Targets row (BENCHMARKS.md, "Targets at a glance"):');
   say('');
