@@ -5,7 +5,7 @@
 //
 //   npm run build -w packages/tensor && node packages/tensor/bench/gemm-tfjs.mjs [--seconds S] [--rounds R] [--cpu-time] [--quick] [--rows a,b] [--write]
 //
-// --write puts the table into tooling/bench/results/gemm-tfjs.md.
+// --write puts the table into tooling/bench/results/gemm-tfjs.md (keeping the file's `## ` sections).
 //
 // Columns: ours with the default relaxed-SIMD FMA variant (`setGemmVariant('relaxed')`) and with
 // the plain-SIMD one (`'simd'`, mul + add) on 1 thread and on 2; tfjs-backend-wasm in Node (one
@@ -17,7 +17,7 @@
 // the issue's target row for BENCHMARKS.md ("Targets at a glance"), filled in from the table.
 // --rows a,b picks rows by a word of their name (e.g. `--rows dY,1024`).
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -165,6 +165,10 @@ if (rows.length > 0 && peak.fma) {
 if (argv.includes('--write')) {
   const file = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../tooling/bench/results/gemm-tfjs.md');
   const head = ['# GEMM: ours vs tfjs-backend-wasm, and against the SIMD peak', '', `Command: \`node packages/tensor/bench/gemm-tfjs.mjs --write${rounds > 1 ? ` --rounds ${rounds}` : ''}${cpuTime ? ' --cpu-time' : ''}${rowWords ? ` --rows ${rowWords.join(',')}` : ''}\` (${new Date().toISOString().slice(0, 10)})`, ''];
-  writeFileSync(file, `${[...head, ...lines].join('\n')}\n`);
+  // Sections that follow the table (from the first `## ` heading: before/after runs, earlier
+  // runs) are kept; the table and the notes right after it are replaced.
+  const old = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const kept = old.search(/^## /m);
+  writeFileSync(file, `${[...head, ...lines].join('\n')}\n${kept >= 0 ? `\n${old.slice(kept)}` : ''}`);
 }
 process.exit(0);
