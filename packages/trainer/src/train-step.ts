@@ -83,7 +83,7 @@ export function trainStep<B>(o: TrainStepOptions<B>): TrainStepResult {
   if (!Number.isFinite(norm)) throw new NonFiniteLossError(step, 'gradNorm', norm, nonFiniteGradient(params));
   const lr = o.scheduler.lr;
   o.optimizer.step(lr);
-  assertFiniteParameters(params, step);
+  assertFiniteParameters(params, step, false);
   o.scheduler.step(o.schedulerIncrement ?? 1);
   return { loss, gradNorm: norm, lr, weight };
 }

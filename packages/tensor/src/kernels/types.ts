@@ -239,8 +239,8 @@ export interface KernelSet {
   adamwUpdate(args: AdamwUpdateArgs): void;
   /** out[0] = acc[0] + Σ_i x[i]² (acc null: 0); `out` may be `acc` (the squared global norm of clipping, parameter by parameter). */
   sumSquares(x: F32, acc: F32 | null, out: F32): void;
-  /** x[i] ← x[i]·s in place (gradient clipping, loss-gradient scaling). */
-  scaleInPlace(x: F32, s: number): void;
+  /** out[i] = x[i]·s; `out` may be `x` (gradient clipping in place, loss-gradient scaling). */
+  scaleBy(x: F32, s: number, out: F32): void;
 }
 
 /** Names of the ops in a KernelSet, used for per-op backend selection. */

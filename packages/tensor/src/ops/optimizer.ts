@@ -41,7 +41,7 @@ export function sumSquares(x: Float32Array, acc: Float32Array | null, out: Float
   kernel('sumSquares')(x, acc, out);
 }
 
-/** x[i] ← x[i]·s in place on the backend selected for `scaleInPlace`. */
+/** x[i] ← x[i]·s in place on the backend selected for `scaleBy`. */
 export function scaleInPlace(x: Float32Array, s: number): void {
-  kernel('scaleInPlace')(x, s);
+  kernel('scaleBy')(x, s, x);
 }

@@ -127,7 +127,7 @@ describe('optimizer kernels in webgpu mode', { timeout: 600_000 }, () => {
     }), { numRuns: NUM_RUNS });
   });
 
-  it('sumSquares accumulates across tensors within its summation bound; scaleInPlace rounds once', async () => {
+  it('sumSquares accumulates across tensors within its summation bound; scaleBy rounds once', async () => {
     await fc.assert(fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 3000 }), { minLength: 1, maxLength: 4 }), fc.nat(), fc.double({ min: 0.01, max: 1, noNaN: true }), async (sizes, seed, s) => {
       const acc = new Float32Array(1);
       let exact = 0;
@@ -144,9 +144,9 @@ describe('optimizer kernels in webgpu mode', { timeout: 600_000 }, () => {
       const x = randomF32(sizes[0]!, seed);
       const got = x.slice();
       const want = x.slice();
-      await ks.scaleInPlace(got, Math.fround(s));
-      jsKernels.scaleInPlace(want, Math.fround(s));
-      expectWithin(got, want, Float64Array.from(want, (w) => U32 * Math.abs(w)), 'scaleInPlace');
+      await ks.scaleBy(got, Math.fround(s), got);
+      jsKernels.scaleBy(want, Math.fround(s), want);
+      expectWithin(got, want, Float64Array.from(want, (w) => U32 * Math.abs(w)), 'scaleBy');
     }), { numRuns: NUM_RUNS });
   });
 

@@ -120,9 +120,10 @@ export function* sumSquares(x: F32, acc: F32 | null, out: F32): KernelOp {
   }), args));
 }
 
-/** x[i] ← x[i]·s. */
-export function* scaleInPlace(x: F32, s: number): KernelOp {
+/** out[i] = x[i]·s; `out` may be `x`. */
+export function* scaleBy(x: F32, s: number, out: F32): KernelOp {
   const n = x.length;
+  if (out.length !== n) throw new ShapeError(`scaleBy: out has ${out.length} elements, x has ${n}`);
   if (n === 0) return;
-  yield* into(x, call('scaleInPlace', `${n}`, () => ({ source: scaleKernel, output: [n], argumentTypes: { x: 'Array', s: 'Float' } }), [x, s]));
+  yield* into(out, call('scaleBy', `${n}`, () => ({ source: scaleKernel, output: [n], argumentTypes: { x: 'Array', s: 'Float' } }), [x, s]));
 }

@@ -55,7 +55,8 @@ export function sumSquares(x: F32, acc: F32 | null, out: F32): void {
   out[0] = s;
 }
 
-/** x[i] ← x[i]·s. */
-export function scaleInPlace(x: F32, s: number): void {
-  for (let i = 0; i < x.length; i++) x[i] = x[i]! * s;
+/** out[i] = x[i]·s (the product in double, rounded once); `out` may be `x`. */
+export function scaleBy(x: F32, s: number, out: F32): void {
+  if (out.length !== x.length) throw new ShapeError(`scaleBy: out has ${out.length} elements, x has ${x.length}`);
+  for (let i = 0; i < x.length; i++) out[i] = x[i]! * s;
 }
