@@ -8,7 +8,7 @@
 //
 // Same parameter groups, state handling and rounding rules as AdEMAMix (see ademamix.ts).
 
-import { adamwUpdate } from '@apertus/tensor';
+import { adamwUpdate, type AdamwUpdateArgs } from '@apertus/tensor';
 import { OptimizerError } from './errors';
 import { fmaF32, fmaF64 } from './fma';
 import { powInt } from './pow';
@@ -97,10 +97,8 @@ export class AdamW extends Optimizer<AdamWHyperparameters> {
   }
 }
 
-/** The constants of one AdamW step of one group: hyperparameters and bias corrections 1 − βᵗ. */
-export interface AdamWConstants {
-  beta1: number; beta2: number; eps: number; lr: number; weightDecay: number; bc1: number; bc2: number;
-}
+/** The constants of one AdamW step of one group: hyperparameters and bias corrections 1 − βᵗ (the scalar fields of the registry's `adamwUpdate`). */
+export type AdamWConstants = Omit<AdamwUpdateArgs, 'param' | 'grad' | 'm' | 'v'>;
 
 /**
  * The update for float32 parameters: every operation rounded to float32, torch's fused ones

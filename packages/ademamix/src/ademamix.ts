@@ -19,7 +19,7 @@
 // Result: bit-identical to torch on CPU in the golden tests (test/golden.py), and at worst ulp-level
 // differences elsewhere.
 
-import { ademamixUpdate } from '@apertus/tensor';
+import { ademamixUpdate, type AdemamixUpdateArgs } from '@apertus/tensor';
 import { OptimizerError } from './errors';
 import { fmaF32, fmaF64 } from './fma';
 import { powInt } from './pow';
@@ -179,18 +179,8 @@ export class AdEMAMix extends Optimizer<AdEMAMixHyperparameters> {
   }
 }
 
-/** Per-step scalars of the update (in double). */
-export interface StepConstants {
-  beta1: number;
-  beta2: number;
-  beta3: number;
-  alpha: number;
-  bc1: number;
-  bc2: number;
-  eps: number;
-  weightDecay: number;
-  lr: number;
-}
+/** Per-step scalars of the update (in double): the scalar fields of the registry's `ademamixUpdate`. */
+export type StepConstants = Omit<AdemamixUpdateArgs, 'param' | 'grad' | 'm1' | 'm2' | 'nu'>;
 
 /**
  * The update for float32 parameters: every operation rounded to float32, torch's fused ones fused.

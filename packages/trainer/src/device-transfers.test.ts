@@ -8,20 +8,13 @@ import { ApertusModel, presetConfig } from '@apertus/model';
 import { SWIFTSHADER_ICD, useDevice } from '@apertus/tensor';
 import { webgpuTransfers } from '@apertus/tensor/gpujs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { causalLmLoss, collateLm, trainStep, type LmBatch, type TrainingSample } from './index';
+import { causalLmLoss, collateLm, trainStep, type LmBatch } from './index';
+import { syntheticLmRows as rows } from './testing';
 
 if (process.env.VK_ICD_FILENAMES === undefined && process.env.VK_DRIVER_FILES === undefined) process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
 
 const CONFIG = presetConfig('tiny', { vocab_size: 64, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8 });
 
-function rows(n: number, T: number, seed: number): TrainingSample[] {
-  let x = seed;
-  const next = () => (x = (x * 1103515245 + 12345) % 2147483648) % 60 + 4;
-  return Array.from({ length: n }, () => {
-    const window = Array.from({ length: T + 1 }, next);
-    return { tokens: window.slice(0, T), labels: window.slice(1), lossMask: window.slice(1).map((_, i) => (i % 5 === 3 ? 0 : 1)) };
-  });
-}
 
 afterAll(async () => {
   await useDevice('cpu');
