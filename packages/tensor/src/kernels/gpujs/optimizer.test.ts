@@ -3,12 +3,11 @@
 // sizes and hyperparameters, each element within a bound derived from its float32 operations.
 // Runs on SwiftShader without a GPU; a missing driver fails the test, never skips it.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { jsKernels } from '../js/index';
 import type { AdamwUpdateArgs, AdemamixUpdateArgs } from '../types';
-import { type WebgpuKernelSet, createWebgpuKernels } from './index';
 import { SUM_SQUARES_CHUNK } from './optimizer';
-import { SLACK, U32, expectAllRanIn, expectWithin, randomF32, useSwiftshaderUnlessDriverNamed } from './testing';
+import { SLACK, U32, expectAllRanIn, expectWithin, randomF32, useSwiftshaderUnlessDriverNamed, webgpuKernelsForSuite } from './testing';
 
 useSwiftshaderUnlessDriverNamed();
 
@@ -64,13 +63,7 @@ const hyper = fc.record({
 });
 
 describe('optimizer kernels in webgpu mode', { timeout: 600_000 }, () => {
-  let ks: WebgpuKernelSet;
-  beforeAll(async () => {
-    ks = await createWebgpuKernels();
-  }, 120_000);
-  afterAll(async () => {
-    await ks?.dispose();
-  });
+  const kernels = webgpuKernelsForSuite();
 
   it('AdEMAMix update matches the reference within its float32 error bound', async () => {
     await fc.assert(fc.asyncProperty(hyper, async (h) => {
@@ -83,7 +76,7 @@ describe('optimizer kernels in webgpu mode', { timeout: 600_000 }, () => {
       });
       const got = make();
       const want = make();
-      await ks.ademamixUpdate(got);
+      await kernels().ademamixUpdate(got);
       jsKernels.ademamixUpdate(want);
       const dM1 = beta1 === 0 ? new Float64Array(n) : emaBound(state.m1, g, beta1, false);
       const dM2 = emaBound(state.m2, g, beta3, false);
@@ -111,7 +104,7 @@ describe('optimizer kernels in webgpu mode', { timeout: 600_000 }, () => {
       });
       const got = make();
       const want = make();
-      await ks.adamwUpdate(got);
+      await kernels().adamwUpdate(got);
       jsKernels.adamwUpdate(want);
       const dM = emaBound(state.m, g, beta1, false);
       const dV = emaBound(state.v, g, beta2, true);
@@ -134,7 +127,7 @@ describe('optimizer kernels in webgpu mode', { timeout: 600_000 }, () => {
       let depth = 0;
       for (const [k, n] of sizes.entries()) {
         const x = randomF32(n, seed + k);
-        await ks.sumSquares(x, k === 0 ? null : acc, acc);
+        await kernels().sumSquares(x, k === 0 ? null : acc, acc);
         for (const v of x) exact += v * v;
         // Each square rounds once; a partial sum adds ≤ CHUNK terms, the total ≤ parts + 1 more.
         depth = Math.max(depth, 1) + Math.ceil(n / SUM_SQUARES_CHUNK);
@@ -144,13 +137,13 @@ describe('optimizer kernels in webgpu mode', { timeout: 600_000 }, () => {
       const x = randomF32(sizes[0]!, seed);
       const got = x.slice();
       const want = x.slice();
-      await ks.scaleBy(got, Math.fround(s), got);
+      await kernels().scaleBy(got, Math.fround(s), got);
       jsKernels.scaleBy(want, Math.fround(s), want);
       expectWithin(got, want, Float64Array.from(want, (w) => U32 * Math.abs(w)), 'scaleBy');
     }), { numRuns: NUM_RUNS });
   });
 
   it('every kernel ran in webgpu', () => {
-    expectAllRanIn(ks, 'webgpu', 8);
+    expectAllRanIn(kernels(), 'webgpu', 8);
   });
 });
