@@ -8,6 +8,7 @@
 //
 // Same parameter groups, state handling and rounding rules as AdEMAMix (see ademamix.ts).
 
+import { adamwUpdate, type AdamwUpdateArgs } from '@apertus/tensor';
 import { OptimizerError } from './errors';
 import { fmaF32, fmaF64 } from './fma';
 import { powInt } from './pow';
@@ -84,21 +85,20 @@ export class AdamW extends Optimizer<AdamWHyperparameters> {
     return { lr: json.lr as number, betas: [betas[0] as number, betas[1] as number], eps: json.eps as number, weightDecay: json.weightDecay as number };
   }
 
-  protected override updateParam(data: FloatArray, grad: FloatArray, st: ParamState, h: Readonly<AdamWHyperparameters>): void {
+  protected override updateParam(data: FloatArray, grad: FloatArray, st: ParamState, h: Readonly<AdamWHyperparameters>, onDevice: boolean): void {
     const t = st.step;
     const [beta1, beta2] = h.betas;
     const c: AdamWConstants = { beta1, beta2, eps: h.eps, lr: h.lr, weightDecay: h.weightDecay, bc1: 1 - powInt(beta1, t), bc2: 1 - powInt(beta2, t) };
     const m = st.buffers.exp_avg!, v = st.buffers.exp_avg_sq!;
-    if (data instanceof Float32Array && this.arithmetic === 'fast') adamwFast(data, grad, m as Float32Array, v as Float32Array, c);
+    if (onDevice) adamwUpdate({ param: data as Float32Array, grad: grad as Float32Array, m: m as Float32Array, v: v as Float32Array, ...c });
+    else if (data instanceof Float32Array && this.arithmetic === 'fast') adamwFast(data, grad, m as Float32Array, v as Float32Array, c);
     else if (data instanceof Float32Array) adamwF32(data, grad, m as Float32Array, v as Float32Array, c);
     else adamwF64(data, grad, m, v, c);
   }
 }
 
-/** The constants of one AdamW step of one group: hyperparameters and bias corrections 1 − βᵗ. */
-export interface AdamWConstants {
-  beta1: number; beta2: number; eps: number; lr: number; weightDecay: number; bc1: number; bc2: number;
-}
+/** The constants of one AdamW step of one group: hyperparameters and bias corrections 1 − βᵗ (the scalar fields of the registry's `adamwUpdate`). */
+export type AdamWConstants = Omit<AdamwUpdateArgs, 'param' | 'grad' | 'm' | 'v'>;
 
 /**
  * The update for float32 parameters: every operation rounded to float32, torch's fused ones

@@ -19,6 +19,7 @@
 // Result: bit-identical to torch on CPU in the golden tests (test/golden.py), and at worst ulp-level
 // differences elsewhere.
 
+import { ademamixUpdate, type AdemamixUpdateArgs } from '@apertus/tensor';
 import { OptimizerError } from './errors';
 import { fmaF32, fmaF64 } from './fma';
 import { powInt } from './pow';
@@ -164,30 +165,22 @@ export class AdEMAMix extends Optimizer<AdEMAMixHyperparameters> {
     };
   }
 
-  protected override updateParam(data: FloatArray, grad: FloatArray, st: ParamState, h: Readonly<AdEMAMixHyperparameters>): void {
+  protected override updateParam(data: FloatArray, grad: FloatArray, st: ParamState, h: Readonly<AdEMAMixHyperparameters>, onDevice: boolean): void {
     const t = st.step;
     const [beta1, beta2] = h.betas;
     const { alpha, beta3 } = ademamixCoefficients(t, h);
     const c: StepConstants = { beta1, beta2, beta3, alpha, bc1: 1 - powInt(beta1, t), bc2: 1 - powInt(beta2, t), eps: h.eps, weightDecay: h.weightDecay, lr: h.lr };
     const m1 = beta1 === 0 ? null : st.buffers.exp_avg_fast!;
-    if (data instanceof Float32Array && this.arithmetic === 'fast') stepFast(data, grad, m1, st.buffers.exp_avg_slow!, st.buffers.exp_avg_sq!, c);
+    if (onDevice) {
+      ademamixUpdate({ param: data as Float32Array, grad: grad as Float32Array, m1: m1 as Float32Array | null, m2: st.buffers.exp_avg_slow as Float32Array, nu: st.buffers.exp_avg_sq as Float32Array, ...c });
+    } else if (data instanceof Float32Array && this.arithmetic === 'fast') stepFast(data, grad, m1, st.buffers.exp_avg_slow!, st.buffers.exp_avg_sq!, c);
     else if (data instanceof Float32Array) stepF32(data, grad, m1 as Float32Array | null, st.buffers.exp_avg_slow as Float32Array, st.buffers.exp_avg_sq as Float32Array, c);
     else stepF64(data, grad, m1 as Float64Array | null, st.buffers.exp_avg_slow as Float64Array, st.buffers.exp_avg_sq as Float64Array, c);
   }
 }
 
-/** Per-step scalars of the update (in double). */
-export interface StepConstants {
-  beta1: number;
-  beta2: number;
-  beta3: number;
-  alpha: number;
-  bc1: number;
-  bc2: number;
-  eps: number;
-  weightDecay: number;
-  lr: number;
-}
+/** Per-step scalars of the update (in double): the scalar fields of the registry's `ademamixUpdate`. */
+export type StepConstants = Omit<AdemamixUpdateArgs, 'param' | 'grad' | 'm1' | 'm2' | 'nu'>;
 
 /**
  * The update for float32 parameters: every operation rounded to float32, torch's fused ones fused.

@@ -2,6 +2,7 @@
 // zeroGrad(), and the state dict. Subclasses provide the hyperparameter validation and the
 // per-element update kernels.
 
+import { deviceStorage, readBack } from '@apertus/tensor';
 import { OptimizerError } from './errors';
 import { splitWeightDecay, isNoWeightDecay } from './param-groups';
 import { dtypeOf } from './state-dict';
@@ -71,6 +72,25 @@ interface MutableGroup<H> {
   name: string;
   params: Array<readonly [string, OptimParam]>;
   hyperparameters: H;
+}
+
+/** The arrays one parameter is updated through, and where. */
+interface UpdateArrays {
+  readonly data: FloatArray;
+  readonly grad: unknown;
+  readonly onDevice: boolean;
+}
+
+/**
+ * Where `p` (with a gradient) is updated: where the device in use keeps tensor storage and both
+ * `p` and its gradient are tensors there, their device storage (no readback); else on the host,
+ * through `data` and `grad.data`.
+ */
+function arraysOf(p: OptimParam): UpdateArrays {
+  const data = deviceStorage(p);
+  const grad = p.grad === null ? null : deviceStorage(p.grad);
+  if (data !== null && grad !== null) return { data, grad, onDevice: true };
+  return { data: p.data, grad: p.grad?.data, onDevice: false };
 }
 
 function isGroupList<H>(x: NamedParams | readonly ParamGroupInput<H>[]): x is readonly ParamGroupInput<H>[] {
@@ -179,9 +199,11 @@ export abstract class Optimizer<H extends BaseHyperparameters> {
 
   /**
    * Apply one update to one parameter. `state.step` has already been incremented (1-based).
-   * The math runs in the precision of `data`.
+   * On the host (`onDevice` false) the math runs in the precision of `data`; on a device (the
+   * arrays are a device's tensor storage, see `deviceStorage`) the per-step scalars are computed
+   * here in float64 and the update runs there, through the backend registry.
    */
-  protected abstract updateParam(data: FloatArray, grad: FloatArray, state: ParamState, h: Readonly<H>): void;
+  protected abstract updateParam(data: FloatArray, grad: FloatArray, state: ParamState, h: Readonly<H>, onDevice: boolean): void;
 
   /**
    * Set the learning rate of every group (or of the named group).
@@ -202,37 +224,49 @@ export abstract class Optimizer<H extends BaseHyperparameters> {
    */
   step(lr?: number): void {
     if (lr !== undefined) checkFiniteAtLeast(lr, 0, 'lr', '*');
+    const updates: Array<{ name: string; h: H; p: OptimParam; arrays: UpdateArrays }> = [];
     for (const g of this._groups) {
       for (const [name, p] of g.params) {
         if (p.grad === null) continue;
-        const gd: unknown = p.grad.data;
+        const arrays = arraysOf(p);
+        const gd: unknown = arrays.grad;
         if (!(gd instanceof Float32Array || gd instanceof Float64Array)) {
           throw new OptimizerError('ShapeMismatch', `${this.kind}: gradient of "${name}" must be a Float32Array or Float64Array`, { param: name });
         }
-        if (gd.length !== p.data.length) {
-          throw new OptimizerError('ShapeMismatch', `${this.kind}: gradient of "${name}" has ${gd.length} values, parameter has ${p.data.length} (shape [${p.shape.join(', ')}])`, { param: name });
+        if (gd.length !== arrays.data.length) {
+          throw new OptimizerError('ShapeMismatch', `${this.kind}: gradient of "${name}" has ${gd.length} values, parameter has ${arrays.data.length} (shape [${p.shape.join(', ')}])`, { param: name });
         }
+        updates.push({ name, h: g.hyperparameters, p, arrays });
       }
     }
     if (lr !== undefined) for (const g of this._groups) g.hyperparameters.lr = lr;
+    for (const { name, h, p, arrays } of updates) {
+      const st = this.stateOf(name, p, h);
+      st.step += 1;
+      this.updateParam(arrays.data, arrays.grad as FloatArray, st, h, arrays.onDevice);
+    }
+  }
+
+  /**
+   * Zero every existing gradient: on the host its buffer is filled with zeros; a gradient on a
+   * device is dropped instead (`grad = null`, the next backward pass creates it there), so it is
+   * never read back. Parameters whose `grad` is `null` are left alone.
+   */
+  zeroGrad(): void {
     for (const g of this._groups) {
-      for (const [name, p] of g.params) {
+      for (const [, p] of g.params) {
         if (p.grad === null) continue;
-        const st = this.stateOf(name, p, g.hyperparameters);
-        st.step += 1;
-        this.updateParam(p.data, p.grad.data, st, g.hyperparameters);
+        if (deviceStorage(p.grad) !== null) p.grad = null;
+        else (p.grad.data as FloatArray).fill(0);
       }
     }
   }
 
-  /** Fill every existing gradient buffer with zeros (parameters whose `grad` is `null` are left alone). */
-  zeroGrad(): void {
-    for (const g of this._groups) for (const [, p] of g.params) if (p.grad !== null) (p.grad.data as FloatArray).fill(0);
-  }
-
-  /** The state of a parameter (undefined before its first update). Buffers are live views. */
+  /** The state of a parameter (undefined before its first update). Buffers are live views, read back from a device first. */
   paramState(name: string): Readonly<ParamState> | undefined {
-    return this.state.get(name);
+    const st = this.state.get(name);
+    if (st !== undefined) for (const b of Object.values(st.buffers)) readBack(b);
+    return st;
   }
 
   private stateOf(name: string, p: OptimParam, h: Readonly<H>): ParamState {
@@ -262,6 +296,7 @@ export abstract class Optimizer<H extends BaseHyperparameters> {
         for (const b of this.bufferNames(g.hyperparameters)) {
           const data = st.buffers[b];
           if (data === undefined) continue;
+          readBack(data);
           tensors[`${b}.${name}`] = { dtype: dtypeOf(data), shape: [...p.shape], data: data.slice() };
         }
       }

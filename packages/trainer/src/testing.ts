@@ -15,6 +15,7 @@ import { testModelConfig } from '@apertus/model/testing';
 import { Tokenizer, trainApertusBpe } from '@apertus/tokenizer';
 import { CheckpointManager, readTrainingCheckpoint } from './checkpoint';
 import { readMetrics } from './metrics';
+import type { TrainingSample } from './batch';
 import type { MetricRecord } from './trainer-state';
 
 /** A saved tiny model and its tokenizer. */
@@ -199,4 +200,23 @@ export function runDirState(out: string): RunDirState {
     savedStep: latest ? readTrainingCheckpoint(latest.dir).state.step : null,
     modelWritten: fs.existsSync(path.join(out, 'model')),
   };
+}
+
+/**
+ * `n` synthetic training rows of `T` tokens (ids 4–63 from a seeded LCG; the labels are the next
+ * tokens, every fifth masked; two documents per row): the data of the unit tests of a step.
+ */
+export function syntheticLmRows(n: number, T: number, seed: number): TrainingSample[] {
+  let x = seed;
+  const next = () => (x = (x * 1103515245 + 12345) % 2147483648) % 60 + 4;
+  return Array.from({ length: n }, () => {
+    const window = Array.from({ length: T + 1 }, next);
+    return {
+      tokens: window.slice(0, T),
+      labels: window.slice(1),
+      lossMask: window.slice(1).map((_, i) => (i % 5 === 3 ? 0 : 1)),
+      positionIds: window.slice(0, T).map((_, i) => i),
+      documentIds: window.slice(0, T).map((_, i) => (i < T / 2 ? 0 : 1)),
+    };
+  });
 }

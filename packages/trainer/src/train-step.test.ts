@@ -2,24 +2,11 @@ import { AdEMAMix, LrScheduler, constantSchedule, wsdSchedule } from '@apertus/a
 import { ApertusModel, presetConfig } from '@apertus/model';
 import { noGrad, scale } from '@apertus/tensor';
 import { describe, expect, it } from 'vitest';
-import { causalLmLoss, collateLm, evaluateLm, NonFiniteLossError, NonFiniteWeightError, trainStep, type LmBatch, type TrainingSample } from './index';
+import { causalLmLoss, collateLm, evaluateLm, NonFiniteLossError, NonFiniteWeightError, trainStep, type LmBatch } from './index';
+import { syntheticLmRows as rows } from './testing';
 
 const CONFIG = presetConfig('tiny', { vocab_size: 64, hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, head_dim: 8 });
 
-function rows(n: number, T: number, seed: number): TrainingSample[] {
-  let x = seed;
-  const next = () => (x = (x * 1103515245 + 12345) % 2147483648) % 60 + 4;
-  return Array.from({ length: n }, () => {
-    const window = Array.from({ length: T + 1 }, next);
-    return {
-      tokens: window.slice(0, T),
-      labels: window.slice(1),
-      lossMask: window.slice(1).map((_, i) => (i % 5 === 3 ? 0 : 1)),
-      positionIds: window.slice(0, T).map((_, i) => i),
-      documentIds: window.slice(0, T).map((_, i) => (i < T / 2 ? 0 : 1)),
-    };
-  });
-}
 
 /** Float64 reference of Σ mask·CE / N from logits computed by the model (independent log-softmax). */
 function referenceLoss(model: ApertusModel, batches: LmBatch[]): { sum: number; n: number } {

@@ -1,6 +1,10 @@
 // One optimizer step over a batch split into micro-batches (gradient accumulation):
 //   zero grads → for each micro-batch: forward, loss / N_batch, backward (grads add up)
 //   → global-norm clipping → optimizer.step(lr(count)) → scheduler.step(samples).
+// The same code serves both devices. On `webgpu` parameters, gradients and optimizer state stay on
+// the GPU: per step the host reads back the loss and the global gradient norm (one float, reduced
+// on the device: it is needed every step for the non-finite check and the log), nothing else of
+// the update.
 
 import { clipGradNorm, gradNorm, type LrScheduler } from '@apertus/ademamix';
 import { backward, tidy, type Tensor } from '@apertus/tensor';
@@ -57,7 +61,8 @@ export interface TrainStepResult {
  * micro-batches; a NaN/∞ loss or gradient norm throws {@link NonFiniteLossError} (naming the first
  * parameter with a non-finite gradient) before the optimizer or scheduler changes anything
  * (gradients are left as computed); a weight that the update made non-finite throws
- * {@link NonFiniteWeightError} naming it.
+ * {@link NonFiniteWeightError} naming it (on the host; a device weight is not read back for this,
+ * a non-finite one makes the next loss non-finite).
  */
 export function trainStep<B>(o: TrainStepOptions<B>): TrainStepResult {
   if (o.microBatches.length === 0) throw new TrainerOptionError('microBatches', 'a step needs at least one micro-batch');
@@ -83,7 +88,7 @@ export function trainStep<B>(o: TrainStepOptions<B>): TrainStepResult {
   if (!Number.isFinite(norm)) throw new NonFiniteLossError(step, 'gradNorm', norm, nonFiniteGradient(params));
   const lr = o.scheduler.lr;
   o.optimizer.step(lr);
-  assertFiniteParameters(params, step);
+  assertFiniteParameters(params, step, false);
   o.scheduler.step(o.schedulerIncrement ?? 1);
   return { loss, gradNorm: norm, lr, weight };
 }

@@ -119,6 +119,60 @@ export interface AttentionBackwardArgs extends AttentionArgs {
   gv: F32;
 }
 
+/**
+ * One AdEMAMix update of one parameter (training-recipe.md §1.1), every array updated in place:
+ *   m1 ← β1·m1 + (1−β1)·g;  m2 ← β3·m2 + (1−β3)·g;  nu ← β2·nu + (1−β2)·g²
+ *   θ ← θ − lr·((m1/bc1 + α·m2) / (sqrt(nu)/sqrt(bc2) + eps) + λ·θ)
+ * The step-dependent scalars (α and β3 from their schedulers, the bias corrections) are computed
+ * by the optimizer on the host in float64; only the per-element math runs in the kernel.
+ */
+export interface AdemamixUpdateArgs {
+  /** Parameter θ. */
+  param: F32;
+  /** Gradient g. */
+  grad: F32;
+  /** Fast EMA m1, or null when β1 = 0 (m1 is g itself, no buffer). */
+  m1: F32 | null;
+  /** Slow EMA m2 (no bias correction). */
+  m2: F32;
+  /** Second moment nu. */
+  nu: F32;
+  beta1: number;
+  beta2: number;
+  /** β3 at this step (from the β3 scheduler, T_beta3). */
+  beta3: number;
+  /** α at this step (from the α scheduler, T_alpha). */
+  alpha: number;
+  /** Bias corrections 1 − β1^t and 1 − β2^t. */
+  bc1: number;
+  bc2: number;
+  eps: number;
+  /** Decoupled weight decay λ. */
+  weightDecay: number;
+  lr: number;
+}
+
+/**
+ * One AdamW update of one parameter, every array updated in place:
+ *   m ← β1·m + (1−β1)·g;  v ← β2·v + (1−β2)·g²;  θ ← θ·(1 − lr·λ) − (lr/bc1)·m / (sqrt(v)/sqrt(bc2) + eps)
+ */
+export interface AdamwUpdateArgs {
+  param: F32;
+  grad: F32;
+  /** First moment m. */
+  m: F32;
+  /** Second moment v. */
+  v: F32;
+  beta1: number;
+  beta2: number;
+  /** Bias corrections 1 − β1^t and 1 − β2^t. */
+  bc1: number;
+  bc2: number;
+  eps: number;
+  weightDecay: number;
+  lr: number;
+}
+
 /** The full set of raw kernels one backend provides. */
 export interface KernelSet {
   /**
@@ -179,6 +233,14 @@ export interface KernelSet {
    * without it cannot be selected for this op (`setBackend` throws).
    */
   linearCrossEntropy?(args: LinearCrossEntropyArgs): void;
+  /** The AdEMAMix update of one parameter (see `AdemamixUpdateArgs`). */
+  ademamixUpdate(args: AdemamixUpdateArgs): void;
+  /** The AdamW update of one parameter (see `AdamwUpdateArgs`). */
+  adamwUpdate(args: AdamwUpdateArgs): void;
+  /** out[0] = acc[0] + Σ_i x[i]² (acc null: 0); `out` may be `acc` (the squared global norm of clipping, parameter by parameter). */
+  sumSquares(x: F32, acc: F32 | null, out: F32): void;
+  /** out[i] = x[i]·s; `out` may be `x` (gradient clipping in place, loss-gradient scaling). */
+  scaleBy(x: F32, s: number, out: F32): void;
 }
 
 /** Names of the ops in a KernelSet, used for per-op backend selection. */

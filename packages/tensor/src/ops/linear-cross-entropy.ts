@@ -2,8 +2,7 @@ import { isGradEnabled, record } from '../autograd';
 import { kernel } from '../backend';
 import { DTypeError, ShapeError } from '../errors';
 import type { Tensor } from '../tensor';
-import { hostAccess } from '../residency';
-import { i32, kernelF32, mapF32, out, zerosF32 } from './util';
+import { i32, kernelF32, out, zerosF32 } from './util';
 
 /** Options of `linearCrossEntropy`. */
 export interface LinearCrossEntropyOptions {
@@ -60,9 +59,12 @@ export function linearCrossEntropy(h: Tensor, w: Tensor, targets: Tensor, opts: 
   if (!needGrad) return res;
   return record(res, 'linearCrossEntropy', [h, w], (g) => {
     const s = g.item() / denom;
-    // The gradients are scaled on the host (bringing them back from a device that computed them).
-    if (dh) hostAccess(dh);
-    if (dw) hostAccess(dw);
-    return [dh ? out(h.shape, mapF32(dh, (v) => v * s)) : null, dw ? out(w.shape, mapF32(dw, (v) => v * s)) : null];
+    // The loss gradient scaled where dh and dw live (on a device, there), into fresh outputs.
+    const scaled = (d: Float32Array, shape: readonly number[]): Tensor => {
+      const res = zerosF32(d.length);
+      kernel('scaleBy')(d, s, res);
+      return out(shape, res);
+    };
+    return [dh ? scaled(dh, h.shape) : null, dw ? scaled(dw, w.shape) : null];
   });
 }

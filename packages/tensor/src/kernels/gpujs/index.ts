@@ -13,6 +13,7 @@ import { GpujsBackendError } from './errors';
 import { type GemmArgs, gemm } from './gemm';
 import type { GemmBf16Args } from '../gemm/index';
 import { linearCrossEntropy } from './linear-cross-entropy';
+import { adamwUpdate, ademamixUpdate, scaleBy, sumSquares } from './optimizer';
 import { max, sum } from './reduce';
 import { rmsnorm, rmsnormBackward } from './rmsnorm';
 import { rope } from './rope';
@@ -42,6 +43,7 @@ const OPS = {
   unary, unaryBackward, binary, sum, max, softmax, softmaxBackward, logSoftmax, logSoftmaxBackward,
   rmsnorm, rmsnormBackward, embedding, embeddingBackward, rope, attention, attentionBackward,
   crossEntropy, crossEntropyBackward, gemm, linearCrossEntropy,
+  ademamixUpdate, adamwUpdate, sumSquares, scaleBy,
 } satisfies { [K in keyof KernelSet]-?: (...a: Parameters<NonNullable<KernelSet[K]>>) => KernelOp };
 
 type Ops = typeof OPS;

@@ -4,7 +4,8 @@
  * error bounds the property tests compare against.
  */
 import { existsSync } from 'node:fs';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { type WebgpuKernelSet, createWebgpuKernels } from './index';
 import { SWIFTSHADER_ICD } from './webgpu';
 
 /** Deterministic floats uniform in [lo, hi) from a 32-bit LCG seeded with `seed`. */
@@ -115,4 +116,19 @@ export function useSwiftshaderUnlessDriverNamed(): void {
     process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
   }
   process.env.XDG_RUNTIME_DIR ??= '/tmp';
+}
+
+/**
+ * Inside a describe block: create the asynchronous webgpu kernel set before its tests (failing,
+ * never skipping, where there is no adapter) and dispose of it after; returns the set's getter.
+ */
+export function webgpuKernelsForSuite(): () => WebgpuKernelSet {
+  let ks: WebgpuKernelSet | undefined;
+  beforeAll(async () => {
+    ks = await createWebgpuKernels();
+  }, 120_000);
+  afterAll(async () => {
+    await ks?.dispose();
+  });
+  return () => ks!;
 }

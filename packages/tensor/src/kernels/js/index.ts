@@ -5,6 +5,7 @@ import { crossEntropy, crossEntropyBackward } from './cross-entropy';
 import { binary, unary, unaryBackward } from './elementwise';
 import { embedding, embeddingBackward } from './embedding';
 import { fusedLinearCrossEntropy } from './linear-cross-entropy';
+import { adamwUpdate, ademamixUpdate, scaleBy, sumSquares } from './optimizer';
 import { max, sum } from './reduce';
 import { rmsnorm, rmsnormBackward } from './rmsnorm';
 import { rope } from './rope';
@@ -18,6 +19,7 @@ export const jsKernels: KernelSet = {
   rmsnorm, rmsnormBackward, embedding, embeddingBackward, rope,
   attention, attentionBackward, crossEntropy, crossEntropyBackward,
   linearCrossEntropy: fusedLinearCrossEntropy(jsGemm),
+  ademamixUpdate, adamwUpdate, sumSquares, scaleBy,
 };
 
 export { sigmoid, softplus } from './elementwise';
