@@ -1,12 +1,14 @@
 // Training-step, prefill and decode speed of @apertus/model next to PyTorch (eager, float32,
 // Debian python3-torch with OpenBLAS) on the same configs, measured in the same run.
-//   node packages/model/bench/speed.mjs [--quick] [--write] [--only REGEX] [--cpu-time]
+//   node packages/model/bench/speed.mjs [--quick] [--write] [--only REGEX] [--cpu-time] [--budget S]
 // Needs built packages (npm run build) and /usr/bin/python3 with torch. `--only` keeps the cases
 // whose "what model B T" text matches (e.g. --only 'train|prefill'). PyTorch runs with
 // torch.set_num_threads and OPENBLAS_NUM_THREADS (its OpenBLAS ignores the former); our training
 // step runs inside `tidy`, as the training loop does. `--cpu-time` times each side's process CPU
 // seconds at 1 thread (for a machine loaded by other jobs, where wall times mostly measure the
-// share of the CPU each side got).
+// share of the CPU each side got). `--budget S` (default 120) bounds each side's timed training
+// steps to about S seconds of its clock: the median of the steps done by then (at least one; a
+// warm-up step longer than S is itself the measurement), so `small` B4 T512 finishes at load too.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,6 +24,8 @@ const write = process.argv.includes('--write');
 const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg >= 0 ? new RegExp(process.argv[onlyArg + 1]) : null;
 const cpuTime = process.argv.includes('--cpu-time');
+const budgetArg = process.argv.indexOf('--budget');
+const budgetS = budgetArg >= 0 ? Number(process.argv[budgetArg + 1]) : 120;
 const THREADS = cpuTime ? [1] : [1, 2];
 /** Milliseconds: wall time, or this process's CPU time (GEMM workers included) with --cpu-time. */
 const now = () => { if (!cpuTime) return performance.now(); const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
@@ -63,7 +67,9 @@ function ours(mode, config, { B, T, steps, bf16 = false }) {
       tidy(() => backward(m.loss(x, y)));
       opt.step();
       for (const [, p] of m.parameters()) p.grad = null;
-      if (i > 0) times.push(now() - t0);
+      const dt = now() - t0;
+      if (i > 0 || dt > 1000 * budgetS) times.push(dt);
+      if (times.reduce((a, b) => a + b, 0) > 1000 * budgetS) break;
     }
     return { seconds: median(times) / 1000, tokens_per_s: (B * T) / (median(times) / 1000) };
   }

@@ -130,6 +130,9 @@ B, T, steps = args.get("B", 1), args.get("T", 64), args.get("steps", 5)
 # "clock": "cpu" times the process's CPU seconds instead of wall time (a loaded machine, 1 thread).
 clock = time.process_time if args.get("clock") == "cpu" else time.perf_counter
 times = []
+# "budget" (seconds of the clock above): training stops timing once its steps took that long, and a
+# warm-up step longer than the budget is itself the measurement (the same rule as speed.mjs).
+budget = args.get("budget", float("inf"))
 if args["mode"] == "train":
     opt = AdEMAMix(model.parameters())
     ids = torch.randint(0, V, (B, T)); tg = torch.randint(0, V, (B, T))
@@ -137,7 +140,9 @@ if args["mode"] == "train":
         t0 = clock()
         loss = F.cross_entropy(model(ids).view(B * T, V), tg.view(-1))
         loss.backward(); opt.step(); opt.zero_grad(set_to_none=True)
-        if i > 0: times.append(clock() - t0)
+        dt = clock() - t0
+        if i > 0 or dt > budget: times.append(dt)
+        if sum(times) > budget: break
     tokens = B * T
 elif args["mode"] == "prefill":
     ids = torch.randint(0, V, (B, T))

@@ -1,4 +1,4 @@
-import { attention, noGrad, rmsnorm, Tensor } from '@apertus/tensor';
+import { attention, noGrad, rmsnorm, Tensor, tidy } from '@apertus/tensor';
 import { GenerationError } from './errors';
 import type { KVCache } from './kv-cache';
 import { decoderLayer, type Attend } from './layer';
@@ -29,16 +29,16 @@ function embedRows(model: ApertusModel, ids: Int32Array): Float32Array {
 function cachedAttend(batch: readonly StepInput[]): Attend {
   return (l, q, k, v) => {
     const [, , nh, d] = q.shape as [number, number, number, number];
-    const out = new Float32Array(q.size);
+    const o = Tensor.zeros(q.shape), out = o.data as Float32Array;
     let r0 = 0;
     for (const s of batch) {
       const T = s.tokens.length, rows = (t: Tensor, w: number) => t.data.subarray(r0 * w, (r0 + T) * w);
       const kv = s.cache.update(l, rows(k, s.cache.rowSize), rows(v, s.cache.rowSize));
-      const o = attention(Tensor.from(rows(q, nh * d), [1, T, nh, d]), kv.k, kv.v, { qOffset: s.cache.length });
-      out.set(o.data, r0 * nh * d);
+      const a = attention(Tensor.from(rows(q, nh * d), [1, T, nh, d]), kv.k, kv.v, { qOffset: s.cache.length });
+      out.set(a.data, r0 * nh * d);
       r0 += T;
     }
-    return Tensor.from(out, q.shape);
+    return o;
   };
 }
 
@@ -47,7 +47,8 @@ function cachedAttend(batch: readonly StepInput[]): Attend {
  * prefill chunks and single decode tokens can be mixed). The batch is one row of all new tokens
  * through the same decoder layers as training; linear layers see all rows at once, attention
  * runs per sequence against its own KV cache. Returns the logits of each sequence's last new
- * token, [n, V] row-major.
+ * token, [n, V] row-major. The step runs in a `tidy` scope: its activations live on the cpu
+ * heap (read in place by the kernels) and go back to the pool when it returns.
  */
 export function step(model: ApertusModel, batch: readonly StepInput[]): Float32Array {
   const c = model.config;
@@ -59,7 +60,7 @@ export function step(model: ApertusModel, batch: readonly StepInput[]): Float32A
     }
     rows += s.tokens.length;
   }
-  return noGrad(() => {
+  return tidy(() => noGrad(() => {
     const ids = new Int32Array(rows), pos = new Int32Array(rows);
     let r = 0;
     for (const s of batch) for (let t = 0; t < s.tokens.length; t++, r++) { ids[r] = s.tokens[t]!; pos[r] = s.cache.length + t; }
@@ -71,6 +72,6 @@ export function step(model: ApertusModel, batch: readonly StepInput[]): Float32A
     const last = new Float32Array(batch.length * c.hidden_size);
     let end = 0;
     batch.forEach((s, i) => { end += s.tokens.length; last.set(h.data.subarray((end - 1) * c.hidden_size, end * c.hidden_size), i * c.hidden_size); });
-    return project(rmsnorm(Tensor.from(last, [batch.length, c.hidden_size]), model.norm, c.rms_norm_eps), model.lmHead).data;
-  });
+    return project(rmsnorm(Tensor.from(last, [batch.length, c.hidden_size]), model.norm, c.rms_norm_eps), model.lmHead).data.slice();
+  }));
 }

@@ -23,16 +23,16 @@
  * - `gemm(M, N, K, pA, rsA, csA, pB, rsB, csB, bf16, pC, ldc, alpha, accumulate, packA, packB, tile, MC, NC, KC)`
  *   C = alpha * op(A) op(B) (+ C when `accumulate` != 0). `packA` needs MC' * KC floats and `packB`
  *   KC * NC' floats, where MC' and NC' are MC and NC rounded up to MR and NR; `tile` MR * NR floats.
- * - `dot_nt(M, N, K, pA, lda, pB, ldb, bf16, pC, ldc, alpha, accumulate)`: the same product for
- *   op(A) = A (row-major, stride lda) and op(B) = B^T with B row-major [N, K] (stride ldb), without
- *   packing: each C entry is a dot product of two contiguous rows. Used when M is small
- *   (matrix-vector like inference steps), where packing B would cost more than the product.
+ * - `dot_nt(M, N, K, pA, lda, pB, ldb, bf16, pC, ldc, alpha, accumulate, scratch)`: the same product
+ *   for op(A) = A and op(B) = B^T with B row-major [N, K], streaming B in place without packing
+ *   (few rows against a weight matrix, as in decode steps; generated in `dot-nt.ts`).
  * - `kernel`, `pack_a`, `pack_b`, `pack_b_bf16`, `macro`: the building blocks, exported for tests.
  */
 import {
   block, br, brIf, call, encodeModule, f32, forLoop, get, i32, if_, loop, select, seq, set, v128, ValType,
   type Code, type FuncDef, Locals,
 } from './encoder';
+import { dotNtFn } from './dot-nt';
 
 /** Shape of the register-blocked micro-kernel and the instruction set it may use. */
 export interface GemmCodegenOptions {
@@ -55,9 +55,6 @@ export const GEMM_MEMORY_PAGES = { min: 1, max: 65536 } as const;
 const { i32: I32, v128: V128 } = ValType;
 const c = i32.const;
 
-/** Depth of the K blocks of dot_nt (4 B rows x DOT_KB floats = 8 KiB, well inside L1). */
-const DOT_KB = 512;
-
 /**
  * Panels of a non-transposed B packed together, k by k (4 x NR floats of a source row; 4 store
  * streams fit the associativity of any L1, measured 11x faster than scattering whole rows).
@@ -68,7 +65,7 @@ const PACK_B_GROUP = 4;
 const FN = { kernel: 0, pack_a: 1, pack_b: 2, pack_b_bf16: 3, macro: 4, gemm: 5, dot_nt: 6 } as const;
 
 /** `a * b + acc` with either mul + add or relaxed_madd. */
-function madd(o: GemmCodegenOptions, a: Code, b: Code, acc: Code): Code {
+export function madd(o: GemmCodegenOptions, a: Code, b: Code, acc: Code): Code {
   return o.relaxed ? v128.f32x4_relaxed_madd(a, b, acc) : v128.f32x4_add(acc, v128.f32x4_mul(a, b));
 }
 
@@ -460,104 +457,6 @@ function gemmFn(): FuncDef {
               i32.add(get(P.pC), i32.shl(i32.add(i32.mul(get(ic), get(P.ldc)), get(jc)), c(2))),
               i32.shl(get(P.ldc), c(2)), get(acc), get(P.tile)),
           ),
-        ),
-      ),
-    ),
-  };
-}
-
-/**
- * dot_nt(M, N, K, pA, lda, pB, ldb, bf16, pC, ldc, alpha, accumulate): C = alpha * A B^T (+ C)
- * with A [M, K] and B [N, K] both row-major, unpacked. For each block of 4 B rows (4 columns of
- * C), A rows are taken two at a time: 8 f32x4 partial sums, 6 vector loads per 8 multiply-adds,
- * reduced horizontally at the end; K tails are scalar. The 4 B rows (4 * K values) stay in
- * L1/L2 while all A rows pass over them, so B is read from memory once.
- */
-function dotNtFn(o: GemmCodegenOptions): FuncDef {
-  const P = { M: 0, N: 1, K: 2, pA: 3, lda: 4, pB: 5, ldb: 6, bf16: 7, pC: 8, ldc: 9, alpha: 10, accumulate: 11 };
-  const L = new Locals(12);
-  const j = L.add(I32), i = L.add(I32), k = L.add(I32), k4 = L.add(I32), m2 = L.add(I32);
-  const es = L.add(I32), nb = L.add(I32), dst = L.add(I32);
-  const kb = L.add(I32), kl = L.add(I32), acc0 = L.add(I32);
-  const rowB = [L.add(I32), L.add(I32), L.add(I32), L.add(I32)];
-  const rowA = [L.add(I32), L.add(I32)];
-  const bv = [L.add(V128), L.add(V128), L.add(V128), L.add(V128)];
-  const av = [L.add(V128), L.add(V128)];
-  const acc = [0, 1].map(() => [L.add(V128), L.add(V128), L.add(V128), L.add(V128)]);
-  const s = [0, 1].map(() => [L.add(ValType.f32), L.add(ValType.f32), L.add(ValType.f32), L.add(ValType.f32)]);
-  const bLoad = (bf16: boolean, ptr: number): Code =>
-    bf16 ? v128.i32x4_shl(v128.load16x4_u(get(ptr)), c(16)) : v128.load(get(ptr));
-  const bScalar = (bf16: boolean, ptr: number): Code =>
-    bf16 ? f32.reinterpret_i32(i32.shl(i32.load16_u(get(ptr)), c(16))) : f32.load(get(ptr));
-  const hsum = (x: number): Code =>
-    f32.add(
-      f32.add(v128.f32x4_extract_lane(get(x), 0), v128.f32x4_extract_lane(get(x), 1)),
-      f32.add(v128.f32x4_extract_lane(get(x), 2), v128.f32x4_extract_lane(get(x), 3)),
-    );
-  /** C[i + r, j + q] for q < nb from the sums s[r][q]. */
-  const storeRow = (r: number): Code =>
-    seq(
-      set(dst, i32.add(get(P.pC), i32.shl(i32.add(i32.mul(i32.add(get(i), c(r)), get(P.ldc)), get(j)), c(2)))),
-      ...s[r]!.map((sq, qq) => {
-        const x = f32.mul(get(sq), get(P.alpha));
-        return if_(i32.lt_s(c(qq), get(nb)),
-          f32.store(get(dst), select(f32.add(f32.load(get(dst), 4 * qq), x), x, get(acc0)), 4 * qq));
-      }),
-    );
-  /** C rows i .. i + ra - 1 (ra = 1 or 2) against the 4 current B rows. */
-  const rows = (bf16: boolean, ra: number): Code =>
-    seq(
-      ...Array.from({ length: ra }, (_, r) =>
-        set(rowA[r]!, i32.add(get(P.pA), i32.shl(i32.add(i32.mul(i32.add(get(i), c(r)), get(P.lda)), get(kb)), c(2))))),
-      ...rowB.map((rb, qq) =>
-        set(rb, i32.add(get(P.pB), i32.mul(i32.add(i32.mul(
-          i32.add(get(j), select(c(qq), c(0), i32.lt_s(c(qq), get(nb)))), get(P.ldb)), get(kb)), get(es))))),
-      ...acc.slice(0, ra).flat().map((x) => set(x, v128.zero())),
-      forLoop(k, c(0), get(k4), c(4),
-        ...bv.map((b, qq) => set(b, bLoad(bf16, rowB[qq]!))),
-        ...Array.from({ length: ra }, (_, r) =>
-          seq(
-            set(av[r]!, v128.load(get(rowA[r]!))),
-            ...acc[r]!.map((x, qq) => set(x, madd(o, get(av[r]!), get(bv[qq]!), get(x)))),
-            set(rowA[r]!, i32.add(get(rowA[r]!), c(16))),
-          )),
-        ...rowB.map((rb) => set(rb, i32.add(get(rb), c(bf16 ? 8 : 16)))),
-      ),
-      ...Array.from({ length: ra }, (_, r) => seq(...s[r]!.map((sq, qq) => set(sq, hsum(acc[r]![qq]!))))),
-      // K tail.
-      forLoop(k, get(k4), get(kl), c(1),
-        ...Array.from({ length: ra }, (_, r) =>
-          seq(...s[r]!.map((sq, qq) =>
-            set(sq, f32.add(get(sq), f32.mul(f32.load(get(rowA[r]!)), bScalar(bf16, rowB[qq]!))))))),
-        ...Array.from({ length: ra }, (_, r) => set(rowA[r]!, i32.add(get(rowA[r]!), c(4)))),
-        ...rowB.map((rb) => set(rb, i32.add(get(rb), get(es)))),
-      ),
-      ...Array.from({ length: ra }, (_, r) => storeRow(r)),
-    );
-  const body = (bf16: boolean): Code =>
-    seq(
-      forLoop(i, c(0), get(m2), c(2), rows(bf16, 2)),
-      forLoop(i, get(m2), get(P.M), c(1), rows(bf16, 1)),
-    );
-  return {
-    name: 'dot_nt',
-    params: [I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, ValType.f32, I32],
-    results: [],
-    locals: L.types,
-    body: seq(
-      set(es, select(c(2), c(4), get(P.bf16))),
-      set(m2, i32.and(get(P.M), c(~1))),
-      forLoop(j, c(0), get(P.N), c(4),
-        // nb = min(4, N - j); out-of-range B rows alias row j (their results are not stored).
-        set(nb, i32.sub(get(P.N), get(j))),
-        if_(i32.gt_s(get(nb), c(4)), set(nb, c(4))),
-        // K blocks of DOT_KB keep the 4 B row pieces in L1 while all A rows pass over them;
-        // partial sums of later blocks accumulate into C.
-        forLoop(kb, c(0), get(P.K), c(DOT_KB),
-          set(kl, i32.min_s(c(DOT_KB), i32.sub(get(P.K), get(kb)))),
-          set(k4, i32.and(get(kl), c(~3))),
-          set(acc0, i32.or(get(P.accumulate), i32.gt_s(get(kb), c(0)))),
-          if_(get(P.bf16), body(true), body(false)),
         ),
       ),
     ),

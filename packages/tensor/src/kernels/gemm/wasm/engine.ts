@@ -23,6 +23,7 @@ import {
   type GemmExports, type RunJobs,
 } from './jobs';
 import { GEMM_WASM_RELAXED, GEMM_WASM_SIMD } from './module.generated';
+import { dotScratchBytes } from './dot-nt';
 import { heapAddress, heapMemory, heapRelease, heapScratch } from '../../cpu/heap';
 import { GEMM_VARIANTS, type GemmVariantName } from './variants';
 import { canBlock, canShareMemory } from '../../../host';
@@ -190,7 +191,7 @@ export class WasmGemmEngine {
     const packABytes = align(Math.ceil(MC / mr) * mr * KC * 4);
     const packBBytes = align(Math.ceil(NC / nr) * nr * KC * 4);
     const tileBytes = align(mr * nr * 4);
-    const scratchBytes = dot ? 0 : packABytes + packBBytes + tileBytes;
+    const scratchBytes = dot ? align(dotScratchBytes(M, K)) : packABytes + packBBytes + tileBytes;
     // Every live thread gets scratch: a worker still in its claim loop may pick up any job.
     const S = Math.max(T, this.workers.length + 1);
     // B is cut in chunks along its stored outer dimension, so that each chunk is one contiguous

@@ -1,0 +1,125 @@
+import { setFlagsFromString } from 'node:v8';
+import { afterAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { checkGemmArgs, type GemmArgs } from './args';
+import { sgemmReference } from './reference';
+import { dotScratchBytes } from './wasm/dot-nt';
+import { variantBytes, WasmGemmEngine } from './wasm/engine';
+import { wasmApi } from './wasm/wasm-api';
+import { heapF32, heapRelease, heapU16 } from '../cpu/heap';
+import { ODD_SIZES, errorBound, randomArray, worstRatio } from './test-util';
+
+// Node 20 ships relaxed SIMD behind a flag; turned on here so both variants run on every Node.
+setFlagsFromString('--experimental-wasm-relaxed-simd');
+
+const VARIANTS = ['relaxed', 'simd'] as const;
+// threadMinWork 0: even small products are split into column jobs over the threads.
+const engines = { relaxed: new WasmGemmEngine('relaxed', { threadMinWork: 0 }), simd: new WasmGemmEngine('simd', { threadMinWork: 0 }) };
+afterAll(() => Object.values(engines).forEach((e) => e.terminate()));
+
+/** A bf16 B as the upper halves of f32 values (truncation), and those values as f32 for the reference. */
+function bf16Of(B: Float32Array): { bits: Uint16Array; values: Float32Array } {
+  const u = new Uint32Array(B.buffer, B.byteOffset, B.length);
+  return { bits: Uint16Array.from(u, (x) => x >>> 16), values: new Float32Array(Uint32Array.from(u, (x) => x & 0xffff0000).buffer) };
+}
+
+/** Copy into tensor-like storage on the wasm heap (the operands of a decode step live there). */
+function onHeap<T extends Float32Array | Uint16Array>(x: T): T {
+  const h = (x instanceof Float32Array ? heapF32(x.length) : heapU16(x.length)) as T;
+  h.set(x as never);
+  return h;
+}
+
+const rows = fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 9, max: 32 }));
+const size = fc.oneof(fc.constantFrom(...ODD_SIZES), fc.integer({ min: 1, max: 200 }));
+
+describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', (variant) => {
+  const engine = engines[variant];
+
+  it('matches the double-precision reference: 1..32 rows, odd N and K, alpha, beta, f32 and bf16 W, in place and staged, 1..3 threads', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          M: rows, N: size, K: size, alpha: fc.constantFrom(1, -0.75, 3.5), beta: fc.constantFrom(0, 1, -0.5),
+          bf16: fc.boolean(), heap: fc.boolean(), threads: fc.constantFrom(1, 2, 3), seed: fc.nat(),
+        }),
+        ({ M, N, K, alpha, beta, bf16, heap, threads, seed }) => {
+          const A = randomArray(M * K, seed + 1), W = randomArray(N * K, seed + 2), C0 = randomArray(M * N, seed + 3);
+          const w = bf16Of(W);
+          const args: GemmArgs = { transA: false, transB: true, M, N, K, A, B: bf16 ? w.values : W, C: C0, alpha, beta };
+          const want = C0.slice();
+          sgemmReference({ ...args, C: want });
+          const B = bf16 ? w.bits : W;
+          const run = { ...args, A: heap ? onHeap(A) : A, B: heap ? onHeap(B) : B, C: heap ? onHeap(C0) : C0.slice() };
+          engine.run(checkGemmArgs(run as GemmArgs, bf16), threads);
+          const got = Float32Array.from(run.C);
+          if (heap) [run.A, run.B, run.C].forEach(heapRelease);
+          expect(worstRatio(got, want, errorBound(args))).toBeLessThanOrEqual(1);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  it('handles decode-sized products (a 32768-row weight; K up to 3071, with K % 4 tails) on 2 threads', () => {
+    for (const [M, N, K] of [[8, 32768, 67], [3, 771, 3071], [1, 4099, 769]] as const) {
+      const A = randomArray(M * K, M), W = onHeap(randomArray(N * K, N)), C = onHeap(new Float32Array(M * N));
+      const args: GemmArgs = { transA: false, transB: true, M, N, K, A, B: W, C };
+      engine.run(checkGemmArgs(args, false), 2);
+      const want = new Float32Array(M * N);
+      sgemmReference({ ...args, C: want });
+      expect(worstRatio(C, want, errorBound({ ...args, C: want }))).toBeLessThanOrEqual(1);
+      heapRelease(W);
+      heapRelease(C);
+    }
+  });
+
+  it(variant === 'relaxed' ? 'fuses the multiply-adds along k' : 'rounds every product (multiply, then add)', () => {
+    // One lane sums 1 * -1 and then a * a with a = 1 + 2^-12: a * a = 1 + 2^-11 + 2^-24 keeps its
+    // 2^-24 only when fused. (Every CPU that runs these tests has FMA; see variant.test.ts.)
+    const a = 1 + 2 ** -12;
+    for (const M of [1, 2, 5]) {
+      const A = new Float32Array(M * 8), W = new Float32Array([-1, 0, 0, 0, a, 0, 0, 0]), C = new Float32Array(M);
+      for (let i = 0; i < M; i++) A.set([1, 0, 0, 0, a, 0, 0, 0], 8 * i);
+      engine.run(checkGemmArgs({ transA: false, transB: true, M, N: 1, K: 8, A, B: W, C }, false), 1);
+      expect(Array.from(C)).toEqual(new Array(M).fill(variant === 'relaxed' ? 2 ** -11 + 2 ** -24 : 2 ** -11));
+    }
+  });
+
+  it('reads and writes only its operands and its scratch: row strides lda, ldb, ldc wider than K and N', () => {
+    const memory = new wasmApi!.Memory({ initial: 16, maximum: 65536, shared: true });
+    const ex = new wasmApi!.Instance(new wasmApi!.Module(variantBytes(variant)), { env: { memory } }).exports as { dot_nt(...args: number[]): void };
+    const f32 = new Float32Array(memory.buffer);
+    fc.assert(
+      fc.property(rows, size, size, fc.nat({ max: 5 }), fc.boolean(), fc.nat(), (M, N, K, pad, accumulate, seed) => {
+        const lda = K + pad, ldb = K + 2 * pad, ldc = N + pad;
+        // Layout (floats): A [M x lda] | B [N x ldb] | C [M x ldc] | scratch, 16-byte aligned, with NaN everywhere else.
+        const al = (x: number): number => Math.ceil(x / 4) * 4;
+        const oA = 16, oB = oA + al(M * lda), oC = oB + al(N * ldb), oS = oC + al(M * ldc), end = oS + dotScratchBytes(M, K) / 4;
+        f32.fill(NaN, 0, end + 64);
+        const A = randomArray(M * lda, seed + 1), B = randomArray(N * ldb, seed + 2), C = randomArray(M * ldc, seed + 3);
+        f32.set(A, oA); f32.set(B, oB); f32.set(C, oC);
+        ex.dot_nt(M, N, K, 4 * oA, lda, 4 * oB, ldb, 0, 4 * oC, ldc, 1.5, accumulate ? 1 : 0, 4 * oS);
+        // The reference on the dense [M, K] and [N, K] views.
+        const dense = (x: Float32Array, r: number, ld: number, n: number): Float32Array => {
+          const out = new Float32Array(r * n);
+          for (let i = 0; i < r; i++) out.set(x.subarray(i * ld, i * ld + n), i * n);
+          return out;
+        };
+        const args: GemmArgs = { transA: false, transB: true, M, N, K, A: dense(A, M, lda, K), B: dense(B, N, ldb, K), C: dense(C, M, ldc, N), alpha: 1.5, beta: accumulate ? 1 : 0 };
+        const want = args.C.slice();
+        sgemmReference({ ...args, C: want });
+        const got = f32.subarray(oC, oC + M * ldc);
+        expect(worstRatio(dense(got, M, ldc, N), want, errorBound(args))).toBeLessThanOrEqual(1);
+        // Padding columns of C keep their values; nothing before A or past the scratch is written.
+        for (let i = 0; i < M; i++) for (let jj = N; jj < ldc; jj++) expect(got[i * ldc + jj]).toBe(C[i * ldc + jj]);
+        expect(f32.subarray(0, oA).every(Number.isNaN)).toBe(true);
+        expect(f32.subarray(end, end + 64).every(Number.isNaN)).toBe(true);
+        // A and B are only read.
+        expect(f32.subarray(oA, oA + A.length)).toEqual(A);
+        expect(f32.subarray(oB, oB + B.length)).toEqual(B);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * Generator of `dot_nt`, the GEMM module's product for few rows against a weight matrix:
+ *
+ *   C = alpha * A B^T (+ C),   A [M, K] row-major (stride lda), B [N, K] row-major (stride ldb)
+ *
+ * i.e. `x * W^T` of a decode step (M = the batch's new tokens). B is read in place, never packed:
+ * at decode time each weight element is used M times, so copying W would cost as much as the
+ * product. A (small) is first copied, times alpha, into the caller's scratch, interleaved in
+ * blocks of 4 along k (`[K/4][m][4]` per row group, zero-padded), so that one pointer with
+ * constant offsets reaches the group's next 4 values of every row.
+ *
+ * Columns go in tiles of nb B rows (see {@link DOT_CLASSES}); for each tile, every row group
+ * runs one pass along k: each f32x4 of the nb B rows is loaded once per group and multiplied into
+ * m x nb accumulators with `f32x4.relaxed_madd` (FMA) or mul + add, as the variant says. The
+ * first group streams the tile from memory (nb sequential streams for the prefetcher), the others
+ * find it in L1, so the weights are read from memory once. The accumulators are reduced
+ * horizontally at the end of the pass and the K % 4 tail is added in scalar.
+ *
+ * Signature: `dot_nt(M, N, K, pA, lda, pB, ldb, bf16, pC, ldc, alpha, accumulate, scratch)`:
+ * byte pointers, element strides; `bf16` != 0 when B holds bf16 bit patterns (widened as they are
+ * loaded); `scratch` needs {@link dotScratchBytes}(M, K) bytes.
+ */
+import { block, br, brIf, f32, forLoop, get, i32, if_, loop, select, seq, set, v128, Locals, ValType, type Code, type FuncDef } from './encoder';
+import { madd, type GemmCodegenOptions } from './codegen';
+
+/**
+ * How `dot_nt` cuts an M-row product: for M up to `maxM` (the first class that fits), column
+ * tiles of `nb` B rows, and within a tile row groups of `group` rows. V8 schedules all loads of a
+ * k step before its multiply-adds, so group + nb loaded vectors and group x nb accumulators must
+ * fit its 15 allocatable xmm registers (8 rows x 1 column spills: 17). Measured on x86-64 over
+ * the weights of a `small` decode step: 1 x 6 beats 1 x 4 at M = 1 (more streams in flight),
+ * 2 x 4 and 4 x 2 tie for M > 1.
+ */
+export const DOT_CLASSES: readonly { maxM: number; group: number; nb: number }[] = [
+  { maxM: 1, group: 1, nb: 6 },
+  { maxM: Infinity, group: 2, nb: 4 },
+];
+
+/** Scratch bytes that `dot_nt` needs for the packed A of M rows and depth K. */
+export function dotScratchBytes(M: number, K: number): number {
+  return M * Math.ceil(K / 4) * 16;
+}
+
+const { i32: I32, f32: F32, v128: V128 } = ValType;
+const c = i32.const;
+
+/** The `dot_nt` function (see the file comment). */
+export function dotNtFn(o: GemmCodegenOptions): FuncDef {
+  const P = { M: 0, N: 1, K: 2, pA: 3, lda: 4, pB: 5, ldb: 6, bf16: 7, pC: 8, ldc: 9, alpha: 10, accumulate: 11, scratch: 12 };
+  const L = new Locals(13);
+  const kb = L.add(I32), kt = L.add(I32), kBlocks = L.add(I32), es = L.add(I32);
+  const r = L.add(I32), k = L.add(I32), src = L.add(I32), dst = L.add(I32), stride = L.add(I32);
+  const g0 = L.add(I32), mg = L.add(I32), pa0 = L.add(I32), j = L.add(I32), pa = L.add(I32), dC = L.add(I32);
+  const alphaV = L.add(V128), av = L.add(V128), bs = L.add(F32);
+  const maxGroup = Math.max(...DOT_CLASSES.map((x) => x.group)), maxNb = Math.max(...DOT_CLASSES.map((x) => x.nb));
+  const ptrB = Array.from({ length: maxNb }, () => L.add(I32));
+  const bv = Array.from({ length: maxNb }, () => L.add(V128));
+  const acc = Array.from({ length: maxGroup }, () => Array.from({ length: maxNb }, () => L.add(V128)));
+  const s = Array.from({ length: maxGroup }, () => Array.from({ length: maxNb }, () => L.add(F32)));
+
+  const bLoad = (bf16: boolean, ptr: number): Code =>
+    bf16 ? v128.i32x4_shl(v128.load16x4_u(get(ptr)), c(16)) : v128.load(get(ptr));
+  const bScalar = (bf16: boolean, ptr: number): Code =>
+    bf16 ? f32.reinterpret_i32(i32.shl(i32.load16_u(get(ptr)), c(16))) : f32.load(get(ptr));
+  const hsum = (x: number): Code =>
+    f32.add(
+      f32.add(v128.f32x4_extract_lane(get(x), 0), v128.f32x4_extract_lane(get(x), 1)),
+      f32.add(v128.f32x4_extract_lane(get(x), 2), v128.f32x4_extract_lane(get(x), 3)),
+    );
+  const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+  /** Row group g0 (rows g0 .. g0 + mg - 1, mg = min(G, M - g0)) and its packed A at pa0, for each group. */
+  const eachGroup = (G: number, ...body: Code[]): Code =>
+    forLoop(g0, c(0), get(P.M), c(G),
+      set(mg, i32.min_s(c(G), i32.sub(get(P.M), get(g0)))),
+      set(pa0, i32.add(get(P.scratch), i32.shl(i32.mul(get(kBlocks), get(g0)), c(4)))),
+      ...body,
+    );
+
+  /** A's rows (stride lda) times alpha into `[kBlocks][mg][4]` at pa0 per group, zero-padded along k. */
+  const packA = (G: number): Code =>
+    eachGroup(G,
+      set(stride, i32.shl(get(mg), c(4))),
+      forLoop(r, c(0), get(mg), c(1),
+        set(dst, i32.add(get(pa0), i32.shl(get(r), c(4)))),
+        set(src, i32.add(get(P.pA), i32.shl(i32.mul(i32.add(get(g0), get(r)), get(P.lda)), c(2)))),
+        forLoop(k, c(0), get(kb), c(1),
+          v128.store(get(dst), v128.f32x4_mul(v128.load(get(src)), get(alphaV))),
+          set(src, i32.add(get(src), c(16))),
+          set(dst, i32.add(get(dst), get(stride))),
+        ),
+        if_(get(kt),
+          seq(
+            v128.store(get(dst), v128.zero()),
+            forLoop(k, c(0), get(kt), c(1),
+              f32.store(get(dst), f32.mul(f32.load(get(src)), get(P.alpha))),
+              set(src, i32.add(get(src), c(4))),
+              set(dst, i32.add(get(dst), c(4))),
+            ),
+          )),
+      ),
+    );
+
+  /** C[g0 .. g0 + m - 1, j .. j + nb - 1]: the m rows of the group at pa0 against B rows j .. j + nb - 1. */
+  const tile = (m: number, nb: number, bf16: boolean): Code => {
+    const rows = range(m), cols = range(nb);
+    return seq(
+      ...cols.map((q) => set(ptrB[q]!, i32.add(get(P.pB), i32.mul(i32.mul(i32.add(get(j), c(q)), get(P.ldb)), get(es))))),
+      set(pa, get(pa0)),
+      ...rows.flatMap((i) => cols.map((q) => set(acc[i]![q]!, v128.zero()))),
+      forLoop(k, c(0), get(kb), c(1),
+        ...cols.map((q) => seq(
+          set(bv[q]!, bLoad(bf16, ptrB[q]!)),
+          set(ptrB[q]!, i32.add(get(ptrB[q]!), c(bf16 ? 8 : 16))),
+        )),
+        ...rows.map((i) => seq(
+          set(av, v128.load(get(pa), 16 * i)),
+          ...cols.map((q) => set(acc[i]![q]!, madd(o, get(av), get(bv[q]!), get(acc[i]![q]!)))),
+        )),
+        set(pa, i32.add(get(pa), c(16 * m))),
+      ),
+      ...rows.flatMap((i) => cols.map((q) => set(s[i]![q]!, hsum(acc[i]![q]!)))),
+      // K tail: the last packed block holds each row's last K % 4 values (zero-padded).
+      forLoop(k, c(0), get(kt), c(1),
+        ...cols.map((q) => seq(
+          set(bs, bScalar(bf16, ptrB[q]!)),
+          set(ptrB[q]!, i32.add(get(ptrB[q]!), get(es))),
+          ...rows.map((i) => set(s[i]![q]!, f32.add(get(s[i]![q]!), f32.mul(f32.load(get(pa), 16 * i), get(bs))))),
+        )),
+        set(pa, i32.add(get(pa), c(4))),
+      ),
+      ...rows.map((i) => seq(
+        set(dC, i32.add(get(P.pC), i32.shl(i32.add(i32.mul(i32.add(get(g0), c(i)), get(P.ldc)), get(j)), c(2)))),
+        ...cols.map((q) =>
+          f32.store(get(dC), select(f32.add(f32.load(get(dC), 4 * q), get(s[i]![q]!)), get(s[i]![q]!), get(P.accumulate)), 4 * q)),
+      )),
+    );
+  };
+
+  /** Columns j .. j + nb - 1 for every row group (groups of G rows, the last one mg <= G). */
+  const columns = (G: number, nb: number, bf16: boolean): Code => {
+    const bySize = (m: number): Code => (m === 1 ? tile(1, nb, bf16) : if_(i32.eq(get(mg), c(m)), tile(m, nb, bf16), bySize(m - 1)));
+    return eachGroup(G, bySize(G));
+  };
+  /** The whole product for one class: tiles of nb columns, then single columns. */
+  const product = (G: number, nb: number, bf16: boolean): Code => {
+    const run = (w: number): Code =>
+      block(
+        loop(
+          brIf(1, i32.gt_s(i32.add(get(j), c(w)), get(P.N))),
+          columns(G, w, bf16),
+          set(j, i32.add(get(j), c(w))),
+          br(0),
+        ),
+      );
+    return seq(packA(G), set(j, c(0)), run(nb), nb > 1 ? run(1) : []);
+  };
+  const classes = (i: number): Code => {
+    const { maxM, group, nb } = DOT_CLASSES[i]!;
+    const run = if_(get(P.bf16), product(group, nb, true), product(group, nb, false));
+    return i === DOT_CLASSES.length - 1 ? run : if_(i32.le_s(get(P.M), c(maxM)), run, classes(i + 1));
+  };
+
+  return {
+    name: 'dot_nt',
+    params: [I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, F32, I32, I32],
+    results: [],
+    locals: L.types,
+    body: seq(
+      set(kb, i32.shr_u(get(P.K), c(2))),
+      set(kt, i32.and(get(P.K), c(3))),
+      set(kBlocks, i32.add(get(kb), i32.ne(get(kt), c(0)))),
+      set(es, select(c(2), c(4), get(P.bf16))),
+      set(alphaV, v128.f32x4_splat(get(P.alpha))),
+      classes(0),
+    ),
+  };
+}
