@@ -214,7 +214,7 @@ function q4_k(R, relaxed) {
           ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
           (local.set $s${i} (i32x4.add (local.get $s${i}) (i32x4.dot_i16x8_s
             (i16x8.add (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $x0) ${q(0)}) (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $x1) ${q(1)}))
-            (i16x8.splat (i8x16.extract_lane_u ${j} (local.get $scm${i}))))))`)}`);
+            (i8x16.shuffle ${Array.from({ length: 8 }, () => `${2 * j} ${2 * j + 1}`).join(' ')} (local.get $sc16${i}) (local.get $sc16${i})))))`)}`);
       continue;
     }
     sub.push(`${loadX32(32 * j)}
@@ -235,6 +235,7 @@ function q4_k(R, relaxed) {
           ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
           ${loadScalesMins}
           (local.set $scm${i} (local.get $scm))
+          ${relaxed ? `(local.set $sc16${i} (i16x8.extend_low_i8x16_u (local.get $scm)))` : ''}
           (local.set $s${i} (v128.const i32x4 0 0 0 0))
           ;; Σ_j min_j·bsum_j in i32 lanes, scaled by dmin·d8.
           (local.set $am${i} (f32x4.add (local.get $am${i}) (f32x4.mul
@@ -247,7 +248,7 @@ function q4_k(R, relaxed) {
           (br_if $blocks (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 1))) (local.get $end))))
         ${rep(R, (i) => `(local.set $out${i} (f32.sub ${fsum(`(local.get $a${i})`)} ${fsum(`(local.get $am${i})`)}))`)}`;
   return kernel(`q4_k_${R}`, R, '(param $xd i32) (param $xs i32)',
-    `(local $bi i32) (local $end i32) (local $off i32) (local $p i32) (local $xb i32) (local $xsb i32) (local $d8 f32) (local $v v128) (local $sv v128) (local $scm v128) (local $bs0 v128) (local $bs1 v128) (local $x0 v128) (local $x1 v128) (local $x2 v128) (local $x3 v128) ${locals(R, 'a', 'v128')} ${locals(R, 'am', 'v128')} ${locals(R, 's', 'v128')} ${locals(R, 'scm', 'v128')}`, body);
+    `(local $bi i32) (local $end i32) (local $off i32) (local $p i32) (local $xb i32) (local $xsb i32) (local $d8 f32) (local $v v128) (local $sv v128) (local $scm v128) (local $bs0 v128) (local $bs1 v128) (local $x0 v128) (local $x1 v128) (local $x2 v128) (local $x3 v128) ${locals(R, 'a', 'v128')} ${locals(R, 'am', 'v128')} ${locals(R, 's', 'v128')} ${locals(R, 'scm', 'v128')} ${locals(R, 'sc16', 'v128')}`, body);
 }
 
 /**
