@@ -5,7 +5,7 @@
 // what is built: V8 spills registers with more rows in flight (measured on Zen 4: a Q4_K kernel at
 // R = 4 ran at half the speed of R = 1, F32 at 0.55×).
 //
-// Float kernels: f32x4 products (bf16 widened in-register: bits << 16), two accumulators per row.
+// Float kernels: f32x4 products (bf16 widened in-register: bits << 16), four accumulators per row.
 // Quantized kernels: activations arrive quantized as ggml quantizes them (int8 Q8_0 blocks for
 // Q8_0, Q8_K super-blocks with per-32 sums for the k-quants, see qmatmul.ts); integer dot products
 // in i32x4 lanes (i32x4.dot_i16x8_s on sign-extended quants), scaled in f32x4 lanes once per
@@ -54,41 +54,63 @@ function kernel(name, R, extraParams, extraLocals, body) {
   )`;
 }
 
-/** F32 weights, $n = K (a multiple of 8); x float32 [M, K]. */
 /** a + w·x: fused (relaxed_madd) in the relaxed module. */
 const madd = (relaxed, a, w, x) => relaxed ? `(f32x4.relaxed_madd ${w} ${x} ${a})` : `(f32x4.add ${a} (f32x4.mul ${w} ${x}))`;
 
-function f32(R, relaxed) {
-  const body = `
-        ${rep(R, (i) => `(local.set $a${i} (v128.const f32x4 0 0 0 0)) (local.set $b${i} (v128.const f32x4 0 0 0 0))`)}
+/**
+ * The float kernels' loop over one row: four f32x4 accumulators $a{i}_0 … $a{i}_3 per row (four
+ * independent chains of additions, so the adds or fused multiply-adds of one step do not wait on
+ * each other), `step(u, i)` the product of 4 values of row i (u = 0 … 3 within the 16 of a step);
+ * a leftover 8 values (K ≡ 8 mod 16) go to accumulators 0 and 1. $k counts bytes of x.
+ */
+function floatLoop(R, step) {
+  const acc = (i, u, e) => `(local.set $a${i}_${u} ${e(`(local.get $a${i}_${u})`)})`;
+  return `
+        ${rep(R, (i) => [0, 1, 2, 3].map((u) => `(local.set $a${i}_${u} (v128.const f32x4 0 0 0 0))`).join(' '))}
         (local.set $xp (i32.add (local.get $x) (i32.shl (i32.mul (local.get $m) (local.get $n)) (i32.const 2))))
         (local.set $k (i32.const 0))
-        (loop $ks
-          (local.set $x0 (v128.load (i32.add (local.get $xp) (local.get $k))))
-          (local.set $x1 (v128.load offset=16 (i32.add (local.get $xp) (local.get $k))))
-          ${rep(R, (i) => `(local.set $a${i} ${madd(relaxed, `(local.get $a${i})`, `(v128.load (i32.add (local.get $w${i}) (local.get $k)))`, '(local.get $x0)')})
-          (local.set $b${i} ${madd(relaxed, `(local.get $b${i})`, `(v128.load offset=16 (i32.add (local.get $w${i}) (local.get $k)))`, '(local.get $x1)')})`)}
-          (br_if $ks (i32.lt_u (local.tee $k (i32.add (local.get $k) (i32.const 32))) (i32.shl (local.get $n) (i32.const 2)))))
-        ${rep(R, (i) => `(local.set $out${i} ${fsum(`(f32x4.add (local.get $a${i}) (local.get $b${i}))`)})`)}`;
-  return kernel(`f32_${R}`, R, '', `(local $k i32) (local $xp i32) (local $x0 v128) (local $x1 v128) ${locals(R, 'a', 'v128')} ${locals(R, 'b', 'v128')}`, body);
+        (if (i32.ge_u (local.get $n) (i32.const 16)) (then (loop $ks
+          ${rep(R, (i) => [0, 1, 2, 3].map((u) => acc(i, u, (a) => step(u, i, a))).join('\n          '))}
+          (br_if $ks (i32.le_u (local.tee $k (i32.add (local.get $k) (i32.const 64))) (i32.shl (i32.sub (local.get $n) (i32.const 16)) (i32.const 2)))))))
+        (if (i32.lt_u (local.get $k) (i32.shl (local.get $n) (i32.const 2))) (then
+          ${rep(R, (i) => [0, 1].map((u) => acc(i, u, (a) => step(u, i, a))).join('\n          '))}))
+        ${rep(R, (i) => `(local.set $out${i} ${fsum(`(f32x4.add (f32x4.add (local.get $a${i}_0) (local.get $a${i}_1)) (f32x4.add (local.get $a${i}_2) (local.get $a${i}_3)))`)})`)}`;
+}
+const floatLocals = (R) => `(local $k i32) (local $xp i32) ${rep(R, (i) => [0, 1, 2, 3].map((u) => `(local $a${i}_${u} v128)`).join(' '))}`;
+
+/** F32 weights, $n = K (a multiple of 8); x float32 [M, K]. */
+function f32(R, relaxed) {
+  const step = (u, i, a) => madd(relaxed, a, `(v128.load offset=${16 * u} (i32.add (local.get $w${i}) (local.get $k)))`, `(v128.load offset=${16 * u} (i32.add (local.get $xp) (local.get $k)))`);
+  return kernel(`f32_${R}`, R, '', floatLocals(R), floatLoop(R, step));
 }
 
-/** BF16 weights (widened in-register: the bits shifted into the high half of an f32), $n = K (a multiple of 8). */
+/**
+ * BF16 weights, $n = K (a multiple of 8); x float32 [M, K] with every 8 values stored evens first
+ * (x0 x2 x4 x6 x1 x3 x5 x7: `split_pairs`). Eight bf16 weights are four i32 lanes w_2j | w_2j+1 << 16,
+ * so the even weights as f32 are the lanes << 16 and the odd ones the lanes with the low half cleared.
+ */
 function bf16(R, relaxed) {
-  const body = `
-        ${rep(R, (i) => `(local.set $a${i} (v128.const f32x4 0 0 0 0)) (local.set $b${i} (v128.const f32x4 0 0 0 0))`)}
-        (local.set $xp (i32.add (local.get $x) (i32.shl (i32.mul (local.get $m) (local.get $n)) (i32.const 2))))
-        (local.set $k (i32.const 0))
-        (loop $ks
-          (local.set $x0 (v128.load (i32.add (local.get $xp) (i32.shl (local.get $k) (i32.const 1)))))
-          (local.set $x1 (v128.load offset=16 (i32.add (local.get $xp) (i32.shl (local.get $k) (i32.const 1)))))
-          ${rep(R, (i) => `(local.set $v (v128.load (i32.add (local.get $w${i}) (local.get $k))))
-          (local.set $a${i} ${madd(relaxed, `(local.get $a${i})`, '(i32x4.shl (i32x4.extend_low_i16x8_u (local.get $v)) (i32.const 16))', '(local.get $x0)')})
-          (local.set $b${i} ${madd(relaxed, `(local.get $b${i})`, '(i32x4.shl (i32x4.extend_high_i16x8_u (local.get $v)) (i32.const 16))', '(local.get $x1)')})`)}
-          (br_if $ks (i32.lt_u (local.tee $k (i32.add (local.get $k) (i32.const 16))) (i32.shl (local.get $n) (i32.const 1)))))
-        ${rep(R, (i) => `(local.set $out${i} ${fsum(`(f32x4.add (local.get $a${i}) (local.get $b${i}))`)})`)}`;
-  return kernel(`bf16_${R}`, R, '', `(local $k i32) (local $xp i32) (local $x0 v128) (local $x1 v128) (local $v v128) ${locals(R, 'a', 'v128')} ${locals(R, 'b', 'v128')}`, body);
+  const step = (u, i, a) => {
+    const w = `(v128.load offset=${8 * (u & ~1)} (i32.add (local.get $w${i}) (i32.shr_u (local.get $k) (i32.const 1))))`;
+    const wf = u & 1 ? `(v128.and ${w} (v128.const i32x4 0xffff0000 0xffff0000 0xffff0000 0xffff0000))` : `(i32x4.shl ${w} (i32.const 16))`;
+    return madd(relaxed, a, wf, `(v128.load offset=${16 * u} (i32.add (local.get $xp) (local.get $k)))`);
+  };
+  return kernel(`bf16_${R}`, R, '', floatLocals(R), floatLoop(R, step));
 }
+
+/** n floats at $x (n a multiple of 8) reordered in place, per 8: the even-indexed four, then the odd (the BF16 kernel's x). */
+const splitPairs = `
+  (func (export "split_pairs") (param $x i32) (param $n i32)
+    (local $end i32) (local $v0 v128) (local $v1 v128)
+    (local.set $end (i32.add (local.get $x) (i32.shl (local.get $n) (i32.const 2))))
+    (block $done (loop $blocks
+      (br_if $done (i32.ge_u (local.get $x) (local.get $end)))
+      (local.set $v0 (v128.load (local.get $x)))
+      (local.set $v1 (v128.load offset=16 (local.get $x)))
+      (v128.store (local.get $x) (i8x16.shuffle 0 1 2 3 8 9 10 11 16 17 18 19 24 25 26 27 (local.get $v0) (local.get $v1)))
+      (v128.store offset=16 (local.get $x) (i8x16.shuffle 4 5 6 7 12 13 14 15 20 21 22 23 28 29 30 31 (local.get $v0) (local.get $v1)))
+      (local.set $x (i32.add (local.get $x) (i32.const 32)))
+      (br $blocks))))`;
 
 /**
  * Q8_0 in the relaxed module: x = the activation quants split by sign, 64 bytes per block (max(q, 0)
@@ -192,7 +214,7 @@ function q4_k(R, relaxed) {
           ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
           (local.set $s${i} (i32x4.add (local.get $s${i}) (i32x4.dot_i16x8_s
             (i16x8.add (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $x0) ${q(0)}) (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $x1) ${q(1)}))
-            (i16x8.splat (i8x16.extract_lane_u ${j} (local.get $scm${i}))))))`)}`);
+            (i8x16.shuffle ${Array.from({ length: 8 }, () => `${2 * j} ${2 * j + 1}`).join(' ')} (local.get $sc16${i}) (local.get $sc16${i})))))`)}`);
       continue;
     }
     sub.push(`${loadX32(32 * j)}
@@ -213,6 +235,7 @@ function q4_k(R, relaxed) {
           ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
           ${loadScalesMins}
           (local.set $scm${i} (local.get $scm))
+          ${relaxed ? `(local.set $sc16${i} (i16x8.extend_low_i8x16_u (local.get $scm)))` : ''}
           (local.set $s${i} (v128.const i32x4 0 0 0 0))
           ;; Σ_j min_j·bsum_j in i32 lanes, scaled by dmin·d8.
           (local.set $am${i} (f32x4.add (local.get $am${i}) (f32x4.mul
@@ -225,7 +248,7 @@ function q4_k(R, relaxed) {
           (br_if $blocks (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 1))) (local.get $end))))
         ${rep(R, (i) => `(local.set $out${i} (f32.sub ${fsum(`(local.get $a${i})`)} ${fsum(`(local.get $am${i})`)}))`)}`;
   return kernel(`q4_k_${R}`, R, '(param $xd i32) (param $xs i32)',
-    `(local $bi i32) (local $end i32) (local $off i32) (local $p i32) (local $xb i32) (local $xsb i32) (local $d8 f32) (local $v v128) (local $sv v128) (local $scm v128) (local $bs0 v128) (local $bs1 v128) (local $x0 v128) (local $x1 v128) (local $x2 v128) (local $x3 v128) ${locals(R, 'a', 'v128')} ${locals(R, 'am', 'v128')} ${locals(R, 's', 'v128')} ${locals(R, 'scm', 'v128')}`, body);
+    `(local $bi i32) (local $end i32) (local $off i32) (local $p i32) (local $xb i32) (local $xsb i32) (local $d8 f32) (local $v v128) (local $sv v128) (local $scm v128) (local $bs0 v128) (local $bs1 v128) (local $x0 v128) (local $x1 v128) (local $x2 v128) (local $x3 v128) ${locals(R, 'a', 'v128')} ${locals(R, 'am', 'v128')} ${locals(R, 's', 'v128')} ${locals(R, 'scm', 'v128')} ${locals(R, 'sc16', 'v128')}`, body);
 }
 
 /**
@@ -529,6 +552,7 @@ const quantQ8_K = `
 const module = (relaxed) => `(module
   (memory (export "memory") 1 65536)
   ${[f32, bf16, q8_0, q4_k, q6_k].map((k) => k(1, relaxed)).join('\n')}
+  ${splitPairs}
   ${quantQ8_0}
   ${quantQ8_K}
   ${unpackQ8_0}

@@ -144,6 +144,7 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
   if (name === 'f32' || name === 'bf16') {
     const [xo, yo] = scratch(slab, [4 * M * K, 4 * M * N]);
     f32().set(x.subarray(0, M * K), xo! / 4);
+    if (name === 'bf16') (slab.exports.split_pairs as (x: number, n: number) => void)(xo!, M * K);
     slab.kernel(`${name}_1`)(w.offset, rs, N, K, xo!, M, yo!, N);
     y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
     return;
