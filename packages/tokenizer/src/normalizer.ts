@@ -12,8 +12,16 @@
 // point from a decomposition points at its source, a composed one at the starter it was built on.
 // When the chunks do not normalize independently (a rare composition across chunks) the whole
 // piece is normalized at once and every unit of it points at the whole original range.
+//
+// String.prototype.normalize follows the engine's Unicode version (Node 20.20: 17.0); the
+// reference normalizes with Unicode 9.0 tables, where every later character is unassigned: a
+// starter with no decomposition that nothing composes with, left as it is. So the forms keep the
+// code points of reference-unicode-table.ts as they are and normalize the text between them,
+// which is what the reference does with them (and what every engine from Unicode 9.0 on agrees
+// with). Text without them (ASCII, and all text of Unicode 9.0) costs one regex test.
 
 import { TokenizerError } from './errors.js';
+import { NEWER, UNASSIGNED } from './reference-unicode-table.js';
 
 /** `tokenizer.json` `normalizer` objects this package implements. */
 export type NormalizerConfig =
@@ -33,6 +41,17 @@ type Step = (s: NormalizedText) => NormalizedText;
 const WHITESPACE = /\p{White_Space}/u;
 /** Decompositions that may combine with what precedes them: marks, Hangul medial vowels and final consonants. */
 const CONTINUATION = /^[\p{M}\u1160-\u11ff]/u;
+
+/** `[a-b...]` for flat [first, last, ...] code point ranges. */
+function rangeClass(ranges: readonly number[]): string {
+  let body = '';
+  for (let i = 0; i < ranges.length; i += 2) body += `\\u{${ranges[i]!.toString(16)}}-\\u{${ranges[i + 1]!.toString(16)}}`;
+  return `[${body}]`;
+}
+
+/** A code point that the reference leaves untouched and the engine might not. */
+const KEEP = new RegExp(rangeClass([...NEWER, ...UNASSIGNED]), 'u');
+const KEEP_ALL = new RegExp(KEEP.source, 'gu');
 
 function codePointEnd(text: string, i: number): number {
   const c = text.charCodeAt(i);
@@ -135,6 +154,35 @@ function unicodeForm(form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): Step {
   };
 }
 
+function slice(s: NormalizedText, i: number, j: number): NormalizedText {
+  return { text: s.text.slice(i, j), start: s.start.slice(i, j), end: s.end.slice(i, j) };
+}
+
+function append(acc: NormalizedText, s: NormalizedText): void {
+  acc.text += s.text;
+  for (let k = 0; k < s.text.length; k++) {
+    acc.start.push(s.start[k]!);
+    acc.end.push(s.end[k]!);
+  }
+}
+
+/** `form` applied as the reference does: the KEEP code points stay, the text between them is normalized on its own. */
+function referenceForm(form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): Step {
+  const step = unicodeForm(form);
+  return (s) => {
+    if (!KEEP.test(s.text)) return step(s);
+    const acc: NormalizedText = { text: '', start: [], end: [] };
+    let i = 0;
+    for (const m of s.text.matchAll(KEEP_ALL)) {
+      append(acc, step(slice(s, i, m.index)));
+      append(acc, slice(s, m.index, m.index + m[0].length));
+      i = m.index + m[0].length;
+    }
+    append(acc, step(slice(s, i, s.text.length)));
+    return acc;
+  };
+}
+
 const lowercase: Step = (s) => mapChunks(s, codePointEnd, (c) => c.toLowerCase());
 
 function strip(left: boolean, right: boolean): Step {
@@ -143,7 +191,7 @@ function strip(left: boolean, right: boolean): Step {
     let b = s.text.length;
     if (left) while (a < b && WHITESPACE.test(s.text[a]!)) a++;
     if (right) while (b > a && WHITESPACE.test(s.text[b - 1]!)) b--;
-    return { text: s.text.slice(a, b), start: s.start.slice(a, b), end: s.end.slice(a, b) };
+    return slice(s, a, b);
   };
 }
 
@@ -155,7 +203,7 @@ function compile(config: unknown, field: string): Step[] {
     case 'NFD':
     case 'NFKC':
     case 'NFKD':
-      return [unicodeForm(c.type)];
+      return [referenceForm(c.type)];
     case 'Lowercase':
       return [lowercase];
     case 'Strip': {
