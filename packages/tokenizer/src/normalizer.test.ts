@@ -6,18 +6,11 @@ import fc from 'fast-check';
 import rustTokenizers from 'tokenizers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TokenizerError } from './errors.js';
-import { ADVERSARIAL, toCodePoints, udhrCorpus } from './fixtures.test-helper.js';
+import { ADVERSARIAL, codePointsOf, toCodePoints, udhrCorpus } from './fixtures.test-helper.js';
 import type { NormalizerConfig } from './normalizer.js';
 import { Tokenizer, type TokenizerJson } from './tokenizer.js';
 import { NEWER, UNASSIGNED } from './reference-unicode-table.js';
 import { trainApertusBpe } from './train.js';
-
-/** The code points of flat [first, last, ...] ranges. */
-function codePointsOf(ranges: readonly number[]): number[] {
-  const out: number[] = [];
-  for (let i = 0; i < ranges.length; i += 2) for (let c = ranges[i]!; c <= ranges[i + 1]!; c++) out.push(c);
-  return out;
-}
 
 const NORMALIZERS: [string, NormalizerConfig][] = [
   ['NFC', { type: 'NFC' }],

@@ -5,6 +5,7 @@
 
 import rustTokenizers from 'tokenizers';
 import { describe, expect, it } from 'vitest';
+import { codePointsOf } from './fixtures.test-helper.js';
 import { Normalizer } from './normalizer.js';
 import { NEWER, REFERENCE_UNICODE_VERSION, TABLE_UNICODE_VERSION, UNASSIGNED } from './reference-unicode-table.js';
 
@@ -40,12 +41,6 @@ function mismatches(inputs: readonly string[], form: (typeof FORMS)[number], nor
 
 const hex = (s: string): string => Array.from(s, (c) => c.codePointAt(0)!.toString(16)).join(' ');
 
-const codes = (ranges: readonly number[]): number[] => {
-  const out: number[] = [];
-  for (let i = 0; i < ranges.length; i += 2) for (let c = ranges[i]!; c <= ranges[i + 1]!; c++) out.push(c);
-  return out;
-};
-
 describe(`normalization forms as the reference's Unicode ${REFERENCE_UNICODE_VERSION} tables (table from Unicode ${TABLE_UNICODE_VERSION})`, () => {
   const everyProbe = probes(assigned);
   it.each(FORMS)('%s: every assigned code point, its combining class and its composition equal the reference', (form) => {
@@ -55,7 +50,7 @@ describe(`normalization forms as the reference's Unicode ${REFERENCE_UNICODE_VER
   }, 300_000);
 
   it('every listed newer code point this engine knows is one where String.prototype.normalize disagrees', () => {
-    const known = codes(NEWER).filter((c) => !/\p{Cn}/u.test(chr(c)));
+    const known = codePointsOf(NEWER).filter((c) => !/\p{Cn}/u.test(chr(c)));
     expect(known.length).toBeGreaterThan(300); // Node 20.20 knows all 360 (Unicode 17)
     const differs = new Set<string>();
     for (const form of FORMS) for (const p of mismatches(probes(known), form, (t) => t.normalize(form))) differs.add(p);
@@ -65,7 +60,7 @@ describe(`normalization forms as the reference's Unicode ${REFERENCE_UNICODE_VER
   }, 300_000);
 
   it('lists every code point this engine leaves unassigned (newer engines may assign some: they stay as they are)', () => {
-    const listed = new Set(codes(UNASSIGNED));
+    const listed = new Set(codePointsOf(UNASSIGNED));
     expect(unassigned.filter((c) => !listed.has(c)).map((c) => c.toString(16))).toEqual([]);
   });
 
