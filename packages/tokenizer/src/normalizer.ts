@@ -12,8 +12,16 @@
 // point from a decomposition points at its source, a composed one at the starter it was built on.
 // When the chunks do not normalize independently (a rare composition across chunks) the whole
 // piece is normalized at once and every unit of it points at the whole original range.
+//
+// String.prototype.normalize follows the engine's Unicode version (Node 20.20: 17.0); the
+// reference normalizes with Unicode 9.0 tables, where every later character is unassigned: a
+// starter with no decomposition that nothing composes with, left as it is. So the forms keep the
+// code points of reference-unicode-table.ts as they are and normalize the text between them,
+// which is what the reference does with them (and what every engine from Unicode 9.0 on agrees
+// with). Text without them (ASCII, and all text of Unicode 9.0) costs one bit test per code point.
 
 import { TokenizerError } from './errors.js';
+import { NEWER, UNASSIGNED } from './reference-unicode-table.js';
 
 /** `tokenizer.json` `normalizer` objects this package implements. */
 export type NormalizerConfig =
@@ -33,6 +41,29 @@ type Step = (s: NormalizedText) => NormalizedText;
 const WHITESPACE = /\p{White_Space}/u;
 /** Decompositions that may combine with what precedes them: marks, Hangul medial vowels and final consonants. */
 const CONTINUATION = /^[\p{M}\u1160-\u11ff]/u;
+
+let keepBits: Uint8Array | null = null;
+/** Whether the reference leaves code point `c` untouched where the engine might not: one bit per code point, built on first use. */
+function kept(c: number): boolean {
+  if (keepBits === null) {
+    keepBits = new Uint8Array(0x110000 >> 3);
+    for (const ranges of [NEWER, UNASSIGNED]) {
+      for (let i = 0; i < ranges.length; i += 2) {
+        const last = ranges[i + 1]!;
+        for (let k = ranges[i]!; k <= last; ) {
+          if ((k & 7) === 0 && k + 7 <= last) {
+            keepBits.fill(0xff, k >> 3, (last + 1) >> 3); // whole bytes at once
+            k = ((last + 1) >> 3) << 3;
+          } else {
+            keepBits[k >> 3]! |= 1 << (k & 7);
+            k++;
+          }
+        }
+      }
+    }
+  }
+  return (keepBits[c >> 3]! & (1 << (c & 7))) !== 0;
+}
 
 function codePointEnd(text: string, i: number): number {
   const c = text.charCodeAt(i);
@@ -135,6 +166,41 @@ function unicodeForm(form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): Step {
   };
 }
 
+function slice(s: NormalizedText, i: number, j: number): NormalizedText {
+  return { text: s.text.slice(i, j), start: s.start.slice(i, j), end: s.end.slice(i, j) };
+}
+
+function append(acc: NormalizedText, s: NormalizedText): void {
+  acc.text += s.text;
+  for (let k = 0; k < s.text.length; k++) {
+    acc.start.push(s.start[k]!);
+    acc.end.push(s.end[k]!);
+  }
+}
+
+/** `form` applied as the reference does: the kept code points stay, the text between them is normalized on its own. */
+function referenceForm(form: 'NFC' | 'NFD' | 'NFKC' | 'NFKD'): Step {
+  const step = unicodeForm(form);
+  return (s) => {
+    let acc: NormalizedText | null = null;
+    let from = 0;
+    for (let i = 0; i < s.text.length; ) {
+      const c = s.text.codePointAt(i)!;
+      const j = i + (c > 0xffff ? 2 : 1);
+      if (kept(c)) {
+        acc ??= { text: '', start: [], end: [] };
+        append(acc, step(slice(s, from, i)));
+        append(acc, slice(s, i, j));
+        from = j;
+      }
+      i = j;
+    }
+    if (acc === null) return step(s);
+    append(acc, step(slice(s, from, s.text.length)));
+    return acc;
+  };
+}
+
 const lowercase: Step = (s) => mapChunks(s, codePointEnd, (c) => c.toLowerCase());
 
 function strip(left: boolean, right: boolean): Step {
@@ -143,7 +209,7 @@ function strip(left: boolean, right: boolean): Step {
     let b = s.text.length;
     if (left) while (a < b && WHITESPACE.test(s.text[a]!)) a++;
     if (right) while (b > a && WHITESPACE.test(s.text[b - 1]!)) b--;
-    return { text: s.text.slice(a, b), start: s.start.slice(a, b), end: s.end.slice(a, b) };
+    return slice(s, a, b);
   };
 }
 
@@ -155,7 +221,7 @@ function compile(config: unknown, field: string): Step[] {
     case 'NFD':
     case 'NFKC':
     case 'NFKD':
-      return [unicodeForm(c.type)];
+      return [referenceForm(c.type)];
     case 'Lowercase':
       return [lowercase];
     case 'Strip': {
