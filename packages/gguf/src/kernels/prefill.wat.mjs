@@ -59,35 +59,35 @@ const packQ8K = `
  */
 export function q4kRows(T) {
   const ts = (f) => rep(T, f);
-  // Sub-blocks 2c (low nibbles, activations at 64c) and 2c + 1 (high nibbles, at 64c + 32) of the 32 bytes at $wq.
+  // Sub-block j of the super-block: the nibbles of 32 bytes at $wq (low for even j, high for odd) against its 32 activations at $xq.
+  const nib = (high, o) => high
+    ? `(v128.and (i16x8.shr_u (v128.load offset=${o} (local.get $wq)) (i32.const 4)) (v128.const i8x16 ${Array(16).fill(15).join(' ')}))`
+    : `(v128.and (v128.load offset=${o} (local.get $wq)) (v128.const i8x16 ${Array(16).fill(15).join(' ')}))`;
   const half = (q, sc, o) => ts((t) => `(local.set $s${t} (i32x4.add (local.get $s${t}) (i32x4.dot_i16x8_s (i16x8.add
               (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${256 * t + o} (local.get $xq)) ${q(0)})
               (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${256 * t + o + 16} (local.get $xq)) ${q(1)}))
               (local.get ${sc}))))`);
-  const sub = `(local.set $c (i32.const 0))
+  // One loop over the low nibbles (sub-blocks 0, 2, 4, 6), one over the high (1, 3, 5, 7): few
+  // values live at once (V8 spills when both halves are in flight).
+  const nibbles = (high) => `(local.set $c (i32.const 0))
           (local.set $wq (i32.add (local.get $p) (i32.const 16)))
-          (local.set $xq (local.get $xp))
-          ;; i16 lanes 0x10XX: swizzle picks scale byte XX and zero (index 16) for the high byte
-          (local.set $idx (v128.const i16x8 0x1000 0x1000 0x1000 0x1000 0x1000 0x1000 0x1000 0x1000))
-          (loop $subs
-            (local.set $v0 (v128.load (local.get $wq)))
-            (local.set $v1 (v128.load offset=16 (local.get $wq)))
+          (local.set $xq (i32.add (local.get $xp) (i32.const ${high ? 32 : 0})))
+          (local.set $idx (v128.const i16x8 ${Array(8).fill(0x1000 + high).join(' ')}))
+          (loop $${high ? 'high' : 'low'}
             (local.set $sc (i8x16.swizzle (local.get $scm) (local.get $idx)))
-            (local.set $q0 (v128.and (local.get $v0) (i8x16.splat (i32.const 15))))
-            (local.set $q1 (v128.and (local.get $v1) (i8x16.splat (i32.const 15))))
+            (local.set $q0 ${nib(high, 0)})
+            (local.set $q1 ${nib(high, 16)})
             ${half((k) => `(local.get $q${k})`, '$sc', 0)}
-            (local.set $sc (i8x16.swizzle (local.get $scm) (i16x8.add (local.get $idx) (i16x8.splat (i32.const 1)))))
-            (local.set $q0 (i8x16.shr_u (local.get $v0) (i32.const 4)))
-            (local.set $q1 (i8x16.shr_u (local.get $v1) (i32.const 4)))
-            ${half((k) => `(local.get $q${k})`, '$sc', 32)}
-            (local.set $idx (i16x8.add (local.get $idx) (i16x8.splat (i32.const 2))))
+            (local.set $idx (i16x8.add (local.get $idx) (v128.const i16x8 2 2 2 2 2 2 2 2)))
             (local.set $wq (i32.add (local.get $wq) (i32.const 32)))
             (local.set $xq (i32.add (local.get $xq) (i32.const 64)))
-            (br_if $subs (i32.lt_u (local.tee $c (i32.add (local.get $c) (i32.const 1))) (i32.const 4))))`;
+            (br_if $${high ? 'high' : 'low'} (i32.lt_u (local.tee $c (i32.add (local.get $c) (i32.const 1))) (i32.const 4))))`;
+  const sub = `${nibbles(0)}
+          ${nibbles(1)}`;
   const lane = (t) => Array.from({ length: 4 }, () => [0, 1, 2, 3].map((k) => 4 * t + k).join(' ')).join(' ');
   return `
   (func (export "q4_k_rows_${T}") (param $w i32) (param $rs i32) (param $nr i32) (param $nb i32) (param $x i32) (param $M i32) (param $y i32) (param $ldy i32)
-    (local $m i32) (local $r i32) (local $p i32) (local $end i32) (local $xt i32) (local $xp i32) (local $c i32) (local $wq i32) (local $xq i32) (local $idx v128) (local $v0 v128) (local $v1 v128) (local $sv v128) (local $scm v128) (local $q0 v128) (local $q1 v128) (local $sc v128) (local $dd v128) (local $dm v128)
+    (local $m i32) (local $r i32) (local $p i32) (local $end i32) (local $xt i32) (local $xp i32) (local $c i32) (local $wq i32) (local $xq i32) (local $idx v128) (local $sv v128) (local $scm v128) (local $q0 v128) (local $q1 v128) (local $sc v128) (local $dd v128) (local $dm v128)
     ${ts((t) => `(local $s${t} v128) (local $acc${t} v128)`)}
     (local.set $xt (local.get $x))
     (block $mdone (loop $ms
