@@ -12,7 +12,8 @@
 // block, summed across lanes once per output. Loops over sub-blocks are unrolled here.
 //
 // Two modules are built: WAT (SIMD128) and WAT_RELAXED, where relaxed SIMD runs (Node 20 behind a
-// V8 flag that qmatmul.ts sets). The relaxed one differs in the matrix-vector kernels: F32/BF16 use
+// V8 flag that qmatmul.ts sets). The relaxed one adds the many-row Q4_K kernel of prefill.wat.mjs
+// and differs in the matrix-vector kernels: F32/BF16 use
 // f32x4.relaxed_madd (fused where the CPU has FMA), Q4_K and Q6_K multiply the int8 activations by
 // the unsigned quants with i16x8.relaxed_dot_i8x16_i7x16_s, whose result is defined (exact) when
 // the second operand's lanes are in [0, 127]: Q4_K nibbles are in [0, 15], Q6_K's unsigned 6-bit
