@@ -36,11 +36,29 @@ function module(variant: KernelVariant): object | null {
   try {
     if (!wasm) throw new Error('no WebAssembly');
     if (variant === 'relaxed' && (module('simd') === null || !relaxedSimdAvailable())) throw new Error('no relaxed SIMD');
-    compiled[variant] = new wasm.Module(Uint8Array.from(atob(variant === 'relaxed' ? QUANT_KERNELS_WASM_RELAXED : QUANT_KERNELS_WASM), (c) => c.charCodeAt(0)));
+    const bytes = Uint8Array.from(atob(variant === 'relaxed' ? QUANT_KERNELS_WASM_RELAXED : QUANT_KERNELS_WASM), (c) => c.charCodeAt(0));
+    compiled[variant] = optimizedNow(() => new wasm.Module(bytes));
   } catch {
     compiled[variant] = null;
   }
   return compiled[variant];
+}
+
+/**
+ * Run `compile` with V8's dynamic tiering off, so the module's functions are compiled by the
+ * optimizing compiler at once (Node: set in-process, restored after; V8 fixes the tiering of a
+ * module when it compiles it). With tiering on, a prefill's kernels (few calls, long loops) kept
+ * running in the baseline compiler's code: the many-row Q4_K product ran at about half its speed.
+ */
+function optimizedNow<T>(compile: () => T): T {
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const v8 = proc?.getBuiltinModule?.('node:v8') as { setFlagsFromString(flags: string): void } | undefined;
+  v8?.setFlagsFromString('--no-wasm-dynamic-tiering');
+  try {
+    return compile();
+  } finally {
+    v8?.setFlagsFromString('--wasm-dynamic-tiering');
+  }
 }
 
 /** The variant new arenas use: `relaxed` where relaxed SIMD runs (Node 20: the V8 flag is set in-process), else `simd`. */
