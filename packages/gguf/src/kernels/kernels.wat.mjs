@@ -12,7 +12,8 @@
 // block, summed across lanes once per output. Loops over sub-blocks are unrolled here.
 //
 // Two modules are built: WAT (SIMD128) and WAT_RELAXED, where relaxed SIMD runs (Node 20 behind a
-// V8 flag that qmatmul.ts sets). The relaxed one differs in the matrix-vector kernels: F32/BF16 use
+// V8 flag that qmatmul.ts sets). The relaxed one adds the many-row Q4_K kernel of prefill.wat.mjs
+// and differs in the matrix-vector kernels: F32/BF16 use
 // f32x4.relaxed_madd (fused where the CPU has FMA), Q4_K and Q6_K multiply the int8 activations by
 // the unsigned quants with i16x8.relaxed_dot_i8x16_i7x16_s, whose result is defined (exact) when
 // the second operand's lanes are in [0, 127]: Q4_K nibbles are in [0, 15], Q6_K's unsigned 6-bit
@@ -20,16 +21,18 @@
 // activation quants split by sign (both parts in [0, 127]). i32x4.relaxed_dot_i8x16_i7x16_add_s is not
 // used: V8 11 (Node 20) on x64 ignores its accumulator and doubles the dot product.
 
+import { prefillRelaxed } from './prefill.wat.mjs';
+
 /** f16 bits (i32 expression) → f32: magnitude via the exponent shift (exact for normals and subnormals), then the sign. */
-const f16 = (h) => `(f32.copysign (f32.mul (f32.reinterpret_i32 (i32.shl (i32.and ${h} (i32.const 0x7fff)) (i32.const 13))) (f32.const 0x1p112)) (f32.reinterpret_i32 (i32.shl (i32.and ${h} (i32.const 0x8000)) (i32.const 16))))`;
+export const f16 = (h) => `(f32.copysign (f32.mul (f32.reinterpret_i32 (i32.shl (i32.and ${h} (i32.const 0x7fff)) (i32.const 13))) (f32.const 0x1p112)) (f32.reinterpret_i32 (i32.shl (i32.and ${h} (i32.const 0x8000)) (i32.const 16))))`;
 
 /** Σ over the lanes of an f32x4. */
-const fsum = (v) => `(f32.add (f32.add (f32x4.extract_lane 0 ${v}) (f32x4.extract_lane 1 ${v})) (f32.add (f32x4.extract_lane 2 ${v}) (f32x4.extract_lane 3 ${v})))`;
+export const fsum = (v) => `(f32.add (f32.add (f32x4.extract_lane 0 ${v}) (f32x4.extract_lane 1 ${v})) (f32.add (f32x4.extract_lane 2 ${v}) (f32x4.extract_lane 3 ${v})))`;
 
 /** Σ of 16 int8 lanes of q times the pre-extended activation halves xl/xh (i16x8), as an i32x4. */
 const dotx = (q, xl, xh) => `(i32x4.add (i32x4.dot_i16x8_s (i16x8.extend_low_i8x16_s ${q}) (local.get ${xl})) (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_s ${q}) (local.get ${xh})))`;
 
-const rep = (R, f) => Array.from({ length: R }, (_, i) => f(i)).join('\n');
+export const rep = (R, f) => Array.from({ length: R }, (_, i) => f(i)).join('\n');
 const locals = (R, name, type) => rep(R, (i) => `(local $${name}${i} ${type})`);
 
 /**
@@ -181,7 +184,7 @@ const scalesMins = `(v128.or
             (i8x16.shl (i8x16.shr_u (i8x16.shuffle 16 16 16 16 0 1 2 3 16 16 16 16 4 5 6 7 (local.get $sv) (v128.const i32x4 0 0 0 0)) (i32.const 6)) (i32.const 4)))`;
 
 /** Decode the scales and mins of the super-block at $p into $scm (via $sv). */
-const loadScalesMins = `(local.set $sv (v128.load offset=4 (local.get $p)))
+export const loadScalesMins = `(local.set $sv (v128.load offset=4 (local.get $p)))
           (local.set $scm ${scalesMins})`;
 const scaleOf = (j) => `(i8x16.extract_lane_u ${j} (local.get $scm))`;
 /** Mins 0–3 (half 0) or 4–7 (half 1) of $scm as i32x4. */
@@ -559,6 +562,7 @@ const module = (relaxed) => `(module
   ${unpackQ4_K()}
   ${unpackQ6_K()}
   ${IGEMMS.join('\n')}
+  ${relaxed ? prefillRelaxed() : ''}
 )
 `;
 

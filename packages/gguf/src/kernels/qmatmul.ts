@@ -36,11 +36,29 @@ function module(variant: KernelVariant): object | null {
   try {
     if (!wasm) throw new Error('no WebAssembly');
     if (variant === 'relaxed' && (module('simd') === null || !relaxedSimdAvailable())) throw new Error('no relaxed SIMD');
-    compiled[variant] = new wasm.Module(Uint8Array.from(atob(variant === 'relaxed' ? QUANT_KERNELS_WASM_RELAXED : QUANT_KERNELS_WASM), (c) => c.charCodeAt(0)));
+    const bytes = Uint8Array.from(atob(variant === 'relaxed' ? QUANT_KERNELS_WASM_RELAXED : QUANT_KERNELS_WASM), (c) => c.charCodeAt(0));
+    compiled[variant] = optimizedNow(() => new wasm.Module(bytes));
   } catch {
     compiled[variant] = null;
   }
   return compiled[variant];
+}
+
+/**
+ * Run `compile` with V8's dynamic tiering off, so the module's functions are compiled by the
+ * optimizing compiler at once (Node: set in-process, restored after; V8 fixes the tiering of a
+ * module when it compiles it). With tiering on, a prefill's kernels (few calls, long loops) kept
+ * running in the baseline compiler's code: the many-row Q4_K product ran at about half its speed.
+ */
+function optimizedNow<T>(compile: () => T): T {
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const v8 = proc?.getBuiltinModule?.('node:v8') as { setFlagsFromString(flags: string): void } | undefined;
+  v8?.setFlagsFromString('--no-wasm-dynamic-tiering');
+  try {
+    return compile();
+  } finally {
+    v8?.setFlagsFromString('--wasm-dynamic-tiering');
+  }
 }
 
 /** The variant new arenas use: `relaxed` where relaxed SIMD runs (Node 20: the V8 flag is set in-process), else `simd`. */
@@ -153,12 +171,14 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
   // The relaxed Q8_0 matrix-vector kernel takes the quants split by sign (two bytes per value).
   const split = !isK && !many && slab.variant === 'relaxed' ? 1 : 0;
   const ch = Math.max(2, Math.floor(CHUNK_BYTES / (2 * K)) & ~1), nb = K / B, nsub = K / 32;
-  const [xf, xq, xd, xs, xsf, yo, w16, sw, mw] = scratch(slab, [4 * M * K, (1 + split) * M * K, 4 * M * nb, 4 * M * nsub, 4 * M * nsub, 4 * M * N,
-    ...(many ? [2 * ch * K, 4 * ch * nb, 4 * ch * nsub] : [0, 0, 0])]);
+  const rows = many && name === 'q4_k' && slab.variant === 'relaxed';
+  const [xf, xq, xd, xs, xsf, yo, w16, sw, mw, xp] = scratch(slab, [4 * M * K, (1 + split) * M * K, 4 * M * nb, 4 * M * nsub, 4 * M * nsub, 4 * M * N,
+    ...(many && !rows ? [2 * ch * K, 4 * ch * nb, 4 * ch * nsub] : [0, 0, 0]), rows ? packedBytes(M, nb) : 0]);
   f32().set(x.subarray(0, M * K), xf! / 4);
   if (isK) (slab.exports.quant_q8_k as QuantKernel)(xf!, M * K, xq!, xd!, xs!, xsf!);
   else (slab.exports.quant_q8_0 as QuantKernel)(xf!, M * K, xq!, xd!, split);
-  if (many) igemm(slab, name, w, N, K, M, { xq: xq!, xd: xd!, xsf: xsf!, yo: yo!, w16: w16!, sw: sw!, mw: mw!, ch });
+  if (rows) q4kRows(slab, w, N, K, M, { xq: xq!, xd: xd!, xs: xs!, xp: xp!, yo: yo! });
+  else if (many) igemm(slab, name, w, N, K, M, { xq: xq!, xd: xd!, xsf: xsf!, yo: yo!, w16: w16!, sw: sw!, mw: mw!, ch });
   else slab.kernel(`${name}_1`)(w.offset, rs, N, K / type.blockSize, xq!, M, yo!, N, xd!, xs!);
   y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
 }
@@ -213,3 +233,33 @@ function igemm(slab: Slab, name: string, w: Resident, N: number, K: number, M: n
 }
 
 type IgemmKernel = (w16: number, nr: number, K: number, sw: number, mw: number, x: number, xd: number, xsf: number, M: number, y: number, ldy: number) => void;
+
+/** Stored bytes of the weight rows that one call of the relaxed Q4_K many-row kernel walks (they stay in L2 while every activation tile passes). */
+const ROWS_CHUNK_BYTES = 1 << 17;
+/** Bytes of one packed Q8_K activation record of T rows (prefill.wat.mjs). */
+const recordBytes = (T: number) => 272 * T + 16;
+/** Bytes of M activation rows of nb super-blocks packed for q4kRows: tiles of 4 rows, then the leftover rows one by one. */
+const packedBytes = (M: number, nb: number) => (M >> 2) * nb * recordBytes(4) + (M & 3) * nb * recordBytes(1);
+
+/**
+ * The many-row Q4_K product of the relaxed module (prefill.wat.mjs): the Q8_K activations (quants
+ * at xq, d8 at xd, per-32 sums at xs) packed at xp into records of 4 rows (and 1 for the leftover
+ * rows), then per chunk of stored rows the tiles of 4 activation rows against each weight row read
+ * in its super-blocks, and the leftover activation rows one at a time; outputs at yo.
+ */
+function q4kRows(slab: Slab, w: Resident, N: number, K: number, M: number, at: { xq: number; xd: number; xs: number; xp: number; yo: number }): void {
+  const { xq, xd, xs, xp, yo } = at, rs = rowBytes(GGML_TYPES.Q4_K, K), nb = K / 256, ch = Math.max(1, Math.floor(ROWS_CHUNK_BYTES / rs)), m4 = M & ~3;
+  const xp1 = xp + packedBytes(m4, nb);
+  const pack = slab.exports.pack_q8_k as (x: number, xd: number, xs: number, M: number, nb: number, T: number, dst: number) => void;
+  if (m4 > 0) pack(xq, xd, xs, m4, nb, 4, xp);
+  if (M > m4) pack(xq + m4 * K, xd + 4 * m4 * nb, xs + 4 * m4 * (K / 32), M - m4, nb, 1, xp1);
+  const rows4 = slab.kernel('q4_k_rows_4') as unknown as RowsKernel, rows1 = slab.kernel('q4_k_rows_1') as unknown as RowsKernel;
+  for (let n0 = 0; n0 < N; n0 += ch) {
+    const nr = Math.min(ch, N - n0), wr = w.offset + n0 * rs;
+    if (m4 > 0) rows4(wr, rs, nr, nb, xp, m4, yo + 4 * n0, N);
+    if (M > m4) rows1(wr, rs, nr, nb, xp1, M - m4, yo + 4 * (m4 * N + n0), N);
+  }
+}
+
+/** A relaxed Q4_K many-row kernel: rows [0, nr) of stride rs at w × M packed activation rows at x → y[m·ldy + r]. */
+type RowsKernel = (w: number, rs: number, nr: number, nb: number, x: number, M: number, y: number, ldy: number) => void;
