@@ -81,6 +81,8 @@ describe('one training step on webgpu', { timeout: 600_000 }, () => {
       // backward uploads lse and the rows' gradient again.
       const loss = { uploads: [4 * N, 4 * N], readbacks: [4 * 2 * N] };
       const gradNorm = { readbacks: [4] };
+      // RoPE's cos/sin table (N x head_dim floats), uploaded for q and k, forward and backward, per layer.
+      const ropeTable = Array.from({ length: 4 * L }, () => 4 * N * CONFIG.head_dim);
       // xIELU per layer: its two α scalars read back in the forward pass; its output (read by the
       // down projection's forward and weight gradient) and its input gradient (the up
       // projections') uploaded twice each; α's gradients uploaded by clipping's sum of squares
@@ -91,15 +93,15 @@ describe('one training step on webgpu', { timeout: 600_000 }, () => {
         readbacks: Array.from({ length: L }, () => [4, 4, act, act]).flat(),
       };
       const total = (a: number[]) => a.reduce((x, y) => x + y, 0);
-      const uploads = [...batch, ...loss.uploads, ...xielu.uploads];
+      const uploads = [...batch, ...loss.uploads, ...ropeTable, ...xielu.uploads];
       const readbacks = [...loss.readbacks, ...gradNorm.readbacks, ...xielu.readbacks];
       expect(steps[1]).toEqual({
         calls: steps[1]!.calls,
         uploads: uploads.length, uploadBytes: total(uploads),
         readbacks: readbacks.length, readbackBytes: total(readbacks),
       });
-      // Without xIELU's host round-trips: the batch and the loss up, the loss and the norm back.
-      expect(steps[1]!.uploads - xielu.uploads.length).toBe(9);
+      // Without xIELU's host round-trips: the batch, the loss's statistics and RoPE's tables up, the loss and the norm back.
+      expect(steps[1]!.uploads - xielu.uploads.length).toBe(13);
       expect(steps[1]!.readbacks - xielu.readbacks.length).toBe(2);
     });
   }
