@@ -42,6 +42,13 @@ function copy(src: Float32Array): Float32Array {
   return a;
 }
 
+/** A fresh copy of `g`'s values, made where its storage lives (`scaleBy` with s = 1 is exact). */
+function deviceCopy(g: Tensor): Float32Array {
+  const a = heapF32(g.size);
+  kernel('scaleBy')(kernelF32(g, 'backward'), 1, a);
+  return a;
+}
+
 /** Add `g` into `acc` elementwise (same size), with the `binary` kernel: where the storage lives. */
 function accumulate(acc: Float32Array, g: Tensor): void {
   kernel('binary')('add', acc, [1], kernelF32(g, 'backward'), [1], [acc.length], acc);
@@ -112,7 +119,7 @@ export function backward(root: Tensor, grad?: Tensor): void {
         if (acc) { accumulate(acc, gi); return; }
         const whole = gi.dtype === 'f32' && gi.offset === 0 && gi.size === gi.raw.length && gi.isContiguous();
         if (whole && !taken.has(gi.raw)) { taken.add(gi.raw); grads.set(inp, gi.raw as Float32Array); }
-        else grads.set(inp, copy(gi.materialize().data));
+        else grads.set(inp, deviceCopy(gi));
       });
       // g has been propagated; unless an input took it over as its gradient, nothing refers to it.
       if (!taken.has(g)) heapRelease(g);

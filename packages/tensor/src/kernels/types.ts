@@ -203,11 +203,11 @@ export interface KernelSet {
   logSoftmaxBackward(y: F32, gy: F32, rows: number, n: number, gx: F32): void;
   /** out = w * x / sqrt(mean(x^2) + eps) per row of length n; rstd[row] = 1/sqrt(mean(x^2)+eps). */
   rmsnorm(x: F32, w: F32, rows: number, n: number, eps: number, out: F32, rstd: F32): void;
-  /** gx overwritten; gw accumulated (summed over rows). */
+  /** gx and gw overwritten (gw summed over rows). */
   rmsnormBackward(x: F32, w: F32, rstd: F32, gy: F32, rows: number, n: number, gx: F32, gw: F32): void;
   /** out[t, :] = table[ids[t], :] with table [V, H]. */
   embedding(ids: I32, table: F32, H: number, out: F32): void;
-  /** gtable[ids[t], :] += gy[t, :] (scatter-add, accumulate). */
+  /** gtable[v, :] = sum of gy[t, :] over the positions t with ids[t] = v, in token order (overwritten; rows without ids are zero). */
   embeddingBackward(ids: I32, gy: F32, H: number, gtable: F32): void;
   /**
    * Rotary embedding, rotate_half (NeoX) form, on x [N, heads, d] with one position per row:

@@ -1,7 +1,7 @@
 import { record } from '../autograd';
 import { kernel } from '../backend';
 import type { BinaryOp, UnaryOp } from '../kernels/types';
-import { broadcastShapes, numel } from '../shape';
+import { broadcastShapes, numel, sameShape } from '../shape';
 import { Tensor } from '../tensor';
 import { f32, kernelF32, mapF32, out, sumTo, zerosF32 } from './util';
 
@@ -36,10 +36,12 @@ function binaryOp(op: BinaryOp, x: TensorLike, y: TensorLike, grads: (a: Tensor,
   const res = out(shape, binaryRaw(op, a, b, shape));
   return record(res, op, [a, b], (g) => {
     const [ga, gb] = grads(a, b, res, g);
-    return [
-      ga && a.requiresGrad ? out(a.shape, sumTo(f32(ga, op), shape, a.shape)) : null,
-      gb && b.requiresGrad ? out(b.shape, sumTo(f32(gb, op), shape, b.shape)) : null,
-    ];
+    // A gradient over a broadcast input is summed on the host; one of the output's shape is passed on as it is.
+    const reduce = (gx: Tensor | null, x: Tensor): Tensor | null => {
+      if (gx === null || !x.requiresGrad) return null;
+      return sameShape(x.shape, shape) ? gx : out(x.shape, sumTo(f32(gx, op), shape, x.shape));
+    };
+    return [reduce(ga, a), reduce(gb, b)];
   });
 }
 

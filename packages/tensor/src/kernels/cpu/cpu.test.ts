@@ -75,7 +75,7 @@ describe('cpu RMSNorm (WebAssembly SIMD) equals the reference kernel', () => {
           const x = randnOn(rows * n, r, scale, heap), w = randnOn(n, r, 1, heap), gy = randnOn(rows * n, r, 1, heap);
           const out = heap ? scratchF32(rows * n) : new Float32Array(rows * n), rstd = heap ? scratchF32(rows) : new Float32Array(rows);
           const gx = heap ? scratchF32(rows * n) : new Float32Array(rows * n), gw = heap ? scratchF32(n) : new Float32Array(n);
-          gw.fill(0.25); // gradients accumulate into gw
+          gw.fill(0.25); // overwritten by the kernel
           kernels.rmsnorm(x, w, rows, n, 1e-5, out, rstd);
           kernels.rmsnormBackward(x, w, rstd, gy, rows, n, gx, gw);
           // dx = r·w·gy − x·c cancels (exactly, for n = 1): errors are measured against the size of r·w·gy.

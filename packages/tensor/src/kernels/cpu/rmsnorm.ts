@@ -165,6 +165,7 @@ export const simdRmsnorm: Pick<KernelSet, 'rmsnorm' | 'rmsnormBackward'> = {
     s.done();
   },
   rmsnormBackward(x, w, rstd, gy, rows, n, gx, gw) {
+    gw.fill(0); // the wasm kernel accumulates; the contract overwrites
     const s = staged([x, w, rstd, gy, gx, gw], [gx, gw]);
     ex().rmsnorm_backward(s.at[0]!, s.at[1]!, s.at[2]!, s.at[3]!, rows, n, s.at[4]!, s.at[5]!);
     s.done();

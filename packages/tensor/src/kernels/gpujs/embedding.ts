@@ -1,11 +1,13 @@
 /**
- * Embedding lookup and its scatter-add backward as gpu.js kernels.
+ * Embedding lookup and its backward as gpu.js kernels.
  *
  * The backward pass is a scatter (gtable[ids[t]] += gy[t]), which a gather-only kernel language
- * cannot express directly. We group the token positions by id on the host (one pass over
- * the N ids), then one gpu.js thread per (unique id, column) sums its tokens' gradient rows in
- * token order, starting from the current gtable row; the host writes the U result rows back.
- * Work is O(N·H) like the reference, not O(V·H·N) as a naive one-thread-per-table-cell kernel.
+ * cannot express directly. The ids are host data (the batch): we sort the token positions by id
+ * on the host (a counting sort, stable, so each row's tokens stay in token order) into `perm` with
+ * row offsets `start` [V + 1], and one gpu.js thread per (row v, column j) sums gy[perm[k], j]
+ * for k in [start[v], start[v + 1]), in token order like the reference. Every cell of gtable is
+ * written by the kernel, so gtable stays on the device; only `perm` and `start` are uploaded.
+ * Work is O(V·H + N·H).
  */
 import { ShapeError } from '../../errors';
 import type { F32, I32 } from '../types';
@@ -16,11 +18,11 @@ const gatherKernel = `function (ids, table) {
   return table[ids[this.thread.y]][this.thread.x];
 }`;
 
-/** row u: base[u, j] + sum over its tokens k of gy[perm[start[u] + k], j], in token order. */
-const segmentSumKernel = `function (gy, perm, start, count, base) {
-  let s = base[this.thread.y][this.thread.x];
+/** gtable[v, j] = sum of gy[perm[k], j] for k in [start[v], start[v + 1]), in that order. */
+const segmentSumKernel = `function (gy, perm, start) {
+  let s = 0;
   const st = start[this.thread.y];
-  const c = count[this.thread.y];
+  const c = start[this.thread.y + 1] - st;
   for (let k = 0; k < this.constants.N; k++) {
     if (k >= c) {
       break;
@@ -57,35 +59,23 @@ export function* embedding(ids: I32, table: F32, H: number, out: F32): KernelOp 
   }), [ids, inp(table, [H, V])]));
 }
 
-/** gtable[ids[t], :] += gy[t, :] (scatter-add, accumulate). */
+/** gtable[v, :] = sum of gy[t, :] over the positions t with ids[t] = v, in token order (overwritten). */
 export function* embeddingBackward(ids: I32, gy: F32, H: number, gtable: F32): KernelOp {
   const V = tableRows('embeddingBackward', 'gtable', gtable, H);
   const N = ids.length;
   checkIndexable('embeddingBackward', { N, H, V });
   if (gy.length !== N * H) throw new ShapeError(`embeddingBackward: gy has ${gy.length} elements, expected ${N} x ${H}`);
   checkIds('embeddingBackward', ids, V);
-  if (N === 0) return;
-  // Host: group token positions by id (stable, so each group stays in token order).
-  const slot = new Map<number, number>();
-  const uniq: number[] = [];
-  const count: number[] = [];
-  for (let t = 0; t < N; t++) {
-    const id = ids[t]!;
-    let u = slot.get(id);
-    if (u === undefined) { u = uniq.length; slot.set(id, u); uniq.push(id); count.push(0); }
-    count[u]!++;
-  }
-  const U = uniq.length;
-  const start = new Int32Array(U);
-  for (let u = 1; u < U; u++) start[u] = start[u - 1]! + count[u - 1]!;
-  const fill = Int32Array.from(start);
-  const perm = new Int32Array(N);
-  for (let t = 0; t < N; t++) perm[fill[slot.get(ids[t]!)!]!++] = t;
-  const base = new Float32Array(U * H);
-  for (let u = 0; u < U; u++) base.set(gtable.subarray(uniq[u]! * H, uniq[u]! * H + H), u * H);
-  const res = yield call('embeddingBackward', `${N},${H},${U}`, () => ({
-    source: segmentSumKernel, output: [H, U], constants: { N },
-    argumentTypes: { gy: 'Input', perm: 'Array', start: 'Array', count: 'Array', base: 'Input' },
-  }), [inp(gy, [H, N]), perm, start, Int32Array.from(count), inp(base, [H, U])]);
-  for (let u = 0; u < U; u++) gtable.set(res.subarray(u * H, u * H + H), uniq[u]! * H);
+  if (V * H === 0) return;
+  // Host: counting sort of the token positions by id (stable).
+  const start = new Int32Array(V + 1);
+  for (let t = 0; t < N; t++) start[ids[t]! + 1]!++;
+  for (let v = 0; v < V; v++) start[v + 1]! += start[v]!;
+  const fill = start.slice(0, V);
+  const perm = new Int32Array(Math.max(N, 1));
+  for (let t = 0; t < N; t++) perm[fill[ids[t]!]!++] = t;
+  yield* into(gtable, call('embeddingBackward', `${N},${H},${V}`, () => ({
+    source: segmentSumKernel, output: [H, V], constants: { N },
+    argumentTypes: { gy: 'Input', perm: 'Array', start: 'Array' },
+  }), [inp(N === 0 ? new Float32Array(H) : gy, [H, Math.max(N, 1)]), perm, start]));
 }

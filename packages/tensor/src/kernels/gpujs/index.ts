@@ -33,10 +33,10 @@ export { SWIFTSHADER_ICD, WebgpuUnavailableError, adapterName, type WebgpuAdapte
 
 /**
  * Argument positions of the arrays an op reads or writes on the host rather than through a
- * kernel: embeddingBackward accumulates into `gtable` there, crossEntropy writes `loss` and `lse`,
+ * kernel: crossEntropy writes `loss` and `lse`,
  * max writes `out` (and `arg`, never on the GPU).
  */
-const HOST_ARGS = { embeddingBackward: [3], crossEntropy: [5, 6], max: [4] } as const;
+const HOST_ARGS = { crossEntropy: [5, 6], max: [4] } as const;
 
 /** Every op of the gpu.js kernels, each written once as a generator of kernel calls. */
 const OPS = {
@@ -159,7 +159,6 @@ export async function createWebgpuSyncKernels(options: { resident?: boolean } = 
   }) as BoundOps<void>[K];
   return {
     ...ops,
-    embeddingBackward: onHost('embeddingBackward'),
     crossEntropy: onHost('crossEntropy'),
     max: onHost('max'),
     mode: rt.mode,

@@ -2,7 +2,7 @@
  * RMSNorm forward and backward as gpu.js kernels:
  *   forward:  rstd[r] = 1 / sqrt(mean_j x[r, j]^2 + eps);  out[r, j] = w[j] * (x[r, j] * rstd[r])
  *   backward: c[r] = rstd^3 / n * sum_k w[k] gy[r, k] x[r, k]
- *             gx[r, j] = rstd[r] w[j] gy[r, j] - x[r, j] c[r];  gw[j] += sum_r gy[r, j] x[r, j] rstd[r]
+ *             gx[r, j] = rstd[r] w[j] gy[r, j] - x[r, j] c[r];  gw[j] = sum_r gy[r, j] x[r, j] rstd[r]
  * Each output is its own kernel (webasm has no kernel maps).
  */
 import type { F32 } from '../types';
@@ -38,9 +38,9 @@ const gxKernel = `function (x, w, gy, rstd, c) {
   return rstd[this.thread.y] * w[this.thread.x] * gy[this.thread.y][this.thread.x] - x[this.thread.y][this.thread.x] * c[this.thread.y];
 }`;
 
-/** gw[j] + sum_r gy[r, j] x[r, j] rstd[r], accumulated row by row like the reference. */
-const gwKernel = `function (x, gy, rstd, gw) {
-  let s = gw[this.thread.x];
+/** gw[j] = sum_r gy[r, j] x[r, j] rstd[r], accumulated row by row like the reference. */
+const gwKernel = `function (x, gy, rstd) {
+  let s = 0;
   for (let r = 0; r < this.constants.rows; r++) {
     s += gy[r][this.thread.x] * x[r][this.thread.x] * rstd[r];
   }
@@ -66,7 +66,7 @@ export function* rmsnorm(x: F32, w: F32, rows: number, n: number, eps: number, o
   }), [xs, w, rs]));
 }
 
-/** gx overwritten; gw accumulated (summed over rows). */
+/** gx and gw overwritten (gw summed over rows): gw is computed on the device, nothing is uploaded for it. */
 export function* rmsnormBackward(x: F32, w: F32, rstd: F32, gy: F32, rows: number, n: number, gx: F32, gw: F32): KernelOp {
   checkIndexable('rmsnormBackward', { rows, n });
   expectLength('rmsnormBackward', 'x', x, rows * n);
@@ -86,8 +86,8 @@ export function* rmsnormBackward(x: F32, w: F32, rstd: F32, gy: F32, rows: numbe
   // gw first: it reads gy, which the caller may reuse as gx.
   yield* into(gw, call('rmsnormBackward.gw', key, () => ({
     source: gwKernel, output: [n], constants: { rows },
-    argumentTypes: { x: 'Input', gy: 'Input', rstd: 'Array', gw: 'Array' },
-  }), [xs, gys, rstd, gw]));
+    argumentTypes: { x: 'Input', gy: 'Input', rstd: 'Array' },
+  }), [xs, gys, rstd]));
   yield* into(gx, call('rmsnormBackward.gx', key, () => ({
     source: gxKernel, output: [n, rows],
     argumentTypes: { x: 'Input', w: 'Array', gy: 'Input', rstd: 'Array', c: 'Array' },

@@ -13,8 +13,9 @@ export function rmsnorm(x: F32, w: F32, rows: number, n: number, eps: number, ou
 }
 
 // y_j = w_j x_j r, r = (mean(x^2) + eps)^-1/2
-// dx_j = r (w_j gy_j) - x_j r^3 / n * sum_k(w_k gy_k x_k);  dw_j += gy_j x_j r
+// dx_j = r (w_j gy_j) - x_j r^3 / n * sum_k(w_k gy_k x_k);  dw_j = sum over rows of gy_j x_j r
 export function rmsnormBackward(x: F32, w: F32, rstd: F32, gy: F32, rows: number, n: number, gx: F32, gw: F32): void {
+  gw.fill(0);
   for (let r = 0; r < rows; r++) {
     const o = r * n;
     const rs = rstd[r]!;
