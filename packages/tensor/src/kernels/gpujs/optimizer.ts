@@ -6,9 +6,8 @@
  * (rounded to float32 when passed), so a new step never recompiles a kernel. With the webgpu
  * worker every array stays on the GPU: each output fills the array it replaces.
  */
-import { ShapeError } from '../../errors';
 import type { AdamwUpdateArgs, AdemamixUpdateArgs, F32 } from '../types';
-import { checkUpdateLengths } from '../js/optimizer';
+import { checkScaleBy, checkSumSquares, checkUpdateLengths } from '../js/optimizer';
 import { call, into, kept, type KernelCall, type KernelOp } from './runtime';
 
 /** m ← beta·m + c·g (c = 1 − beta): the fast and slow EMAs of AdEMAMix, AdamW's first moment. */
@@ -103,7 +102,7 @@ export function* adamwUpdate(a: AdamwUpdateArgs): KernelOp {
  * tensors add up on the device and only the final value need come back.
  */
 export function* sumSquares(x: F32, acc: F32 | null, out: F32): KernelOp {
-  if (out.length !== 1 || (acc !== null && acc.length !== 1)) throw new ShapeError('sumSquares: acc and out hold one value each');
+  checkSumSquares(acc, out);
   const n = x.length;
   const parts = Math.ceil(n / SUM_SQUARES_CHUNK);
   const partial = n === 0 ? null : yield* kept(call('sumSquares.chunks', `${n}`, () => ({
@@ -122,8 +121,8 @@ export function* sumSquares(x: F32, acc: F32 | null, out: F32): KernelOp {
 
 /** out[i] = x[i]·s; `out` may be `x`. */
 export function* scaleBy(x: F32, s: number, out: F32): KernelOp {
+  checkScaleBy(x, out);
   const n = x.length;
-  if (out.length !== n) throw new ShapeError(`scaleBy: out has ${out.length} elements, x has ${n}`);
   if (n === 0) return;
   yield* into(out, call('scaleBy', `${n}`, () => ({ source: scaleKernel, output: [n], argumentTypes: { x: 'Array', s: 'Float' } }), [x, s]));
 }

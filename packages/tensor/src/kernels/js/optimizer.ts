@@ -47,9 +47,19 @@ export function adamwUpdate(a: AdamwUpdateArgs): void {
   }
 }
 
+/** ShapeError unless `acc` (when given) and `out` hold one value each. */
+export function checkSumSquares(acc: F32 | null, out: F32): void {
+  if (out.length !== 1 || (acc !== null && acc.length !== 1)) throw new ShapeError('sumSquares: acc and out hold one value each');
+}
+
+/** ShapeError unless `out` has `x`'s length. */
+export function checkScaleBy(x: F32, out: F32): void {
+  if (out.length !== x.length) throw new ShapeError(`scaleBy: out has ${out.length} elements, x has ${x.length}`);
+}
+
 /** out[0] = acc[0] + Σ x[i]², summed in double. */
 export function sumSquares(x: F32, acc: F32 | null, out: F32): void {
-  if (out.length !== 1 || (acc !== null && acc.length !== 1)) throw new ShapeError('sumSquares: acc and out hold one value each');
+  checkSumSquares(acc, out);
   let s = acc === null ? 0 : acc[0]!;
   for (let i = 0; i < x.length; i++) s += x[i]! * x[i]!;
   out[0] = s;
@@ -57,6 +67,6 @@ export function sumSquares(x: F32, acc: F32 | null, out: F32): void {
 
 /** out[i] = x[i]·s (the product in double, rounded once); `out` may be `x`. */
 export function scaleBy(x: F32, s: number, out: F32): void {
-  if (out.length !== x.length) throw new ShapeError(`scaleBy: out has ${out.length} elements, x has ${x.length}`);
+  checkScaleBy(x, out);
   for (let i = 0; i < x.length; i++) out[i] = x[i]! * s;
 }
