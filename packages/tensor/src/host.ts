@@ -7,6 +7,8 @@
 
 interface NodeProcess {
   versions?: { node?: string };
+  execArgv?: string[];
+  env?: Record<string, string | undefined>;
   getBuiltinModule?: (id: string) => unknown;
 }
 
@@ -42,4 +44,42 @@ export function canShareMemory(): boolean {
   if (typeof SharedArrayBuffer === 'undefined') return false;
   const isolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated;
   return isNode || isolated !== false;
+}
+
+/** Whether V8's wasm dynamic tiering is on per the command line (`NODE_OPTIONS`, then `execArgv`; the last mention wins, default on). */
+export function dynamicTieringFromArgs(execArgv: readonly string[], nodeOptions = ''): boolean {
+  let on = true;
+  for (const arg of [...nodeOptions.split(/\s+/), ...execArgv]) {
+    const m = /^--(no-?)?wasm-dynamic-tiering(?:=(true|false))?$/.exec(arg.replaceAll('_', '-'));
+    if (m !== null) on = m[1] === undefined && m[2] !== 'false';
+  }
+  return on;
+}
+
+/** Nesting depth of {@link compileOptimized} (only the outermost call sets and restores the flag). */
+let optimizedDepth = 0;
+
+/**
+ * Run `compile` (typically `new WebAssembly.Module(bytes)`) with V8's wasm dynamic tiering off, so
+ * that every function of the module is compiled by the optimizing compiler (TurboFan) right away,
+ * in the background, instead of only once it has run hot. V8 fixes a module's tiering when it
+ * compiles it, and has no on-stack replacement for wasm (Node 20): a function that is called
+ * rarely but loops long (a packing routine, a whole prefill's product) otherwise keeps running its
+ * baseline (Liftoff) code. In Node the flag is set in-process and then restored to what the
+ * command line (`NODE_OPTIONS`, `execArgv`) set; elsewhere (a browser) `compile` just runs.
+ * V8 caches compiled modules by their bytes: bytes that were compiled before without this keep
+ * their tiering.
+ */
+export function compileOptimized<T>(compile: () => T): T {
+  const v8 = optimizedDepth === 0 ? nodeBuiltin<{ setFlagsFromString(flags: string): void }>('node:v8') : null;
+  if (v8 === null) return compile();
+  const restore = dynamicTieringFromArgs(nodeProcess?.execArgv ?? [], nodeProcess?.env?.NODE_OPTIONS);
+  v8.setFlagsFromString('--no-wasm-dynamic-tiering');
+  optimizedDepth++;
+  try {
+    return compile();
+  } finally {
+    optimizedDepth--;
+    v8.setFlagsFromString(restore ? '--wasm-dynamic-tiering' : '--no-wasm-dynamic-tiering');
+  }
 }

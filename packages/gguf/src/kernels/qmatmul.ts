@@ -5,7 +5,7 @@
 // itself (quant_q8_0, quant_q8_k: the same float32 operations as quant/activations.ts); float
 // activations go in as float32 (BF16 weights take them rounded to bf16 by the caller).
 
-import { relaxedSimdAvailable } from '@apertus/tensor';
+import { relaxedSimdAvailable, wasmKernels } from '@apertus/tensor';
 import { GGML_TYPES, rowBytes, type GgmlType } from '../types';
 import { QUANT_KERNELS_WASM, QUANT_KERNELS_WASM_RELAXED } from './module.generated';
 
@@ -37,28 +37,11 @@ function module(variant: KernelVariant): object | null {
     if (!wasm) throw new Error('no WebAssembly');
     if (variant === 'relaxed' && (module('simd') === null || !relaxedSimdAvailable())) throw new Error('no relaxed SIMD');
     const bytes = Uint8Array.from(atob(variant === 'relaxed' ? QUANT_KERNELS_WASM_RELAXED : QUANT_KERNELS_WASM), (c) => c.charCodeAt(0));
-    compiled[variant] = optimizedNow(() => new wasm.Module(bytes));
+    compiled[variant] = wasmKernels.compileOptimized(() => new wasm.Module(bytes));
   } catch {
     compiled[variant] = null;
   }
   return compiled[variant];
-}
-
-/**
- * Run `compile` with V8's dynamic tiering off, so the module's functions are compiled by the
- * optimizing compiler at once (Node: set in-process, restored after; V8 fixes the tiering of a
- * module when it compiles it). With tiering on, a prefill's kernels (few calls, long loops) kept
- * running in the baseline compiler's code: the many-row Q4_K product ran at about half its speed.
- */
-function optimizedNow<T>(compile: () => T): T {
-  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-  const v8 = proc?.getBuiltinModule?.('node:v8') as { setFlagsFromString(flags: string): void } | undefined;
-  v8?.setFlagsFromString('--no-wasm-dynamic-tiering');
-  try {
-    return compile();
-  } finally {
-    v8?.setFlagsFromString('--wasm-dynamic-tiering');
-  }
 }
 
 /** The variant new arenas use: `relaxed` where relaxed SIMD runs (Node 20: the V8 flag is set in-process), else `simd`. */

@@ -5,8 +5,12 @@
  */
 import { GEMM_MEMORY_PAGES } from '../gemm/wasm/codegen';
 import { encodeModule, type FuncDef } from '../gemm/wasm/encoder';
-import { wasmApi } from '../gemm/wasm/wasm-api';
+import { wasmApi, type WasmModule } from '../gemm/wasm/wasm-api';
 import { heapMemory } from './heap';
+import { compileOptimized } from '../../host';
+
+/** Compile `bytes` with every function optimized at once (row kernels: few calls, long loops). */
+const compile = (bytes: Uint8Array): WasmModule => compileOptimized(() => new wasmApi!.Module(bytes));
 
 /** The module of `funcs` on the heap memory, or null where WebAssembly SIMD or the heap is missing. */
 export function instantiateOnHeap<T>(funcs: FuncDef[]): T | null {
@@ -14,7 +18,7 @@ export function instantiateOnHeap<T>(funcs: FuncDef[]): T | null {
   if (wasmApi === null || memory === null) return null;
   const bytes = encodeModule(funcs, GEMM_MEMORY_PAGES.min, GEMM_MEMORY_PAGES.max);
   if (!wasmApi.validate(bytes)) return null;
-  return new wasmApi.Instance(new wasmApi.Module(bytes), { env: { memory } }).exports as unknown as T;
+  return new wasmApi.Instance(compile(bytes), { env: { memory } }).exports as unknown as T;
 }
 
 /**
@@ -28,6 +32,6 @@ export function instantiatePrivate<T>(funcs: FuncDef[], bytes: number): { export
   const code = encodeModule(funcs, pages, pages, false);
   if (!wasmApi.validate(code)) return null;
   const memory = new wasmApi.Memory({ initial: pages, maximum: pages, shared: false });
-  const exports = new wasmApi.Instance(new wasmApi.Module(code), { env: { memory } }).exports as unknown as T;
+  const exports = new wasmApi.Instance(compile(code), { env: { memory } }).exports as unknown as T;
   return { exports, memory: memory.buffer as ArrayBuffer };
 }

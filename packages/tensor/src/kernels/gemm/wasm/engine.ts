@@ -26,7 +26,7 @@ import { GEMM_WASM_RELAXED, GEMM_WASM_SIMD } from './module.generated';
 import { dotScratchBytes } from './dot-nt';
 import { heapAddress, heapMemory, heapRelease, heapScratch } from '../../cpu/heap';
 import { GEMM_VARIANTS, type GemmVariantName } from './variants';
-import { canBlock, canShareMemory } from '../../../host';
+import { canBlock, canShareMemory, compileOptimized } from '../../../host';
 import { startGemmWorker, workersAvailable, type GemmWorker } from './threads';
 import { wasmApi, type WasmMemory, type WasmModule } from './wasm-api';
 
@@ -144,7 +144,10 @@ export class WasmGemmEngine {
     this.mr = GEMM_VARIANTS[variant].mr;
     this.nr = GEMM_VARIANTS[variant].nr;
     if (wasmApi === null) throw new GemmError('backend', 'WebAssembly is not available in this runtime');
-    this.module = new wasmApi.Module(variantBytes(variant));
+    // Optimized at once: the workers run the same compiled code, and the driver and packing
+    // functions run few, long calls.
+    const api = wasmApi;
+    this.module = compileOptimized(() => new api.Module(variantBytes(variant)));
     const memory = heapMemory();
     if (memory === null) throw new GemmError('backend', 'cannot create a shared WebAssembly memory (SharedArrayBuffer missing?)');
     this.memory = memory;
