@@ -1,7 +1,7 @@
 // Benchmark: @apertus/tensor GEMM against tfjs-backend-wasm (XNNPACK, WebAssembly SIMD) on the
 // same products, interleaved case by case, and as a fraction of the one-core 128-bit SIMD peak
 // (bench/simd-peak.mjs). Shapes: square 1024 and the products of a `small` training step
-// (hidden 768, intermediate 3072, 4 KV heads of 64, vocabulary 32768; T = 256 tokens).
+// (gemm-common.mjs); gemm-profile.mjs splits the same products into their parts.
 //
 //   npm run build -w packages/tensor && node packages/tensor/bench/gemm-tfjs.mjs [--seconds S] [--rounds R] [--cpu-time] [--quick] [--rows a,b] [--write]
 //
@@ -16,7 +16,6 @@
 // SIMD), so a probe that ran while the core was busy cannot flatter a ratio. The last lines are
 // the issue's target row for BENCHMARKS.md ("Targets at a glance"), filled in from the table.
 // --rows a,b picks rows by a word of their name (e.g. `--rows dY,1024`).
-import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
@@ -24,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { gemmKernelInfo, setGemmThreads, setGemmVariant, sgemm, Tensor } from '@apertus/tensor';
 import { simdPeak } from './simd-peak.mjs';
+import { lscpu, pickShapes } from './gemm-common.mjs';
 
 const argv = process.argv.slice(2);
 const secArg = argv.indexOf('--seconds');
@@ -43,16 +43,6 @@ const wasm = require('@tensorflow/tfjs-backend-wasm');
 wasm.setWasmPaths(path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm')) + path.sep);
 await tf.setBackend('wasm');
 await tf.ready();
-
-function lscpu() {
-  try {
-    const out = execFileSync('lscpu', { encoding: 'utf8' });
-    const field = (k) => (out.match(new RegExp(`^${k}:\\s*(.*)$`, 'm')) ?? [])[1]?.trim() ?? '?';
-    return `${field('Model name')} (family ${field('CPU family')}, model ${field('Model')}); flags: ${field('Flags')}`;
-  } catch {
-    return '?';
-  }
-}
 
 /** Operands as tensor storage (in the wasm memory, read in place, as in training), like tfjs's uploaded tensors. */
 const held = [];
@@ -85,17 +75,6 @@ function best(fn, cpu = false) {
   return t;
 }
 
-const cases = [
-  ['square 1024', 1024, 1024, 1024, false, false],
-  ['small q/o x·Wᵀ', 256, 768, 768, false, true],
-  ['small k/v x·Wᵀ', 256, 256, 768, false, true],
-  ['small up x·Wᵀ', 256, 3072, 768, false, true],
-  ['small down x·Wᵀ', 256, 768, 3072, false, true],
-  ['small up dY·W', 256, 768, 3072, false, false],
-  ['small up dWᵀ = dYᵀ·X', 3072, 768, 256, true, false],
-  ['small LM head x·Wᵀ', 256, 32768, 768, false, true],
-];
-
 const probeSeconds = Math.min(0.3, seconds / 2);
 /** Best probe results so far (the run's peak: the core's when it was least disturbed). */
 const peak = { fma: null, mulAdd: 0 };
@@ -110,7 +89,7 @@ let staged = 0;
 say(`CPU: ${lscpu()}`);
 say(`Node ${process.version}; tfjs-core ${tf.version_core}, backend ${tf.getBackend()}; our default GEMM variant: ${defaultVariant}; 1-minute load average ${loadStart.toFixed(2)}`);
 const rows = [];
-for (const [name, M, N, K, transA, transB] of cases.filter(([n]) => rowWords === null || rowWords.some((w) => n.includes(w)))) {
+for (const [name, M, N, K, transA, transB] of pickShapes(rowWords)) {
   const A = fill(M * K, 1), B = fill(N * K, 2), C = fill(M * N, 3);
   const gf = (t) => (2 * M * N * K) / t / 1e9;
   const ours = (variant, threads) => {
