@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { compileOptimized, dynamicTieringFromArgs } from './host';
+import { wasmApi, type WasmModule } from './kernels/gemm/wasm/wasm-api';
 
 // V8's own test hooks (`%IsLiftoffFunction`, `%IsTurboFanFunction`): the syntax is accepted by
 // functions parsed after the flag is set.
@@ -25,13 +26,14 @@ function constModule(n: number): Uint8Array {
   ]);
 }
 
-const exported = (m: WebAssembly.Module): (() => number) => new WebAssembly.Instance(m).exports.f as () => number;
+const wasm = wasmApi!;
+const exported = (m: WasmModule): (() => number) => new wasm.Instance(m, {}).exports.f as () => number;
 
 describe('compileOptimized', () => {
   it('compiles every function with the optimizing compiler, then restores dynamic tiering', async () => {
     const seed = (Date.now() * 7919) >>> 4;
-    const fast = exported(compileOptimized(() => new WebAssembly.Module(constModule(seed))));
-    const plain = exported(new WebAssembly.Module(constModule(seed + 1)));
+    const fast = exported(compileOptimized(() => new wasm.Module(constModule(seed))));
+    const plain = exported(new wasm.Module(constModule(seed + 1)));
     expect(fast()).toBe(seed);
     expect(plain()).toBe(seed + 1);
     // The optimized code comes from a background compile job: wait for it (no call is needed).
