@@ -7,11 +7,12 @@ import { wasmApi } from './wasm/wasm-api';
 import { randomArray } from './test-util';
 
 // The packing routines move data without arithmetic (alpha = 1), so they must reproduce their
-// definition exactly: pack_b: dst[p][k][j] = op(B)[k, p*NR + j] (0 past nc);
+// definition exactly (and the edge kernels the full kernel's rows, at the end): pack_b: dst[p][k][j] = op(B)[k, p*NR + j] (0 past nc);
 // pack_a: dst[p][k][r] = op(A)[p*MR + r, k] (0 past mc). op(X)[i, k] = X[i * rs + k * cs].
 setFlagsFromString('--experimental-wasm-relaxed-simd');
 
 interface PackExports {
+  [kernel: `kernel${string}`]: (kc: number, a: number, b: number, c: number, ldcBytes: number, accumulate: number) => void;
   pack_b(src: number, rs: number, cs: number, kc: number, nc: number, dst: number): void;
   pack_b_bf16(src: number, rs: number, cs: number, kc: number, nc: number, dst: number): void;
   pack_a(src: number, rs: number, cs: number, mc: number, kc: number, dst: number, alpha: number): void;
@@ -75,6 +76,32 @@ it.each(Object.keys(GEMM_VARIANTS) as GemmVariantName[])('%s: pack_b and pack_a 
       }
       expect(f32.slice(DST / 4, DST / 4 + want.length)).toEqual(want);
     }),
+    { numRuns: 60 },
+  );
+});
+
+// The last panel of an A block with rows < MR rows runs kernel_<rows> straight into C: its rows
+// must be the full kernel's first rows bit for bit (same operations per element), and C below
+// them must stay untouched.
+it.each(Object.keys(GEMM_VARIANTS) as GemmVariantName[])('%s: kernel_<rows> gives the first rows of the full kernel exactly and writes nothing else', (name) => {
+  const { mr, nr } = GEMM_VARIANTS[name];
+  const { ex, f32 } = instance(name);
+  const A = SRC, B = SRC + 4 * 64 * mr, C = DST, TILE = DST + (1 << 16);
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: mr - 1 }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: nr, max: 3 * nr }), fc.boolean(), fc.nat(),
+      (rows, kc, ldc, accumulate, seed) => {
+        f32.set(randomArray(kc * mr, seed + 1), A / 4);
+        f32.set(randomArray(kc * nr, seed + 2), B / 4);
+        const c0 = randomArray(mr * ldc, seed + 3);
+        f32.set(c0, C / 4);
+        // The full kernel on a copy of the C tile (row stride NR).
+        for (let r = 0; r < mr; r++) f32.set(c0.subarray(r * ldc, r * ldc + nr), TILE / 4 + r * nr);
+        ex.kernel!(kc, A, B, TILE, 4 * nr, accumulate ? 1 : 0);
+        ex[`kernel_${rows}`]!(kc, A, B, C, 4 * ldc, accumulate ? 1 : 0);
+        const want = Float32Array.from(c0);
+        for (let r = 0; r < rows; r++) want.set(f32.subarray(TILE / 4 + r * nr, TILE / 4 + (r + 1) * nr), r * ldc);
+        expect(f32.slice(C / 4, C / 4 + mr * ldc)).toEqual(want);
+      }),
     { numRuns: 60 },
   );
 });

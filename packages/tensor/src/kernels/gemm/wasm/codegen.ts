@@ -26,7 +26,8 @@
  * - `dot_nt(M, N, K, pA, lda, pB, ldb, bf16, pC, ldc, alpha, accumulate, scratch)`: the same product
  *   for op(A) = A and op(B) = B^T with B row-major [N, K], streaming B in place without packing
  *   (few rows against a weight matrix, as in decode steps; generated in `dot-nt.ts`).
- * - `kernel`, `pack_a`, `pack_b`, `pack_b_bf16`, `macro`: the building blocks, exported for tests.
+ * - `kernel`, `kernel_<rows>` (rows < MR), `pack_a`, `pack_b`, `pack_b_bf16`, `macro`: the building
+ *   blocks, exported for tests.
  */
 import {
   block, br, brIf, call, encodeModule, f32, forLoop, get, i32, if_, loop, select, seq, set, v128, ValType,
@@ -61,8 +62,8 @@ const c = i32.const;
  */
 const PACK_B_GROUP = 4;
 
-/** Function indices inside the module (calls use them). */
-const FN = { kernel: 0, pack_a: 1, pack_b: 2, pack_b_bf16: 3, macro: 4, gemm: 5, dot_nt: 6 } as const;
+/** Function indices inside the module (calls use them); `kernel_<r>` (r = 1 .. MR-1) is `kernel_1 + r - 1`. */
+const FN = { kernel: 0, pack_a: 1, pack_b: 2, pack_b_bf16: 3, macro: 4, gemm: 5, dot_nt: 6, kernel_1: 7 } as const;
 
 /** `a * b + acc` with either mul + add or relaxed_madd. */
 export function madd(o: GemmCodegenOptions, a: Code, b: Code, acc: Code): Code {
@@ -73,9 +74,13 @@ export function madd(o: GemmCodegenOptions, a: Code, b: Code, acc: Code): Code {
  * kernel(kc, a, b, c, ldcBytes, accumulate): one MR x NR tile of C from packed panels.
  * The k loop keeps MR * NR/4 accumulators and NR/4 B vectors in locals (V8 keeps them in xmm
  * registers); A values are broadcast straight from memory (`v128.load32_splat`).
+ * With `rows` < MR (`kernel_<rows>`, the last panel of an A block whose height is not a multiple
+ * of MR): only the first `rows` rows of the panel (still MR floats per k) are computed and
+ * stored, each element by the same operations as in the full kernel.
  */
-function kernelFn(o: GemmCodegenOptions): FuncDef {
-  const { mr, nr, kUnroll } = o;
+function kernelFn(o: GemmCodegenOptions, rows = o.mr): FuncDef {
+  const { mr: panel, nr, kUnroll } = o;
+  const mr = rows;
   const nv = nr / 4;
   const P = { kc: 0, a: 1, b: 2, c: 3, ldc: 4, accumulate: 5 };
   const L = new Locals(6);
@@ -103,11 +108,11 @@ function kernelFn(o: GemmCodegenOptions): FuncDef {
   const end = L.add(I32);
   const kLoop = (steps: number, count: Code): Code =>
     seq(
-      set(end, i32.add(get(P.a), i32.mul(count, c(4 * mr * steps)))),
+      set(end, i32.add(get(P.a), i32.mul(count, c(4 * panel * steps)))),
       if_(i32.ne(get(P.a), get(end)),
         loop(
-          ...Array.from({ length: steps }, (_, u) => step(4 * mr * u, 4 * nr * u)),
-          set(P.a, i32.add(get(P.a), c(4 * mr * steps))),
+          ...Array.from({ length: steps }, (_, u) => step(4 * panel * u, 4 * nr * u)),
+          set(P.a, i32.add(get(P.a), c(4 * panel * steps))),
           set(P.b, i32.add(get(P.b), c(4 * nr * steps))),
           brIf(0, i32.ne(get(P.a), get(end))),
         )),
@@ -127,7 +132,7 @@ function kernelFn(o: GemmCodegenOptions): FuncDef {
       ),
     );
   return {
-    name: 'kernel',
+    name: rows === panel ? 'kernel' : `kernel_${rows}`,
     params: [I32, I32, I32, I32, I32, I32],
     results: [],
     locals: L.types,
@@ -372,7 +377,8 @@ function packBFn(o: GemmCodegenOptions, bf16: boolean): FuncDef {
 
 /**
  * macro(mc, nc, kc, pa, pb, c, ldcBytes, accumulate, tile): C[0:mc, 0:nc] (+)= packed A block x
- * packed B block. Edge tiles run the micro-kernel into `tile` and copy the valid part.
+ * packed B block. A last panel of fewer than MR rows runs `kernel_<rows>` straight into C; a
+ * tile with fewer than NR columns runs the micro-kernel into `tile` and copies the valid part.
  */
 function macroFn(o: GemmCodegenOptions): FuncDef {
   const { mr, nr } = o;
@@ -406,11 +412,16 @@ function macroFn(o: GemmCodegenOptions): FuncDef {
           set(cp, i32.add(i32.add(get(P.c), i32.mul(get(ir), get(P.ldc))), i32.shl(get(jr), c(2)))),
           if_(i32.and(i32.ge_s(get(rows), c(mr)), i32.ge_s(get(cols), c(nr))),
             call(FN.kernel, get(P.kc), get(ap), get(bp), get(cp), get(P.ldc), get(P.accumulate)),
-            seq(
-              call(FN.kernel, get(P.kc), get(ap), get(bp), get(P.tile), c(4 * nr), c(0)),
-              set(rows, i32.min_s(get(rows), c(mr))),
-              set(cols, i32.min_s(get(cols), c(nr))),
-              copyTile,
+            if_(i32.ge_s(get(cols), c(nr)),
+              seq(...Array.from({ length: mr - 1 }, (_, i) =>
+                if_(i32.eq(get(rows), c(i + 1)),
+                  call(FN.kernel_1 + i, get(P.kc), get(ap), get(bp), get(cp), get(P.ldc), get(P.accumulate))))),
+              seq(
+                call(FN.kernel, get(P.kc), get(ap), get(bp), get(P.tile), c(4 * nr), c(0)),
+                set(rows, i32.min_s(get(rows), c(mr))),
+                set(cols, i32.min_s(get(cols), c(nr))),
+                copyTile,
+              ),
             ),
           ),
         ),
@@ -476,6 +487,7 @@ export function generateGemmModule(options: GemmCodegenOptions = DEFAULT_GEMM_CO
     macroFn(o),
     gemmFn(),
     dotNtFn(o),
+    ...Array.from({ length: o.mr - 1 }, (_, i) => kernelFn(o, i + 1)),
   ];
   return encodeModule(funcs, GEMM_MEMORY_PAGES.min, GEMM_MEMORY_PAGES.max);
 }
