@@ -24,15 +24,8 @@ import { f16, fsum, kernel, loadScalesMins } from './kernels.wat.mjs';
 const splat8 = (v) => `(v128.const i8x16 ${Array(16).fill(v).join(' ')})`;
 /** i8x16.shuffle that broadcasts i16 lane j of `v`. */
 const bcast16 = (v, j) => `(i8x16.shuffle ${Array.from({ length: 8 }, () => `${2 * j} ${2 * j + 1}`).join(' ')} ${v} ${v})`;
-/** Lanes of two i32x4 a, b: i8x16.shuffle indices of [a_i, b_j, …] given as i32 lane numbers 0–7. */
-const lanes32 = (...l) => l.flatMap((i) => [0, 1, 2, 3].map((b) => 4 * i + b)).join(' ');
-/** Transpose-add of four i32x4 t0 … t3 into [Σ t0, Σ t1, Σ t2, Σ t3]. */
-const total4 = (t) => {
-  const pair = (a, b) => `(i32x4.add (i8x16.shuffle ${lanes32(0, 4, 1, 5)} ${a} ${b}) (i8x16.shuffle ${lanes32(2, 6, 3, 7)} ${a} ${b}))`;
-  return `(local.set $u0 ${pair(t(0), t(1))})
-          (local.set $u1 ${pair(t(2), t(3))})
-          (i32x4.add (i8x16.shuffle ${lanes32(0, 1, 4, 5)} (local.get $u0) (local.get $u1)) (i8x16.shuffle ${lanes32(2, 3, 6, 7)} (local.get $u0) (local.get $u1)))`;
-};
+/** i8x16.shuffle that broadcasts f32/i32 lane k of `v` (one pshufd). */
+const bcast32 = (v, k) => `(i8x16.shuffle ${Array.from({ length: 4 }, () => [0, 1, 2, 3].map((b) => 4 * k + b).join(' ')).join(' ')} ${v} ${v})`;
 
 /**
  * Q8_0 (34-byte blocks: f16 d, 32 int8), $n = blocks per row; x = the activation quants split by
@@ -66,8 +59,8 @@ export function q8_0Decode() {
             (local.set $xb (i32.add (local.get $x) (i32.shl (local.get $bi) (i32.const 6))))
             ${groupBlocks}
             (local.set $h (v128.load16_lane offset=102 6 (local.get $p) (v128.load16_lane offset=68 4 (local.get $p) (v128.load16_lane offset=34 2 (local.get $p) (v128.load16_lane 0 (local.get $p) (local.get $zero))))))
-            (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (f32x4.convert_i32x4_s (block (result v128) ${total4((k) => `(local.get $t${k})`)}))
-              (f32x4.mul ${dw} (v128.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2))))))))
+            (local.set $h (f32x4.mul ${dw} (v128.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2))))))
+            ${[0, 1, 2, 3].map((k) => `(local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (f32x4.convert_i32x4_s (local.get $t${k})) ${bcast32('(local.get $h)', k)})))`).join('\n            ')}
             (local.set $p (i32.add (local.get $p) (i32.const 136)))
             (br_if $groups (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 4))) (local.get $end4)))))
         (block $tailDone
@@ -83,7 +76,7 @@ export function q8_0Decode() {
     (local.set $c8000 (v128.const i32x4 0x8000 0x8000 0x8000 0x8000))
     (local.set $c2p112 (v128.const f32x4 0x1p112 0x1p112 0x1p112 0x1p112))`;
   return kernel('q8_0_1', 1, '(param $xd i32)', `(local $bi i32) (local $end i32) (local $end4 i32) (local $p i32) (local $xb i32)
-    (local $a0 v128) (local $v0 v128) (local $v1 v128) (local $t0 v128) (local $t1 v128) (local $t2 v128) (local $t3 v128) (local $u0 v128) (local $u1 v128) (local $h v128) (local $zero v128)
+    (local $a0 v128) (local $v0 v128) (local $v1 v128) (local $t0 v128) (local $t1 v128) (local $t2 v128) (local $t3 v128) (local $h v128) (local $zero v128)
     (local $c7fff v128) (local $c8000 v128) (local $c2p112 v128)`, body, init);
 }
 
