@@ -24,8 +24,8 @@ import { f16, fsum, kernel, loadScalesMins } from './kernels.wat.mjs';
 const splat8 = (v) => `(v128.const i8x16 ${Array(16).fill(v).join(' ')})`;
 /** i8x16.shuffle that broadcasts i16 lane j of `v`. */
 const bcast16 = (v, j) => `(i8x16.shuffle ${Array.from({ length: 8 }, () => `${2 * j} ${2 * j + 1}`).join(' ')} ${v} ${v})`;
-/** i8x16.shuffle that broadcasts f32/i32 lane k of `v` (one pshufd). */
-const bcast32 = (v, k) => `(i8x16.shuffle ${Array.from({ length: 4 }, () => [0, 1, 2, 3].map((b) => 4 * k + b).join(' ')).join(' ')} ${v} ${v})`;
+/** f32 lane k of `v` in every lane (as extract + splat V8 emits one or two shuffles without a constant, as i8x16.shuffle a pshufb and a 128-bit constant). */
+const bcast32 = (v, k) => `(f32x4.splat (f32x4.extract_lane ${k} ${v}))`;
 
 /**
  * Q8_0 (34-byte blocks: f16 d, 32 int8), $n = blocks per row; x = the activation quants split by
@@ -35,14 +35,14 @@ const bcast32 = (v, k) => `(i8x16.shuffle ${Array.from({ length: 4 }, () => [0, 
 export function q8_0Decode() {
   // i32x4 of the block at $p + o against the split activations at $xb + xo.
   const block = (o, xo) => {
-    const half = (h) => `(i32x4.extadd_pairwise_i16x8_s (i16x8.sub
+    const half = (h) => `(i32x4.dot_i16x8_s (local.get $ones) (i16x8.sub
               (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v${h}) (v128.load offset=${xo + 16 * h} (local.get $xb)))
               (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v${h}) (v128.load offset=${xo + 32 + 16 * h} (local.get $xb)))))`;
     return `(local.set $v0 (v128.load offset=${o + 2} (local.get $p)))
           (local.set $v1 (v128.load offset=${o + 18} (local.get $p)))
           (i32x4.add ${half(0)} ${half(1)})`;
   };
-  const groupBlocks = [0, 1, 2, 3].map((k) => `(local.set $t${k} (block (result v128) ${block(34 * k, 64 * k)}))`).join('\n          ');
+  const groupBlocks = [0, 1, 2, 3].map((k) => `(local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (f32x4.convert_i32x4_s (block (result v128) ${block(34 * k, 64 * k)})) ${bcast32('(local.get $h)', k)})))`).join('\n            ');
   // f16 → f32 of four i32 lanes holding f16 bits: magnitude by the exponent shift (exact), then the sign.
   const dw = `(v128.or
             (f32x4.mul (i32x4.shl (v128.and (local.get $h) (local.get $c7fff)) (i32.const 13)) (local.get $c2p112))
@@ -57,10 +57,9 @@ export function q8_0Decode() {
           (br_if $groupsDone (i32.ge_u (local.get $bi) (local.get $end4)))
           (loop $groups
             (local.set $xb (i32.add (local.get $x) (i32.shl (local.get $bi) (i32.const 6))))
-            ${groupBlocks}
             (local.set $h (v128.load16_lane offset=102 6 (local.get $p) (v128.load16_lane offset=68 4 (local.get $p) (v128.load16_lane offset=34 2 (local.get $p) (v128.load16_lane 0 (local.get $p) (local.get $zero))))))
             (local.set $h (f32x4.mul ${dw} (v128.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2))))))
-            ${[0, 1, 2, 3].map((k) => `(local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (f32x4.convert_i32x4_s (local.get $t${k})) ${bcast32('(local.get $h)', k)})))`).join('\n            ')}
+            ${groupBlocks}
             (local.set $p (i32.add (local.get $p) (i32.const 136)))
             (br_if $groups (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 4))) (local.get $end4)))))
         (block $tailDone
@@ -72,11 +71,12 @@ export function q8_0Decode() {
             (local.set $p (i32.add (local.get $p) (i32.const 34)))
             (br_if $tail (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 1))) (local.get $end)))))
         (local.set $out0 ${fsum('(local.get $a0)')})`;
-  const init = `(local.set $c7fff (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff))
+  const init = `(local.set $ones (v128.const i16x8 1 1 1 1 1 1 1 1))
+    (local.set $c7fff (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff))
     (local.set $c8000 (v128.const i32x4 0x8000 0x8000 0x8000 0x8000))
     (local.set $c2p112 (v128.const f32x4 0x1p112 0x1p112 0x1p112 0x1p112))`;
   return kernel('q8_0_1', 1, '(param $xd i32)', `(local $bi i32) (local $end i32) (local $end4 i32) (local $p i32) (local $xb i32)
-    (local $a0 v128) (local $v0 v128) (local $v1 v128) (local $t0 v128) (local $t1 v128) (local $t2 v128) (local $t3 v128) (local $h v128) (local $zero v128)
+    (local $a0 v128) (local $v0 v128) (local $v1 v128) (local $h v128) (local $ones v128) (local $zero v128)
     (local $c7fff v128) (local $c8000 v128) (local $c2p112 v128)`, body, init);
 }
 
