@@ -1,21 +1,25 @@
 // The WebAssembly text of the relaxed-SIMD matrix-vector (decode) kernels for Q8_0, Q4_K and Q6_K
 // weights, one weight row at a time (kernels.wat.mjs's `kernel` loop, R = 1), read in their stored
-// blocks. Written for what V8 (Node 20, x64) makes of them: every vector constant lives in a local
-// set once per call (a v128.const or i8x16.splat inside the loop is rebuilt at each use, 3–4
-// instructions), shifts are i16x8 shifts and a mask (an i8x16 shift is emulated with 5), each
-// stored byte is loaded once, and float work is done per 4 blocks (Q8_0) or per super-block.
+// blocks. Written for what V8 (Node 20, x64) makes of them (read with --print-wasm-code): every
+// vector constant lives in a local set once per call (a v128.const or i8x16.splat inside the loop
+// is rebuilt at each use, 3–4 instructions), shifts are i16x8 shifts and a mask (an i8x16 shift is
+// emulated with 5), each stored byte is loaded once, and no two-operand i8x16.shuffle (two pshufb,
+// an or and two 128-bit constants). Tried and dropped: a loop over Q4_K's four chunks instead of
+// the unrolled super-block, and a store ordering the loads after the arithmetic before them (V8
+// hoists the loads of an unrolled super-block and spills them): both spilled more (≈ 380 and 335
+// instructions per super-block against 295).
 //
-// Integer dot products: i16x8.relaxed_dot_i8x16_i7x16_s(x, q) with the activations x (int8) first
-// and unsigned weight quants in [0, 127] second (pmaddubsw; exact on every CPU for such q).
-//  - Q8_0: the activation quants split by sign (q⁺, q⁻ both in [0, 127]) and the int8 weights
-//    on the other side: Σ w·x = dot(w, q⁺) − dot(w, q⁻), pairs ≤ 2·128·127 in i16, summed in i32.
-//    Four blocks' i32x4 are transposed and added into one i32x4 of block totals, converted once
-//    and scaled by the four blocks' d_w·d_x (their f16 weight scales widened in one vector).
-//  - Q4_K: nibbles in [0, 15] against 32 activations per sub-block, pairs summed in i16
-//    (≤ 4·15·128), then × scale_j and summed in i32 by one i32x4.dot_i16x8_s; the mins as one
+// Integer dot products: i16x8.relaxed_dot_i8x16_i7x16_s(a, b) with b's lanes in [0, 127]
+// (pmaddubsw; exact on every CPU for such b).
+//  - Q8_0: the activation quants split by sign (q⁺, q⁻ both in [0, 127]) as b and the int8
+//    weights as a: Σ w·x = dot(w, q⁺) − dot(w, q⁻), pairs ≤ 2·128·127 in i16, summed in i32.
+//    Blocks go in fours: their f16 weight scales widened in one vector (four 16-bit lane loads)
+//    times the four d_x, each block's i32x4 converted and scaled by its lane.
+//  - Q4_K: activations as a, nibbles in [0, 15] as b, 32 values per sub-block, pairs summed in
+//    i16 (≤ 4·15·128), then × scale_j and summed in i32 by one i32x4.dot_i16x8_s; the mins as one
 //    i32x4.dot_i16x8_s of the 6-bit mins with the per-32 activation sums narrowed to i16 (≤ 32·127).
-//  - Q6_K: unsigned 6-bit quants q in [0, 63] per 16 values: Σ (q − 32)·x = dot(x, q) − dot(x, 32),
-//    × scale (int8) in i32 by i32x4.dot_i16x8_s.
+//  - Q6_K: activations as a, the unsigned 6-bit quants q in [0, 63] as b, per 16 values:
+//    Σ (q − 32)·x = dot(x, q) − dot(x, 32), × scale (int8) in i32 by i32x4.dot_i16x8_s.
 // Per block (Q8_0) or super-block: acc += d_w·d_x·isum in f32x4 lanes, summed across lanes once
 // per output: the same integers as ggml's vec_dot kernels, float32 sums in another order.
 
