@@ -85,6 +85,19 @@ export function q8_0Decode() {
 }
 
 /**
+ * The loop over a row's super-blocks for activation row $m: $p at the super-block (`bytes` long),
+ * $bi its index among x's super-blocks, $xb at its 256 activation quants; `body` per super-block.
+ */
+const superBlocks = (bytes, body) => `(local.set $bi (i32.mul (local.get $m) (local.get $n)))
+        (local.set $end (i32.add (local.get $bi) (local.get $n)))
+        (local.set $p (local.get $w0))
+        (loop $blocks
+          (local.set $xb (i32.add (local.get $x) (i32.shl (local.get $bi) (i32.const 8))))
+          ${body}
+          (local.set $p (i32.add (local.get $p) (i32.const ${bytes})))
+          (br_if $blocks (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 1))) (local.get $end))))`;
+
+/**
  * Q4_K (144-byte super-blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128 bytes of
  * nibbles), $n = super-blocks per row; x = Q8_K quants [M, K] int8, $xd [M, nb] f32, $xs [M, K/32]
  * i32 sums: y += d8·(d·Σ_j scale_j·isum_j − dmin·Σ_j min_j·bsum_j).
@@ -106,11 +119,7 @@ export function q4_kDecode() {
   const body = `
         (local.set $a0 (v128.const f32x4 0 0 0 0))
         (local.set $am (v128.const f32x4 0 0 0 0))
-        (local.set $bi (i32.mul (local.get $m) (local.get $n)))
-        (local.set $end (i32.add (local.get $bi) (local.get $n)))
-        (local.set $p (local.get $w0))
-        (loop $blocks
-          (local.set $xb (i32.add (local.get $x) (i32.shl (local.get $bi) (i32.const 8))))
+        ${superBlocks(144, `
           (local.set $xsb (i32.add (local.get $xs) (i32.shl (local.get $bi) (i32.const 5))))
           (local.set $d8 (f32.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))
           ${loadScalesMins}
@@ -122,8 +131,7 @@ export function q4_kDecode() {
           (local.set $s (v128.const i32x4 0 0 0 0))
           ${sub.join('\n          ')}
           (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (f32x4.convert_i32x4_s (local.get $s)) (f32x4.splat (f32.mul ${f16('(i32.load16_u (local.get $p))')} (local.get $d8))))))
-          (local.set $p (i32.add (local.get $p) (i32.const 144)))
-          (br_if $blocks (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 1))) (local.get $end))))
+          `)}
         (local.set $out0 (f32.sub ${fsum('(local.get $a0)')} ${fsum('(local.get $am)')}))`;
   return kernel('q4_k_1', 1, '(param $xd i32) (param $xs i32)', `(local $bi i32) (local $end i32) (local $p i32) (local $xb i32) (local $xsb i32) (local $d8 f32)
     (local $sv v128) (local $scm v128) (local $sc v128) (local $s v128) (local $q0 v128) (local $q1 v128) (local $a0 v128) (local $am v128) (local $m15 v128)`,
@@ -159,11 +167,7 @@ export function q6_kDecode() {
   }
   const body = `
         (local.set $a0 (v128.const f32x4 0 0 0 0))
-        (local.set $bi (i32.mul (local.get $m) (local.get $n)))
-        (local.set $end (i32.add (local.get $bi) (local.get $n)))
-        (local.set $p (local.get $w0))
-        (loop $blocks
-          (local.set $xb (i32.add (local.get $x) (i32.shl (local.get $bi) (i32.const 8))))
+        ${superBlocks(210, `
           (local.set $v (v128.load offset=192 (local.get $p)))
           (local.set $sc0 (i16x8.extend_low_i8x16_s (local.get $v)))
           (local.set $sc1 (i16x8.extend_high_i8x16_s (local.get $v)))
@@ -171,8 +175,7 @@ export function q6_kDecode() {
           ${sub.join('\n          ')}
           (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (f32x4.convert_i32x4_s (local.get $s))
             (f32x4.splat (f32.mul ${f16('(i32.load16_u offset=208 (local.get $p))')} (f32.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))))))
-          (local.set $p (i32.add (local.get $p) (i32.const 210)))
-          (br_if $blocks (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 1))) (local.get $end))))
+          `)}
         (local.set $out0 ${fsum('(local.get $a0)')})`;
   return kernel('q6_k_1', 1, '(param $xd i32) (param $xs i32)', `(local $bi i32) (local $end i32) (local $p i32) (local $xb i32)
     (local $v v128) (local $s v128) (local $qa v128) (local $qb v128) (local $qh v128) (local $sc0 v128) (local $sc1 v128) (local $a0 v128) (local $m15 v128) (local $m32 v128) (local $m48 v128)`,
