@@ -23,7 +23,7 @@
 // Per block (Q8_0) or super-block: acc += d_w·d_x·isum in f32x4 lanes, summed across lanes once
 // per output: the same integers as ggml's vec_dot kernels, float32 sums in another order.
 
-import { f16, fsum, kernel, loadScalesMins } from './kernels.wat.mjs';
+import { f16, fsum, kernel, loadScalesMins } from './wat.mjs';
 
 const splat8 = (v) => `(v128.const i8x16 ${Array(16).fill(v).join(' ')})`;
 /** i8x16.shuffle that broadcasts i16 lane j of `v`. */
