@@ -12,50 +12,18 @@
 // block, summed across lanes once per output. Loops over sub-blocks are unrolled here.
 //
 // Two modules are built: WAT (SIMD128) and WAT_RELAXED, where relaxed SIMD runs (Node 20 behind a
-// V8 flag that qmatmul.ts sets). The relaxed one adds the many-row Q4_K kernel of prefill.wat.mjs
-// and differs in the matrix-vector kernels: F32/BF16 use
-// f32x4.relaxed_madd (fused where the CPU has FMA), Q4_K and Q6_K multiply the int8 activations by
-// the unsigned quants with i16x8.relaxed_dot_i8x16_i7x16_s, whose result is defined (exact) when
-// the second operand's lanes are in [0, 127]: Q4_K nibbles are in [0, 15], Q6_K's unsigned 6-bit
-// quants in [0, 63] (the −32 applied after, as 32·Σx); Q8_0 multiplies its int8 weights by the
-// activation quants split by sign (both parts in [0, 127]). i32x4.relaxed_dot_i8x16_i7x16_add_s is not
-// used: V8 11 (Node 20) on x64 ignores its accumulator and doubles the dot product.
+// V8 flag that qmatmul.ts sets). The relaxed one differs in the matrix-vector kernels: F32/BF16
+// use f32x4.relaxed_madd (fused where the CPU has FMA), Q8_0, Q4_K and Q6_K are those of
+// decode.wat.mjs (int8 dot products); it adds the many-row Q4_K kernel of prefill.wat.mjs.
+// i32x4.relaxed_dot_i8x16_i7x16_add_s is not used: V8 11 (Node 20) on x64 ignores its
+// accumulator and doubles the dot product. The pieces the three files share are in wat.mjs.
 
+import { decodeRelaxed } from './decode.wat.mjs';
+import { f16, fsum, kernel, loadScalesMins, locals, rep } from './wat.mjs';
 import { prefillRelaxed } from './prefill.wat.mjs';
-
-/** f16 bits (i32 expression) → f32: magnitude via the exponent shift (exact for normals and subnormals), then the sign. */
-export const f16 = (h) => `(f32.copysign (f32.mul (f32.reinterpret_i32 (i32.shl (i32.and ${h} (i32.const 0x7fff)) (i32.const 13))) (f32.const 0x1p112)) (f32.reinterpret_i32 (i32.shl (i32.and ${h} (i32.const 0x8000)) (i32.const 16))))`;
-
-/** Σ over the lanes of an f32x4. */
-export const fsum = (v) => `(f32.add (f32.add (f32x4.extract_lane 0 ${v}) (f32x4.extract_lane 1 ${v})) (f32.add (f32x4.extract_lane 2 ${v}) (f32x4.extract_lane 3 ${v})))`;
 
 /** Σ of 16 int8 lanes of q times the pre-extended activation halves xl/xh (i16x8), as an i32x4. */
 const dotx = (q, xl, xh) => `(i32x4.add (i32x4.dot_i16x8_s (i16x8.extend_low_i8x16_s ${q}) (local.get ${xl})) (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_s ${q}) (local.get ${xh})))`;
-
-export const rep = (R, f) => Array.from({ length: R }, (_, i) => f(i)).join('\n');
-const locals = (R, name, type) => rep(R, (i) => `(local $${name}${i} ${type})`);
-
-/**
- * A kernel over rows [0, nr) (nr a multiple of R) and activation rows [0, M):
- * y[m·ldy + r] = Σ_k x[m, k]·W[r, k], W's row r at w + r·rs. `body` computes the R accumulators
- * for activation row m into f32 locals $out0 … $out{R−1}; `extra` are further params and locals.
- */
-function kernel(name, R, extraParams, extraLocals, body) {
-  return `
-  (func (export "${name}") (param $w i32) (param $rs i32) (param $nr i32) (param $n i32) (param $x i32) (param $M i32) (param $y i32) (param $ldy i32) ${extraParams}
-    (local $r i32) (local $m i32) ${locals(R, 'w', 'i32')} ${locals(R, 'out', 'f32')} ${extraLocals}
-    (block $done (loop $rows
-      (br_if $done (i32.ge_u (local.get $r) (local.get $nr)))
-      ${rep(R, (i) => `(local.set $w${i} (i32.add (local.get $w) (i32.mul (i32.add (local.get $r) (i32.const ${i})) (local.get $rs))))`)}
-      (local.set $m (i32.const 0))
-      (loop $ms
-        ${body}
-        ${rep(R, (i) => `(f32.store offset=${4 * i} (i32.add (local.get $y) (i32.shl (i32.add (i32.mul (local.get $m) (local.get $ldy)) (local.get $r)) (i32.const 2))) (local.get $out${i}))`)}
-        (br_if $ms (i32.lt_u (local.tee $m (i32.add (local.get $m) (i32.const 1))) (local.get $M))))
-      (local.set $r (i32.add (local.get $r) (i32.const ${R})))
-      (br $rows)))
-  )`;
-}
 
 /** a + w·x: fused (relaxed_madd) in the relaxed module. */
 const madd = (relaxed, a, w, x) => relaxed ? `(f32x4.relaxed_madd ${w} ${x} ${a})` : `(f32x4.add ${a} (f32x4.mul ${w} ${x}))`;
@@ -115,36 +83,8 @@ const splitPairs = `
       (local.set $x (i32.add (local.get $x) (i32.const 32)))
       (br $blocks))))`;
 
-/**
- * Q8_0 in the relaxed module: x = the activation quants split by sign, 64 bytes per block (max(q, 0)
- * then max(−q, 0), both in [0, 127] since the quantizer's q are in [−127, 127]): Σ w·q =
- * dot(w, q⁺) − dot(w, q⁻) with the weights, any int8, on the i8 side (each i16 pair ≤ 2·128·127).
- */
-function q8_0Relaxed(R) {
-  const half = (o) => `(i32x4.extadd_pairwise_i16x8_s (i16x8.sub
-              (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${2 + o} (local.get $p)) (v128.load offset=${o} (local.get $xb)))
-              (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${2 + o} (local.get $p)) (v128.load offset=${32 + o} (local.get $xb)))))`;
-  const body = `
-        ${rep(R, (i) => `(local.set $a${i} (v128.const f32x4 0 0 0 0))`)}
-        (local.set $bi (i32.mul (local.get $m) (local.get $n)))
-        (local.set $end (i32.add (local.get $bi) (local.get $n)))
-        (local.set $off (i32.const 0))
-        (loop $blocks
-          (local.set $xb (i32.add (local.get $x) (i32.shl (local.get $bi) (i32.const 6))))
-          (local.set $dx (f32.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))
-          ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
-          (local.set $a${i} (f32x4.add (local.get $a${i}) (f32x4.mul
-            (f32x4.convert_i32x4_s (i32x4.add ${half(0)} ${half(16)}))
-            (f32x4.splat (f32.mul ${f16('(i32.load16_u (local.get $p))')} (local.get $dx))))))`)}
-          (local.set $off (i32.add (local.get $off) (i32.const 34)))
-          (br_if $blocks (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 1))) (local.get $end))))
-        ${rep(R, (i) => `(local.set $out${i} ${fsum(`(local.get $a${i})`)})`)}`;
-  return kernel(`q8_0_${R}`, R, '(param $xd i32)', `(local $bi i32) (local $end i32) (local $off i32) (local $p i32) (local $xb i32) (local $dx f32) ${locals(R, 'a', 'v128')}`, body);
-}
-
 /** Q8_0 weights (34-byte blocks: f16 d, 32 int8), $n = blocks per row; x = Q8_0 quants [M, K] int8 with scales $xd [M, nb] f32. */
-function q8_0(R, relaxed) {
-  if (relaxed) return q8_0Relaxed(R);
+function q8_0(R) {
   const body = `
         ${rep(R, (i) => `(local.set $a${i} (v128.const f32x4 0 0 0 0))`)}
         (local.set $bi (i32.mul (local.get $m) (local.get $n)))
@@ -168,24 +108,6 @@ function q8_0(R, relaxed) {
   return kernel(`q8_0_${R}`, R, '(param $xd i32)', `(local $bi i32) (local $end i32) (local $off i32) (local $p i32) (local $dx f32) (local $v v128) (local $x0 v128) (local $x1 v128) (local $x2 v128) (local $x3 v128) ${locals(R, 'a', 'v128')}`, body);
 }
 
-/**
- * The eight 6-bit scales and eight 6-bit mins of the Q4_K super-block at $p (12 packed bytes at
- * $p + 4, ggml's get_scale_min_k4) as one i8x16: lanes 0–7 the scales, 8–15 the mins. Scale j < 4
- * is b[j] & 63 and min j < 4 is b[j + 4] & 63; for j ≥ 4 the low four bits come from b[j + 4]
- * (low nibble: scale, high nibble: min) and the high two from the top bits of b[j − 4] (scale) or b[j].
- */
-const scalesMins = `(v128.or
-            (v128.and
-              (v128.bitselect
-                (i8x16.shr_u (i8x16.shuffle 0 1 2 3 8 9 10 11 4 5 6 7 8 9 10 11 (local.get $sv) (local.get $sv)) (i32.const 4))
-                (i8x16.shuffle 0 1 2 3 8 9 10 11 4 5 6 7 8 9 10 11 (local.get $sv) (local.get $sv))
-                (v128.const i8x16 0 0 0 0 0 0 0 0 0 0 0 0 -1 -1 -1 -1))
-              (v128.const i8x16 63 63 63 63 15 15 15 15 63 63 63 63 -1 -1 -1 -1))
-            (i8x16.shl (i8x16.shr_u (i8x16.shuffle 16 16 16 16 0 1 2 3 16 16 16 16 4 5 6 7 (local.get $sv) (v128.const i32x4 0 0 0 0)) (i32.const 6)) (i32.const 4)))`;
-
-/** Decode the scales and mins of the super-block at $p into $scm (via $sv). */
-export const loadScalesMins = `(local.set $sv (v128.load offset=4 (local.get $p)))
-          (local.set $scm ${scalesMins})`;
 const scaleOf = (j) => `(i8x16.extract_lane_u ${j} (local.get $scm))`;
 /** Mins 0–3 (half 0) or 4–7 (half 1) of $scm as i32x4. */
 const minsI32 = (half) => `(i32x4.extend_${half ? 'high' : 'low'}_i16x8_u (i16x8.extend_high_i8x16_u (local.get $scm)))`;
@@ -203,23 +125,13 @@ const loadX32 = (o) => `(local.set $v (v128.load offset=${o} (local.get $xb)))
  * nibbles), $n = super-blocks per row; x = Q8_K quants [M, K] int8, $xd [M, nb] f32, $xs [M, K/32] i32 sums:
  * y += d8·(d·Σ_j scale_j·isum_j − dmin·Σ_j min_j·bsum_j).
  */
-function q4_k(R, relaxed) {
+function q4_k(R) {
   const sub = [];
   for (let j = 0; j < 8; j++) {
     const c = j >> 1, half = j & 1;
     const q = (k) => half === 0
       ? `(v128.and (v128.load offset=${16 + 32 * c + 16 * k} (local.get $p)) (i8x16.splat (i32.const 15)))`
       : `(i8x16.shr_u (v128.load offset=${16 + 32 * c + 16 * k} (local.get $p)) (i32.const 4))`;
-    if (relaxed) {
-      // Σ over 32 values in i16 pairs (|·| ≤ 4·15·128), then × scale_j and the pairs summed in one i32x4.dot_i16x8_s.
-      sub.push(`(local.set $x0 (v128.load offset=${32 * j} (local.get $xb)))
-          (local.set $x1 (v128.load offset=${32 * j + 16} (local.get $xb)))
-          ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
-          (local.set $s${i} (i32x4.add (local.get $s${i}) (i32x4.dot_i16x8_s
-            (i16x8.add (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $x0) ${q(0)}) (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $x1) ${q(1)}))
-            (i8x16.shuffle ${Array.from({ length: 8 }, () => `${2 * j} ${2 * j + 1}`).join(' ')} (local.get $sc16${i}) (local.get $sc16${i})))))`)}`);
-      continue;
-    }
     sub.push(`${loadX32(32 * j)}
           ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
           (local.set $s${i} (i32x4.add (local.get $s${i}) (i32x4.mul (i32x4.add ${dotx(q(0), '$x0', '$x1')} ${dotx(q(1), '$x2', '$x3')}) (i32x4.splat (i8x16.extract_lane_u ${j} (local.get $scm${i}))))))`)}`);
@@ -238,7 +150,6 @@ function q4_k(R, relaxed) {
           ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
           ${loadScalesMins}
           (local.set $scm${i} (local.get $scm))
-          ${relaxed ? `(local.set $sc16${i} (i16x8.extend_low_i8x16_u (local.get $scm)))` : ''}
           (local.set $s${i} (v128.const i32x4 0 0 0 0))
           ;; Σ_j min_j·bsum_j in i32 lanes, scaled by dmin·d8.
           (local.set $am${i} (f32x4.add (local.get $am${i}) (f32x4.mul
@@ -251,7 +162,7 @@ function q4_k(R, relaxed) {
           (br_if $blocks (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 1))) (local.get $end))))
         ${rep(R, (i) => `(local.set $out${i} (f32.sub ${fsum(`(local.get $a${i})`)} ${fsum(`(local.get $am${i})`)}))`)}`;
   return kernel(`q4_k_${R}`, R, '(param $xd i32) (param $xs i32)',
-    `(local $bi i32) (local $end i32) (local $off i32) (local $p i32) (local $xb i32) (local $xsb i32) (local $d8 f32) (local $v v128) (local $sv v128) (local $scm v128) (local $bs0 v128) (local $bs1 v128) (local $x0 v128) (local $x1 v128) (local $x2 v128) (local $x3 v128) ${locals(R, 'a', 'v128')} ${locals(R, 'am', 'v128')} ${locals(R, 's', 'v128')} ${locals(R, 'scm', 'v128')} ${locals(R, 'sc16', 'v128')}`, body);
+    `(local $bi i32) (local $end i32) (local $off i32) (local $p i32) (local $xb i32) (local $xsb i32) (local $d8 f32) (local $v v128) (local $sv v128) (local $scm v128) (local $bs0 v128) (local $bs1 v128) (local $x0 v128) (local $x1 v128) (local $x2 v128) (local $x3 v128) ${locals(R, 'a', 'v128')} ${locals(R, 'am', 'v128')} ${locals(R, 's', 'v128')} ${locals(R, 'scm', 'v128')}`, body);
 }
 
 /**
@@ -259,7 +170,7 @@ function q4_k(R, relaxed) {
  * 16 int8 scales, f16 d), $n = super-blocks per row; x = Q8_K quants [M, K] int8, $xd [M, nb] f32:
  * y += d8·d·Σ_j scale_j·Σ (q − 32)·x over sub-blocks of 16 values.
  */
-function q6_k(R, relaxed) {
+function q6_k(R) {
   const sub = [];
   for (let h = 0; h < 2; h++) {
     for (let l0 = 0; l0 < 32; l0 += 16) {
@@ -268,15 +179,6 @@ function q6_k(R, relaxed) {
         const lo = `(v128.load offset=${ql} (local.get $p))`;
         const nib = s < 2 ? `(v128.and ${lo} (i8x16.splat (i32.const 15)))` : `(i8x16.shr_u ${lo} (i32.const 4))`;
         const hi = `(i8x16.shl (v128.and (i8x16.shr_u (v128.load offset=${qh} (local.get $p)) (i32.const ${2 * s})) (i8x16.splat (i32.const 3))) (i32.const 4))`;
-        if (relaxed) {
-          // Σ (q − 32)·x over 8 pairs = relaxed dot of x with the unsigned q, minus 32·(pair sums of x): |·| ≤ 2·32·128.
-          sub.push(`(local.set $v (v128.load offset=${xo} (local.get $xb)))
-          ${rep(R, (i) => `(local.set $p (i32.add (local.get $w${i}) (local.get $off)))
-          (local.set $s${i} (i32x4.add (local.get $s${i}) (i32x4.dot_i16x8_s
-            (i16x8.sub (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v) (v128.or ${nib} ${hi})) (i16x8.shl (i16x8.extadd_pairwise_i8x16_s (local.get $v)) (i32.const 5)))
-            (i16x8.splat (i32.load8_s offset=${sc} (local.get $p))))))`)}`);
-          continue;
-        }
         const q = `(i8x16.sub (v128.or ${nib} ${hi}) (i8x16.splat (i32.const 32)))`;
         sub.push(`(local.set $v (v128.load offset=${xo} (local.get $xb)))
           (local.set $x0 (i16x8.extend_low_i8x16_s (local.get $v)))
@@ -554,7 +456,8 @@ const quantQ8_K = `
 /** The module's text: SIMD128 only, or (relaxed) with the relaxed-SIMD matrix-vector kernels. */
 const module = (relaxed) => `(module
   (memory (export "memory") 1 65536)
-  ${[f32, bf16, q8_0, q4_k, q6_k].map((k) => k(1, relaxed)).join('\n')}
+  ${[f32, bf16].map((k) => k(1, relaxed)).join('\n')}
+  ${relaxed ? decodeRelaxed() : [q8_0, q4_k, q6_k].map((k) => k(1)).join('\n')}
   ${splitPairs}
   ${quantQ8_0}
   ${quantQ8_K}

@@ -13,7 +13,7 @@
 // i32x4.dot_i16x8_s (bsums ≤ 32·127 fit i16). Per super-block, in f32:
 // acc += d8·(d·isum − dmin·Σ min·bsum) — ggml's vec_dot_q4_K_q8_K, the same integers.
 
-import { f16, fsum, loadScalesMins, rep } from './kernels.wat.mjs';
+import { f16, fsum, loadScalesMins, rep } from './wat.mjs';
 
 /** Bytes of one packed activation record: T rows' quants of one super-block, their i16 sums of every 32, their d8 (16 bytes). */
 export const recordBytes = (T) => 272 * T + 16;

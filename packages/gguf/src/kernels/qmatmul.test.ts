@@ -1,6 +1,7 @@
 // The WebAssembly matrix kernels against a double-precision reference on the dequantized weights
 // and the rounded activations (quant/activations.ts, checked against numpy), over random shapes
-// that cover the two-row tiles and the leftover rows and activation rows (fast-check), and the committed module
+// that cover the two-row tiles and the leftover rows and activation rows, and Q8_0 rows of 1 to 11
+// blocks (its matrix-vector kernel takes blocks in fours, then the leftover ones) (fast-check), and the committed module
 // against a fresh build of kernels.wat.mjs, in both builds (SIMD128 and relaxed SIMD). Integer sums
 // are exact in the kernels, so the only differences are the order, rounding and (relaxed) fusing
 // of float32 additions: |y − ref| ≤ 1e-5 · Σ|x_k·w_k|. With unit block scales and small integer
@@ -86,7 +87,7 @@ describe('matrix kernels on resident weights', () => {
         const t = GGML_TYPES[type], unit = t.blockSize === 1 ? 8 : t.blockSize;
         expect(hasKernel(t, unit)).toBe(true);
         fc.assert(fc.property(
-          fc.integer({ min: 1, max: FLOAT_GEMM_MIN_ROWS + 3 }), fc.integer({ min: 1, max: 13 }), fc.integer({ min: 1, max: t.blockSize === 1 ? 40 : 3 }), fc.integer({ min: 0, max: 1000 }),
+          fc.integer({ min: 1, max: FLOAT_GEMM_MIN_ROWS + 3 }), fc.integer({ min: 1, max: 13 }), fc.integer({ min: 1, max: t.blockSize === 1 ? 40 : t.blockSize === 32 ? 11 : 3 }), fc.integer({ min: 0, max: 1000 }),
           (M, N, blocks, seed) => {
             const K = blocks * unit, rng = new Rng(seed);
             const data = weights(type, rng, N, K);
@@ -100,7 +101,7 @@ describe('matrix kernels on resident weights', () => {
       it(`${type} (${variant}): integer-valued weights and activations give the exact integer products`, () => {
         const t = GGML_TYPES[type], unit = t.blockSize === 1 ? 8 : t.blockSize;
         fc.assert(fc.property(
-          fc.integer({ min: 1, max: FLOAT_GEMM_MIN_ROWS - 1 }), fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: t.blockSize === 1 ? 40 : 2 }), fc.integer({ min: 0, max: 1000 }),
+          fc.integer({ min: 1, max: FLOAT_GEMM_MIN_ROWS - 1 }), fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: t.blockSize === 1 ? 40 : t.blockSize === 32 ? 11 : 2 }), fc.integer({ min: 0, max: 1000 }),
           (M, N, blocks, seed) => {
             const K = Math.max(32, blocks * unit), rng = new Rng(seed);
             const data = integerWeights(type, rng, N, K), x = integerActivations(rng, M * K), w = dequantize(t, data, N * K);
