@@ -16,6 +16,15 @@
  * find it in L1, so the weights are read from memory once. The accumulators are reduced
  * horizontally at the end of the pass and the K % 4 tail is added in scalar.
  *
+ * With several row groups, the memory would idle during the passes that find their tile in L1.
+ * So each pass also touches (loads 2 bytes, summed into a value stored in the scratch so the loads
+ * stay) a share of the tile `ahead` tiles further on, one load per k step: the passes of one tile
+ * together touch all nb rows of the later tile, whose lines then stream in while the current one
+ * is computed (WebAssembly has no prefetch instruction). The touches stay inside W's rows j..N-1
+ * of the call and change no result. Every element of C is one dot product in a fixed order (four
+ * k lanes, then their sum, then the tail), whatever the tile, row group or column range, so a
+ * split of the columns over threads gives the same bits.
+ *
  * Signature: `dot_nt(M, N, K, pA, lda, pB, ldb, bf16, pC, ldc, alpha, accumulate, scratch)`:
  * byte pointers, element strides; `bf16` != 0 when B holds bf16 bit patterns (widened as they are
  * loaded); `scratch` needs {@link dotScratchBytes}(M, K) bytes.
@@ -27,14 +36,29 @@ import { madd, type GemmCodegenOptions } from './codegen';
  * How `dot_nt` cuts an M-row product: for M up to `maxM` (the first class that fits), column
  * tiles of `nb` B rows, and within a tile row groups of `group` rows. V8 schedules all loads of a
  * k step before its multiply-adds, so group + nb loaded vectors and group x nb accumulators must
- * fit its 15 allocatable xmm registers (8 rows x 1 column spills: 17). Measured on x86-64 over
- * the weights of a `small` decode step: 1 x 6 beats 1 x 4 at M = 1 (more streams in flight),
- * 2 x 4 and 4 x 2 tie for M > 1.
+ * fit its 15 allocatable xmm registers (8 rows x 1 column spills: 17; so does unrolling k by 2).
+ * Measured on x86-64 (AMD EPYC, Zen 3) over the weights of a `small` decode step (400 MB, so W
+ * streams from memory): 1 x 6 beats 1 x 4 at M = 1 (more streams in flight), 2 x 4 and 4 x 2 tie
+ * for M > 1 (3 x 3 and 1 x 6 slower, 8 x 1 1.7x slower). Touching one tile ahead saves ~8 % of the
+ * time at M = 8 and ~10 % at M = 4, two tiles ahead no more; at M = 1 (one pass per tile, bound by
+ * the stream alone) touches cost 45 %, so that class has none.
  */
-export const DOT_CLASSES: readonly { maxM: number; group: number; nb: number }[] = [
-  { maxM: 1, group: 1, nb: 6 },
-  { maxM: Infinity, group: 2, nb: 4 },
+export const DOT_CLASSES: readonly DotClass[] = [
+  { maxM: 1, group: 1, nb: 6, ahead: 0 },
+  { maxM: Infinity, group: 2, nb: 4, ahead: 1 },
 ];
+
+/** One row of {@link DOT_CLASSES}. */
+export interface DotClass {
+  /** Largest M of the class (the first class whose maxM fits M runs). */
+  maxM: number;
+  /** Rows of x per pass along k (a power of 2). */
+  group: number;
+  /** Rows of W per column tile. */
+  nb: number;
+  /** Tiles ahead that the passes touch (0: none; see the file comment). */
+  ahead: number;
+}
 
 /** Scratch bytes that `dot_nt` needs for the packed A of M rows and depth K. */
 export function dotScratchBytes(M: number, K: number): number {
@@ -44,15 +68,16 @@ export function dotScratchBytes(M: number, K: number): number {
 const { i32: I32, f32: F32, v128: V128 } = ValType;
 const c = i32.const;
 
-/** The `dot_nt` function (see the file comment). */
-export function dotNtFn(o: GemmCodegenOptions): FuncDef {
+/** The `dot_nt` function (see the file comment), cut as `table` says ({@link DOT_CLASSES}: the committed modules). */
+export function dotNtFn(o: GemmCodegenOptions, table: readonly DotClass[] = DOT_CLASSES): FuncDef {
   const P = { M: 0, N: 1, K: 2, pA: 3, lda: 4, pB: 5, ldb: 6, bf16: 7, pC: 8, ldc: 9, alpha: 10, accumulate: 11, scratch: 12 };
   const L = new Locals(13);
   const kb = L.add(I32), kt = L.add(I32), kBlocks = L.add(I32), es = L.add(I32);
   const r = L.add(I32), k = L.add(I32), src = L.add(I32), dst = L.add(I32), stride = L.add(I32);
   const g0 = L.add(I32), mg = L.add(I32), pa0 = L.add(I32), j = L.add(I32), pa = L.add(I32), dC = L.add(I32);
   const alphaV = L.add(V128), av = L.add(V128), bs = L.add(F32);
-  const maxGroup = Math.max(...DOT_CLASSES.map((x) => x.group)), maxNb = Math.max(...DOT_CLASSES.map((x) => x.nb));
+  const pf = L.add(I32), rowsPerPass = L.add(I32), touchStep = L.add(I32), pass = L.add(I32), sink = L.add(I32);
+  const maxGroup = Math.max(...table.map((x) => x.group)), maxNb = Math.max(...table.map((x) => x.nb));
   const ptrB = Array.from({ length: maxNb }, () => L.add(I32));
   const bv = Array.from({ length: maxNb }, () => L.add(V128));
   const acc = Array.from({ length: maxGroup }, () => Array.from({ length: maxNb }, () => L.add(V128)));
@@ -101,13 +126,24 @@ export function dotNtFn(o: GemmCodegenOptions): FuncDef {
     );
 
   /** C[g0 .. g0 + m - 1, j .. j + nb - 1]: the m rows of the group at pa0 against B rows j .. j + nb - 1. */
-  const tile = (m: number, nb: number, bf16: boolean): Code => {
+  const tile = (m: number, nb: number, bf16: boolean, ahead: number): Code => {
     const rows = range(m), cols = range(nb);
+    // This pass's rows of W to touch: rowsPerPass rows from tile j + ahead * nb on (the last
+    // rowsPerPass rows of W near its end), read 2 bytes every rowsPerPass * 4 elements.
+    const touchRow = i32.min_s(
+      i32.add(i32.add(get(j), c(ahead * nb)), i32.mul(get(pass), get(rowsPerPass))),
+      i32.sub(get(P.N), get(rowsPerPass)),
+    );
     return seq(
+      ahead > 0 ? set(pf, i32.add(get(P.pB), i32.mul(i32.mul(touchRow, get(P.ldb)), get(es)))) : [],
       ...cols.map((q) => set(ptrB[q]!, i32.add(get(P.pB), i32.mul(i32.mul(i32.add(get(j), c(q)), get(P.ldb)), get(es))))),
       set(pa, get(pa0)),
       ...rows.flatMap((i) => cols.map((q) => set(acc[i]![q]!, v128.zero()))),
       forLoop(k, c(0), get(kb), c(1),
+        ...(ahead > 0 ? [
+          set(sink, i32.add(get(sink), i32.load16_u(get(pf)))),
+          set(pf, i32.add(get(pf), get(touchStep))),
+        ] : []),
         ...cols.map((q) => seq(
           set(bv[q]!, bLoad(bf16, ptrB[q]!)),
           set(ptrB[q]!, i32.add(get(ptrB[q]!), c(bf16 ? 8 : 16))),
@@ -137,27 +173,37 @@ export function dotNtFn(o: GemmCodegenOptions): FuncDef {
   };
 
   /** Columns j .. j + nb - 1 for every row group (groups of G rows, the last one mg <= G). */
-  const columns = (G: number, nb: number, bf16: boolean): Code => {
-    const bySize = (m: number): Code => (m === 1 ? tile(1, nb, bf16) : if_(i32.eq(get(mg), c(m)), tile(m, nb, bf16), bySize(m - 1)));
-    return eachGroup(G, bySize(G));
+  const columns = (G: number, nb: number, bf16: boolean, ahead: number): Code => {
+    const bySize = (m: number): Code =>
+      (m === 1 ? tile(1, nb, bf16, ahead) : if_(i32.eq(get(mg), c(m)), tile(m, nb, bf16, ahead), bySize(m - 1)));
+    return seq(set(pass, c(0)), eachGroup(G, bySize(G), set(pass, i32.add(get(pass), c(1)))));
+  };
+  /** ceil(nb / passes) for passes = ceil(M / G) (G a power of 2), so the passes of a tile touch nb rows. */
+  const touchRows = (G: number, nb: number): Code => {
+    const passes = i32.shr_u(i32.add(get(P.M), c(G - 1)), c(Math.log2(G)));
+    let r: Code = c(1);
+    for (let p = nb - 1; p >= 1; p--) r = select(c(Math.ceil(nb / p)), r, i32.eq(passes, c(p)));
+    return r;
   };
   /** The whole product for one class: tiles of nb columns, then single columns. */
-  const product = (G: number, nb: number, bf16: boolean): Code => {
-    const run = (w: number): Code =>
+  const product = (G: number, nb: number, bf16: boolean, ahead: number): Code => {
+    const run = (w: number): Code => seq(
+      ...(ahead > 0 ? [set(rowsPerPass, touchRows(G, w)), set(touchStep, i32.mul(get(rowsPerPass), c(bf16 ? 8 : 16)))] : []),
       block(
         loop(
           brIf(1, i32.gt_s(i32.add(get(j), c(w)), get(P.N))),
-          columns(G, w, bf16),
+          columns(G, w, bf16, ahead),
           set(j, i32.add(get(j), c(w))),
           br(0),
         ),
-      );
+      ));
     return seq(packA(G), set(j, c(0)), run(nb), nb > 1 ? run(1) : []);
   };
   const classes = (i: number): Code => {
-    const { maxM, group, nb } = DOT_CLASSES[i]!;
-    const run = if_(get(P.bf16), product(group, nb, true), product(group, nb, false));
-    return i === DOT_CLASSES.length - 1 ? run : if_(i32.le_s(get(P.M), c(maxM)), run, classes(i + 1));
+    const { maxM, group, nb, ahead } = table[i]!;
+    if ((group & (group - 1)) !== 0) throw new RangeError(`dot_nt: group ${group} is not a power of 2`);
+    const run = if_(get(P.bf16), product(group, nb, true, ahead), product(group, nb, false, ahead));
+    return i === table.length - 1 ? run : if_(i32.le_s(get(P.M), c(maxM)), run, classes(i + 1));
   };
 
   return {
@@ -172,6 +218,8 @@ export function dotNtFn(o: GemmCodegenOptions): FuncDef {
       set(es, select(c(2), c(4), get(P.bf16))),
       set(alphaV, v128.f32x4_splat(get(P.alpha))),
       classes(0),
+      // The touched values' sum, kept so that the loads are not dropped (the packed A is done with).
+      i32.store(get(P.scratch), get(sink)),
     ),
   };
 }
