@@ -76,7 +76,7 @@ export function dotNtFn(o: GemmCodegenOptions, table: readonly DotClass[] = DOT_
   const r = L.add(I32), k = L.add(I32), src = L.add(I32), dst = L.add(I32), stride = L.add(I32);
   const g0 = L.add(I32), mg = L.add(I32), pa0 = L.add(I32), j = L.add(I32), pa = L.add(I32), dC = L.add(I32);
   const alphaV = L.add(V128), av = L.add(V128), bs = L.add(F32);
-  const pf = L.add(I32), rowsPerPass = L.add(I32), touchStep = L.add(I32), pass = L.add(I32), sink = L.add(I32);
+  const paEnd = L.add(I32), pf = L.add(I32), rowsPerPass = L.add(I32), touchStep = L.add(I32), pass = L.add(I32), sink = L.add(I32);
   const maxGroup = Math.max(...table.map((x) => x.group)), maxNb = Math.max(...table.map((x) => x.nb));
   const ptrB = Array.from({ length: maxNb }, () => L.add(I32));
   const bv = Array.from({ length: maxNb }, () => L.add(V128));
@@ -139,7 +139,9 @@ export function dotNtFn(o: GemmCodegenOptions, table: readonly DotClass[] = DOT_
       ...cols.map((q) => set(ptrB[q]!, i32.add(get(P.pB), i32.mul(i32.mul(i32.add(get(j), c(q)), get(P.ldb)), get(es))))),
       set(pa, get(pa0)),
       ...rows.flatMap((i) => cols.map((q) => set(acc[i]![q]!, v128.zero()))),
-      forLoop(k, c(0), get(kb), c(1),
+      // k steps until pa reaches the tail block (a bottom-tested loop: one branch per step).
+      set(paEnd, i32.add(get(pa0), i32.mul(get(kb), c(16 * m)))),
+      if_(get(kb), loop(
         ...(ahead > 0 ? [
           set(sink, i32.add(get(sink), i32.load16_u(get(pf)))),
           set(pf, i32.add(get(pf), get(touchStep))),
@@ -153,7 +155,8 @@ export function dotNtFn(o: GemmCodegenOptions, table: readonly DotClass[] = DOT_
           ...cols.map((q) => set(acc[i]![q]!, madd(o, get(av), get(bv[q]!), get(acc[i]![q]!)))),
         )),
         set(pa, i32.add(get(pa), c(16 * m))),
-      ),
+        brIf(0, i32.lt_u(get(pa), get(paEnd))),
+      )),
       ...rows.flatMap((i) => cols.map((q) => set(s[i]![q]!, hsum(acc[i]![q]!)))),
       // K tail: the last packed block holds each row's last K % 4 values (zero-padded).
       forLoop(k, c(0), get(kt), c(1),
