@@ -113,7 +113,7 @@ describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', 
 
   it('reads no byte past W: W at the very end of the wasm memory (a read past it traps), f32 and bf16', () => {
     const memory = new wasmApi!.Memory({ initial: 8, maximum: 8, shared: true });
-    const ex = new wasmApi!.Instance(new wasmApi!.Module(variantBytes(variant)), { env: { memory } }).exports as { dot_nt(...args: number[]): void };
+    const ex = new wasmApi!.Instance(new wasmApi!.Module(variantBytes(variant)), { env: { memory } }).exports as { dot_pack(...args: number[]): void; dot_nt(...args: number[]): number };
     const bytes = memory.buffer.byteLength;
     fc.assert(
       fc.property(rows, size, size, fc.boolean(), fc.nat(), (M, N, K, bf16, seed) => {
@@ -123,7 +123,8 @@ describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', 
         f32.set(A, 0);
         if (bf16) new Uint16Array(memory.buffer, oB, N * K).set(W.bits);
         else f32.set(W.values, oB / 4);
-        ex.dot_nt(M, N, K, 0, K, oB, K, bf16 ? 1 : 0, oC, N, 1, 0, oS);
+        ex.dot_pack(M, K, 0, K, 1, oS);
+        ex.dot_nt(M, N, K, oS, oB, K, bf16 ? 1 : 0, oC, N, 0);
         const args: GemmArgs = { transA: false, transB: true, M, N, K, A, B: W.values, C: new Float32Array(M * N) };
         const want = new Float32Array(M * N);
         sgemmReference({ ...args, C: want });
@@ -135,7 +136,7 @@ describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', 
 
   it('reads and writes only its operands and its scratch: row strides lda, ldb, ldc wider than K and N', () => {
     const memory = new wasmApi!.Memory({ initial: 16, maximum: 65536, shared: true });
-    const ex = new wasmApi!.Instance(new wasmApi!.Module(variantBytes(variant)), { env: { memory } }).exports as { dot_nt(...args: number[]): void };
+    const ex = new wasmApi!.Instance(new wasmApi!.Module(variantBytes(variant)), { env: { memory } }).exports as { dot_pack(...args: number[]): void; dot_nt(...args: number[]): number };
     const f32 = new Float32Array(memory.buffer);
     fc.assert(
       fc.property(rows, size, size, fc.nat({ max: 5 }), fc.boolean(), fc.nat(), (M, N, K, pad, accumulate, seed) => {
@@ -146,7 +147,8 @@ describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', 
         f32.fill(NaN, 0, end + 64);
         const A = randomArray(M * lda, seed + 1), B = randomArray(N * ldb, seed + 2), C = randomArray(M * ldc, seed + 3);
         f32.set(A, oA); f32.set(B, oB); f32.set(C, oC);
-        ex.dot_nt(M, N, K, 4 * oA, lda, 4 * oB, ldb, 0, 4 * oC, ldc, 1.5, accumulate ? 1 : 0, 4 * oS);
+        ex.dot_pack(M, K, 4 * oA, lda, 1.5, 4 * oS);
+        ex.dot_nt(M, N, K, 4 * oS, 4 * oB, ldb, 0, 4 * oC, ldc, accumulate ? 1 : 0);
         // The reference on the dense [M, K] and [N, K] views.
         const dense = (x: Float32Array, r: number, ld: number, n: number): Float32Array => {
           const out = new Float32Array(r * n);

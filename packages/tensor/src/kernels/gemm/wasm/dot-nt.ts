@@ -5,9 +5,10 @@
  *
  * i.e. `x * W^T` of a decode step (M = the batch's new tokens). B is read in place, never packed:
  * at decode time each weight element is used M times, so copying W would cost as much as the
- * product. A (small) is first copied, times alpha, into the caller's scratch, interleaved in
+ * product. A (small) is first copied (`dot_pack`), times alpha, into scratch, interleaved in
  * blocks of 4 along k (`[K/4][m][4]` per row group, zero-padded), so that one pointer with
- * constant offsets reaches the group's next 4 values of every row.
+ * constant offsets reaches the group's next 4 values of every row; it is packed once, by the
+ * calling thread, and every column job of the product (`dot_nt`) reads it.
  *
  * Columns go in tiles of nb B rows (see {@link DOT_CLASSES}); for each tile, every row group
  * runs one pass along k: each f32x4 of the nb B rows is loaded once per group and multiplied into
@@ -17,7 +18,7 @@
  * horizontally at the end of the pass and the K % 4 tail is added in scalar.
  *
  * With several row groups, the memory would idle during the passes that find their tile in L1.
- * So each pass also touches (loads 2 bytes, summed into a value stored in the scratch so the loads
+ * So each pass also touches (loads 2 bytes, summed into the value `dot_nt` returns so the loads
  * stay) a share of the tile `ahead` tiles further on, one load per k step: the passes of one tile
  * together touch all nb rows of the later tile, whose lines then stream in while the current one
  * is computed (WebAssembly has no prefetch instruction). The touches stay inside W's rows j..N-1
@@ -25,9 +26,10 @@
  * k lanes, then their sum, then the tail), whatever the tile, row group or column range, so a
  * split of the columns over threads gives the same bits.
  *
- * Signature: `dot_nt(M, N, K, pA, lda, pB, ldb, bf16, pC, ldc, alpha, accumulate, scratch)`:
- * byte pointers, element strides; `bf16` != 0 when B holds bf16 bit patterns (widened as they are
- * loaded); `scratch` needs {@link dotScratchBytes}(M, K) bytes.
+ * Signatures: `dot_pack(M, K, pA, lda, alpha, packed)`, then `dot_nt(M, N, K, packed, pB, ldb,
+ * bf16, pC, ldc, accumulate)` (returns the touched values' sum): byte pointers, element strides;
+ * `bf16` != 0 when B holds bf16 bit patterns (widened as they are loaded); `packed` needs
+ * {@link dotScratchBytes}(M, K) bytes, and the same M and K in both calls.
  */
 import { block, br, brIf, f32, forLoop, get, i32, if_, loop, select, seq, set, v128, Locals, ValType, type Code, type FuncDef } from './encoder';
 import { madd, type GemmCodegenOptions } from './codegen';
@@ -60,7 +62,7 @@ export interface DotClass {
   ahead: number;
 }
 
-/** Scratch bytes that `dot_nt` needs for the packed A of M rows and depth K. */
+/** Bytes of the packed A of M rows and depth K (`dot_pack`'s output, `dot_nt`'s input). */
 export function dotScratchBytes(M: number, K: number): number {
   return M * Math.ceil(K / 4) * 16;
 }
@@ -68,10 +70,24 @@ export function dotScratchBytes(M: number, K: number): number {
 const { i32: I32, f32: F32, v128: V128 } = ValType;
 const c = i32.const;
 
+/** The `dot_pack` function (see the file comment), with the row groups of `table`. */
+export function dotPackFn(o: GemmCodegenOptions, table: readonly DotClass[] = DOT_CLASSES): FuncDef {
+  return dotFn('dot_pack', o, table);
+}
+
 /** The `dot_nt` function (see the file comment), cut as `table` says ({@link DOT_CLASSES}: the committed modules). */
 export function dotNtFn(o: GemmCodegenOptions, table: readonly DotClass[] = DOT_CLASSES): FuncDef {
-  const P = { M: 0, N: 1, K: 2, pA: 3, lda: 4, pB: 5, ldb: 6, bf16: 7, pC: 8, ldc: 9, alpha: 10, accumulate: 11, scratch: 12 };
-  const L = new Locals(13);
+  return dotFn('dot_nt', o, table);
+}
+
+/** `dot_pack` or `dot_nt`: both choose the class (and so the row groups) by M the same way. */
+function dotFn(name: 'dot_pack' | 'dot_nt', o: GemmCodegenOptions, table: readonly DotClass[]): FuncDef {
+  const pack = name === 'dot_pack';
+  // Parameter indices (-1: not a parameter of this function).
+  const P = pack
+    ? { M: 0, K: 1, pA: 2, lda: 3, alpha: 4, packed: 5, N: -1, pB: -1, ldb: -1, bf16: -1, pC: -1, ldc: -1, accumulate: -1 }
+    : { M: 0, N: 1, K: 2, packed: 3, pB: 4, ldb: 5, bf16: 6, pC: 7, ldc: 8, accumulate: 9, pA: -1, lda: -1, alpha: -1 };
+  const L = new Locals(pack ? 6 : 10);
   const kb = L.add(I32), kt = L.add(I32), kBlocks = L.add(I32), es = L.add(I32);
   const r = L.add(I32), k = L.add(I32), src = L.add(I32), dst = L.add(I32), stride = L.add(I32);
   const g0 = L.add(I32), mg = L.add(I32), pa0 = L.add(I32), j = L.add(I32), pa = L.add(I32), dC = L.add(I32);
@@ -97,7 +113,7 @@ export function dotNtFn(o: GemmCodegenOptions, table: readonly DotClass[] = DOT_
   const eachGroup = (G: number, ...body: Code[]): Code =>
     forLoop(g0, c(0), get(P.M), c(G),
       set(mg, i32.min_s(c(G), i32.sub(get(P.M), get(g0)))),
-      set(pa0, i32.add(get(P.scratch), i32.shl(i32.mul(get(kBlocks), get(g0)), c(4)))),
+      set(pa0, i32.add(get(P.packed), i32.shl(i32.mul(get(kBlocks), get(g0)), c(4)))),
       ...body,
     );
 
@@ -200,29 +216,28 @@ export function dotNtFn(o: GemmCodegenOptions, table: readonly DotClass[] = DOT_
           br(0),
         ),
       ));
-    return seq(packA(G), set(j, c(0)), run(nb), nb > 1 ? run(1) : []);
+    return seq(set(j, c(0)), run(nb), nb > 1 ? run(1) : []);
   };
   const classes = (i: number): Code => {
     const { maxM, group, nb, ahead } = table[i]!;
     if ((group & (group - 1)) !== 0) throw new RangeError(`dot_nt: group ${group} is not a power of 2`);
-    const run = if_(get(P.bf16), product(group, nb, true, ahead), product(group, nb, false, ahead));
+    const run = pack ? packA(group) : if_(get(P.bf16), product(group, nb, true, ahead), product(group, nb, false, ahead));
     return i === table.length - 1 ? run : if_(i32.le_s(get(P.M), c(maxM)), run, classes(i + 1));
   };
 
-  return {
-    name: 'dot_nt',
-    params: [I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, F32, I32, I32],
-    results: [],
-    locals: L.types,
-    body: seq(
-      set(kb, i32.shr_u(get(P.K), c(2))),
-      set(kt, i32.and(get(P.K), c(3))),
-      set(kBlocks, i32.add(get(kb), i32.ne(get(kt), c(0)))),
-      set(es, select(c(2), c(4), get(P.bf16))),
-      set(alphaV, v128.f32x4_splat(get(P.alpha))),
-      classes(0),
-      // The touched values' sum, kept so that the loads are not dropped (the packed A is done with).
-      i32.store(get(P.scratch), get(sink)),
-    ),
-  };
+  const blocks = seq(
+    set(kb, i32.shr_u(get(P.K), c(2))),
+    set(kt, i32.and(get(P.K), c(3))),
+    set(kBlocks, i32.add(get(kb), i32.ne(get(kt), c(0)))),
+  );
+  return pack
+    ? {
+      name, params: [I32, I32, I32, I32, F32, I32], results: [], locals: L.types,
+      body: seq(blocks, set(alphaV, v128.f32x4_splat(get(P.alpha))), classes(0)),
+    }
+    : {
+      // Returns the touched values' sum, so that those loads are not dropped.
+      name, params: [I32, I32, I32, I32, I32, I32, I32, I32, I32, I32], results: [I32], locals: L.types,
+      body: seq(blocks, set(es, select(c(2), c(4), get(P.bf16))), classes(0), get(sink)),
+    };
 }
