@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AdEMAMix } from '@apertus/ademamix';
 import { ApertusModel, KVCache, presetConfig, step } from '@apertus/model';
+import { cpuModel } from './cpu-model.mjs';
 import { backendOf, backward, f32ArrayToBf16, noGrad, Rng, setGemmThreads, Tensor, tidy } from '@apertus/tensor';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -30,17 +31,6 @@ const THREADS = cpuTime ? [1] : [1, 2];
 /** Milliseconds: wall time, or this process's CPU time (GEMM workers included) with --cpu-time. */
 const now = () => { if (!cpuTime) return performance.now(); const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
 
-/** lscpu's model name and flags (the ratios depend on them: 128-bit WebAssembly SIMD against AVX2 or AVX-512). */
-function cpuModel() {
-  try {
-    const out = execFileSync('lscpu', { encoding: 'utf8' });
-    const field = (k) => (out.match(new RegExp(`^${k}:\\s*(.*)$`, 'm')) ?? [])[1]?.trim() ?? '?';
-    const flags = field('Flags').split(/\s+/).filter((f) => /^(avx|avx2|fma|avx512f|avx512_bf16|avx_vnni)$/.test(f));
-    return `${field('Model name')} (${field('CPU\\(s\\)')} CPUs; ${flags.join(' ')})`;
-  } catch {
-    return os.cpus()[0]?.model ?? '?';
-  }
-}
 
 /** PyTorch at 1 and 2 threads, best of the two (its OpenMP threads degrade badly when a core is busy). */
 function torch(mode, config, extra) {

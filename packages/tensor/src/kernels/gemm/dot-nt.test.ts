@@ -74,6 +74,31 @@ describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', 
     }
   });
 
+  it('gives every element the same bits on 1, 2 or 3 threads, as the row alone (M = 1) gives it', () => {
+    // Each element is one dot product in a fixed order (k lanes, then their sum, then the K % 4
+    // tail) whatever the tile, the row group or the thread's column range, so splitting the columns
+    // over threads or the rows into groups never changes a bit.
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 32 }), fc.integer({ min: 1, max: 300 }), size, fc.boolean(), fc.nat(), (M, N, K, bf16, seed) => {
+        const A = onHeap(randomArray(M * K, seed + 1)), W = randomArray(N * K, seed + 2);
+        const B = onHeap(bf16 ? bf16Of(W).bits : W);
+        const product = (m: number, a: Float32Array, threads: number): Uint32Array => {
+          const C = onHeap(new Float32Array(m * N));
+          engine.run(checkGemmArgs({ transA: false, transB: true, M: m, N, K, A: a, B, C, alpha: 0.75 } as GemmArgs, bf16), threads);
+          const bits = Uint32Array.from(new Uint32Array(C.buffer, C.byteOffset, C.length));
+          heapRelease(C);
+          return bits;
+        };
+        const one = product(M, A, 1);
+        expect(product(M, A, 2)).toEqual(one);
+        expect(product(M, A, 3)).toEqual(one);
+        for (const i of new Set([0, M >> 1, M - 1])) expect(product(1, A.subarray(i * K, (i + 1) * K), 2)).toEqual(one.subarray(i * N, (i + 1) * N));
+        [A, B].forEach(heapRelease);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it(variant === 'relaxed' ? 'fuses the multiply-adds along k' : 'rounds every product (multiply, then add)', () => {
     // One lane sums 1 * -1 and then a * a with a = 1 + 2^-12: a * a = 1 + 2^-11 + 2^-24 keeps its
     // 2^-24 only when fused. (Every CPU that runs these tests has FMA; see variant.test.ts.)
@@ -86,9 +111,32 @@ describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', 
     }
   });
 
+  it('reads no byte past W: W at the very end of the wasm memory (a read past it traps), f32 and bf16', () => {
+    const memory = new wasmApi!.Memory({ initial: 8, maximum: 8, shared: true });
+    const ex = new wasmApi!.Instance(new wasmApi!.Module(variantBytes(variant)), { env: { memory } }).exports as { dot_pack(...args: number[]): void; dot_nt(...args: number[]): number };
+    const bytes = memory.buffer.byteLength;
+    fc.assert(
+      fc.property(rows, size, size, fc.boolean(), fc.nat(), (M, N, K, bf16, seed) => {
+        const es = bf16 ? 2 : 4, oB = bytes - N * K * es;
+        const A = randomArray(M * K, seed + 1), W = bf16Of(randomArray(N * K, seed + 2));
+        const f32 = new Float32Array(memory.buffer), oC = 4 * M * K, oS = oC + 4 * M * N;
+        f32.set(A, 0);
+        if (bf16) new Uint16Array(memory.buffer, oB, N * K).set(W.bits);
+        else f32.set(W.values, oB / 4);
+        ex.dot_pack(M, K, 0, K, 1, oS);
+        ex.dot_nt(M, N, K, oS, oB, K, bf16 ? 1 : 0, oC, N, 0);
+        const args: GemmArgs = { transA: false, transB: true, M, N, K, A, B: W.values, C: new Float32Array(M * N) };
+        const want = new Float32Array(M * N);
+        sgemmReference({ ...args, C: want });
+        expect(worstRatio(f32.slice(oC / 4, oC / 4 + M * N), want, errorBound(args))).toBeLessThanOrEqual(1);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
   it('reads and writes only its operands and its scratch: row strides lda, ldb, ldc wider than K and N', () => {
     const memory = new wasmApi!.Memory({ initial: 16, maximum: 65536, shared: true });
-    const ex = new wasmApi!.Instance(new wasmApi!.Module(variantBytes(variant)), { env: { memory } }).exports as { dot_nt(...args: number[]): void };
+    const ex = new wasmApi!.Instance(new wasmApi!.Module(variantBytes(variant)), { env: { memory } }).exports as { dot_pack(...args: number[]): void; dot_nt(...args: number[]): number };
     const f32 = new Float32Array(memory.buffer);
     fc.assert(
       fc.property(rows, size, size, fc.nat({ max: 5 }), fc.boolean(), fc.nat(), (M, N, K, pad, accumulate, seed) => {
@@ -99,7 +147,8 @@ describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', 
         f32.fill(NaN, 0, end + 64);
         const A = randomArray(M * lda, seed + 1), B = randomArray(N * ldb, seed + 2), C = randomArray(M * ldc, seed + 3);
         f32.set(A, oA); f32.set(B, oB); f32.set(C, oC);
-        ex.dot_nt(M, N, K, 4 * oA, lda, 4 * oB, ldb, 0, 4 * oC, ldc, 1.5, accumulate ? 1 : 0, 4 * oS);
+        ex.dot_pack(M, K, 4 * oA, lda, 1.5, 4 * oS);
+        ex.dot_nt(M, N, K, 4 * oS, 4 * oB, ldb, 0, 4 * oC, ldc, accumulate ? 1 : 0);
         // The reference on the dense [M, K] and [N, K] views.
         const dense = (x: Float32Array, r: number, ld: number, n: number): Float32Array => {
           const out = new Float32Array(r * n);

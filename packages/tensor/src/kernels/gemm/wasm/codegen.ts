@@ -23,9 +23,10 @@
  * - `gemm(M, N, K, pA, rsA, csA, pB, rsB, csB, bf16, pC, ldc, alpha, accumulate, packA, packB, tile, MC, NC, KC)`
  *   C = alpha * op(A) op(B) (+ C when `accumulate` != 0). `packA` needs MC' * KC floats and `packB`
  *   KC * NC' floats, where MC' and NC' are MC and NC rounded up to MR and NR; `tile` MR * NR floats.
- * - `dot_nt(M, N, K, pA, lda, pB, ldb, bf16, pC, ldc, alpha, accumulate, scratch)`: the same product
- *   for op(A) = A and op(B) = B^T with B row-major [N, K], streaming B in place without packing
- *   (few rows against a weight matrix, as in decode steps; generated in `dot-nt.ts`).
+ * - `dot_pack(M, K, pA, lda, alpha, packed)` then `dot_nt(M, N, K, packed, pB, ldb, bf16, pC, ldc,
+ *   accumulate)`: the same product for op(A) = A and op(B) = B^T with B row-major [N, K], streaming
+ *   B in place without packing (few rows against a weight matrix, as in decode steps; generated in
+ *   `dot-nt.ts`); A is packed once, then any column ranges of B run on it.
  * - `kernel`, `kernel_<rows>` (rows < MR), `pack_a`, `pack_b`, `pack_b_bf16`, `macro`: the building
  *   blocks, exported for tests.
  */
@@ -33,7 +34,7 @@ import {
   block, br, brIf, call, encodeModule, f32, forLoop, get, i32, if_, loop, select, seq, set, v128, ValType,
   type Code, type FuncDef, Locals,
 } from './encoder';
-import { dotNtFn } from './dot-nt';
+import { dotNtFn, dotPackFn } from './dot-nt';
 
 /** Shape of the register-blocked micro-kernel and the instruction set it may use. */
 export interface GemmCodegenOptions {
@@ -63,7 +64,7 @@ const c = i32.const;
 const PACK_B_GROUP = 4;
 
 /** Function indices inside the module (calls use them); `kernel_<r>` (r = 1 .. MR-1) is `kernel_1 + r - 1`. */
-const FN = { kernel: 0, pack_a: 1, pack_b: 2, pack_b_bf16: 3, macro: 4, gemm: 5, dot_nt: 6, kernel_1: 7 } as const;
+const FN = { kernel: 0, pack_a: 1, pack_b: 2, pack_b_bf16: 3, macro: 4, gemm: 5, dot_nt: 6, dot_pack: 7, kernel_1: 8 } as const;
 
 /** `a * b + acc` with either mul + add or relaxed_madd. */
 export function madd(o: GemmCodegenOptions, a: Code, b: Code, acc: Code): Code {
@@ -487,6 +488,7 @@ export function generateGemmModule(options: GemmCodegenOptions = DEFAULT_GEMM_CO
     macroFn(o),
     gemmFn(),
     dotNtFn(o),
+    dotPackFn(o),
     ...Array.from({ length: o.mr - 1 }, (_, i) => kernelFn(o, i + 1)),
   ];
   return encodeModule(funcs, GEMM_MEMORY_PAGES.min, GEMM_MEMORY_PAGES.max);

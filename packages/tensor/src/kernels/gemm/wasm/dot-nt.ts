@@ -5,9 +5,10 @@
  *
  * i.e. `x * W^T` of a decode step (M = the batch's new tokens). B is read in place, never packed:
  * at decode time each weight element is used M times, so copying W would cost as much as the
- * product. A (small) is first copied, times alpha, into the caller's scratch, interleaved in
+ * product. A (small) is first copied (`dot_pack`), times alpha, into scratch, interleaved in
  * blocks of 4 along k (`[K/4][m][4]` per row group, zero-padded), so that one pointer with
- * constant offsets reaches the group's next 4 values of every row.
+ * constant offsets reaches the group's next 4 values of every row; it is packed once, by the
+ * calling thread, and every column job of the product (`dot_nt`) reads it.
  *
  * Columns go in tiles of nb B rows (see {@link DOT_CLASSES}); for each tile, every row group
  * runs one pass along k: each f32x4 of the nb B rows is loaded once per group and multiplied into
@@ -16,9 +17,19 @@
  * find it in L1, so the weights are read from memory once. The accumulators are reduced
  * horizontally at the end of the pass and the K % 4 tail is added in scalar.
  *
- * Signature: `dot_nt(M, N, K, pA, lda, pB, ldb, bf16, pC, ldc, alpha, accumulate, scratch)`:
- * byte pointers, element strides; `bf16` != 0 when B holds bf16 bit patterns (widened as they are
- * loaded); `scratch` needs {@link dotScratchBytes}(M, K) bytes.
+ * With several row groups, the memory would idle during the passes that find their tile in L1.
+ * So each pass also touches (loads 2 bytes, summed into the value `dot_nt` returns so the loads
+ * stay) a share of the tile `ahead` tiles further on, one load per k step: the passes of one tile
+ * together touch all nb rows of the later tile, whose lines then stream in while the current one
+ * is computed (WebAssembly has no prefetch instruction). The touches stay inside W's rows j..N-1
+ * of the call and change no result. Every element of C is one dot product in a fixed order (four
+ * k lanes, then their sum, then the tail), whatever the tile, row group or column range, so a
+ * split of the columns over threads gives the same bits.
+ *
+ * Signatures: `dot_pack(M, K, pA, lda, alpha, packed)`, then `dot_nt(M, N, K, packed, pB, ldb,
+ * bf16, pC, ldc, accumulate)` (returns the touched values' sum): byte pointers, element strides;
+ * `bf16` != 0 when B holds bf16 bit patterns (widened as they are loaded); `packed` needs
+ * {@link dotScratchBytes}(M, K) bytes, and the same M and K in both calls.
  */
 import { block, br, brIf, f32, forLoop, get, i32, if_, loop, select, seq, set, v128, Locals, ValType, type Code, type FuncDef } from './encoder';
 import { madd, type GemmCodegenOptions } from './codegen';
@@ -27,16 +38,31 @@ import { madd, type GemmCodegenOptions } from './codegen';
  * How `dot_nt` cuts an M-row product: for M up to `maxM` (the first class that fits), column
  * tiles of `nb` B rows, and within a tile row groups of `group` rows. V8 schedules all loads of a
  * k step before its multiply-adds, so group + nb loaded vectors and group x nb accumulators must
- * fit its 15 allocatable xmm registers (8 rows x 1 column spills: 17). Measured on x86-64 over
- * the weights of a `small` decode step: 1 x 6 beats 1 x 4 at M = 1 (more streams in flight),
- * 2 x 4 and 4 x 2 tie for M > 1.
+ * fit its 15 allocatable xmm registers (8 rows x 1 column spills: 17; so does unrolling k by 2).
+ * Measured on x86-64 (AMD EPYC, Zen 3) over the weights of a `small` decode step (400 MB, so W
+ * streams from memory): 1 x 6 beats 1 x 4 at M = 1 (more streams in flight), 2 x 4 and 4 x 2 tie
+ * for M > 1 (3 x 3 and 1 x 6 slower, 8 x 1 1.7x slower). Touching one tile ahead saves ~8 % of the
+ * time at M = 8 and ~10 % at M = 4, two tiles ahead no more; at M = 1 (one pass per tile, bound by
+ * the stream alone) touches cost 45 %, so that class has none.
  */
-export const DOT_CLASSES: readonly { maxM: number; group: number; nb: number }[] = [
-  { maxM: 1, group: 1, nb: 6 },
-  { maxM: Infinity, group: 2, nb: 4 },
+export const DOT_CLASSES: readonly DotClass[] = [
+  { maxM: 1, group: 1, nb: 6, ahead: 0 },
+  { maxM: Infinity, group: 2, nb: 4, ahead: 1 },
 ];
 
-/** Scratch bytes that `dot_nt` needs for the packed A of M rows and depth K. */
+/** One row of {@link DOT_CLASSES}. */
+export interface DotClass {
+  /** Largest M of the class (the first class whose maxM fits M runs). */
+  maxM: number;
+  /** Rows of x per pass along k (a power of 2). */
+  group: number;
+  /** Rows of W per column tile. */
+  nb: number;
+  /** Tiles ahead that the passes touch (0: none; see the file comment). */
+  ahead: number;
+}
+
+/** Bytes of the packed A of M rows and depth K (`dot_pack`'s output, `dot_nt`'s input). */
 export function dotScratchBytes(M: number, K: number): number {
   return M * Math.ceil(K / 4) * 16;
 }
@@ -44,15 +70,30 @@ export function dotScratchBytes(M: number, K: number): number {
 const { i32: I32, f32: F32, v128: V128 } = ValType;
 const c = i32.const;
 
-/** The `dot_nt` function (see the file comment). */
-export function dotNtFn(o: GemmCodegenOptions): FuncDef {
-  const P = { M: 0, N: 1, K: 2, pA: 3, lda: 4, pB: 5, ldb: 6, bf16: 7, pC: 8, ldc: 9, alpha: 10, accumulate: 11, scratch: 12 };
-  const L = new Locals(13);
+/** The `dot_pack` function (see the file comment), with the row groups of `table`. */
+export function dotPackFn(o: GemmCodegenOptions, table: readonly DotClass[] = DOT_CLASSES): FuncDef {
+  return dotFn('dot_pack', o, table);
+}
+
+/** The `dot_nt` function (see the file comment), cut as `table` says ({@link DOT_CLASSES}: the committed modules). */
+export function dotNtFn(o: GemmCodegenOptions, table: readonly DotClass[] = DOT_CLASSES): FuncDef {
+  return dotFn('dot_nt', o, table);
+}
+
+/** `dot_pack` or `dot_nt`: both choose the class (and so the row groups) by M the same way. */
+function dotFn(name: 'dot_pack' | 'dot_nt', o: GemmCodegenOptions, table: readonly DotClass[]): FuncDef {
+  const pack = name === 'dot_pack';
+  // Parameter indices (-1: not a parameter of this function).
+  const P = pack
+    ? { M: 0, K: 1, pA: 2, lda: 3, alpha: 4, packed: 5, N: -1, pB: -1, ldb: -1, bf16: -1, pC: -1, ldc: -1, accumulate: -1 }
+    : { M: 0, N: 1, K: 2, packed: 3, pB: 4, ldb: 5, bf16: 6, pC: 7, ldc: 8, accumulate: 9, pA: -1, lda: -1, alpha: -1 };
+  const L = new Locals(pack ? 6 : 10);
   const kb = L.add(I32), kt = L.add(I32), kBlocks = L.add(I32), es = L.add(I32);
   const r = L.add(I32), k = L.add(I32), src = L.add(I32), dst = L.add(I32), stride = L.add(I32);
   const g0 = L.add(I32), mg = L.add(I32), pa0 = L.add(I32), j = L.add(I32), pa = L.add(I32), dC = L.add(I32);
   const alphaV = L.add(V128), av = L.add(V128), bs = L.add(F32);
-  const maxGroup = Math.max(...DOT_CLASSES.map((x) => x.group)), maxNb = Math.max(...DOT_CLASSES.map((x) => x.nb));
+  const paEnd = L.add(I32), pf = L.add(I32), rowsPerPass = L.add(I32), touchStep = L.add(I32), pass = L.add(I32), sink = L.add(I32);
+  const maxGroup = Math.max(...table.map((x) => x.group)), maxNb = Math.max(...table.map((x) => x.nb));
   const ptrB = Array.from({ length: maxNb }, () => L.add(I32));
   const bv = Array.from({ length: maxNb }, () => L.add(V128));
   const acc = Array.from({ length: maxGroup }, () => Array.from({ length: maxNb }, () => L.add(V128)));
@@ -72,7 +113,7 @@ export function dotNtFn(o: GemmCodegenOptions): FuncDef {
   const eachGroup = (G: number, ...body: Code[]): Code =>
     forLoop(g0, c(0), get(P.M), c(G),
       set(mg, i32.min_s(c(G), i32.sub(get(P.M), get(g0)))),
-      set(pa0, i32.add(get(P.scratch), i32.shl(i32.mul(get(kBlocks), get(g0)), c(4)))),
+      set(pa0, i32.add(get(P.packed), i32.shl(i32.mul(get(kBlocks), get(g0)), c(4)))),
       ...body,
     );
 
@@ -101,13 +142,26 @@ export function dotNtFn(o: GemmCodegenOptions): FuncDef {
     );
 
   /** C[g0 .. g0 + m - 1, j .. j + nb - 1]: the m rows of the group at pa0 against B rows j .. j + nb - 1. */
-  const tile = (m: number, nb: number, bf16: boolean): Code => {
+  const tile = (m: number, nb: number, bf16: boolean, ahead: number): Code => {
     const rows = range(m), cols = range(nb);
+    // This pass's rows of W to touch: rowsPerPass rows from tile j + ahead * nb on (the last
+    // rowsPerPass rows of W near its end), read 2 bytes every rowsPerPass * 4 elements.
+    const touchRow = i32.min_s(
+      i32.add(i32.add(get(j), c(ahead * nb)), i32.mul(get(pass), get(rowsPerPass))),
+      i32.sub(get(P.N), get(rowsPerPass)),
+    );
     return seq(
+      ahead > 0 ? set(pf, i32.add(get(P.pB), i32.mul(i32.mul(touchRow, get(P.ldb)), get(es)))) : [],
       ...cols.map((q) => set(ptrB[q]!, i32.add(get(P.pB), i32.mul(i32.mul(i32.add(get(j), c(q)), get(P.ldb)), get(es))))),
       set(pa, get(pa0)),
       ...rows.flatMap((i) => cols.map((q) => set(acc[i]![q]!, v128.zero()))),
-      forLoop(k, c(0), get(kb), c(1),
+      // k steps until pa reaches the tail block (a bottom-tested loop: one branch per step).
+      set(paEnd, i32.add(get(pa0), i32.mul(get(kb), c(16 * m)))),
+      if_(get(kb), loop(
+        ...(ahead > 0 ? [
+          set(sink, i32.add(get(sink), i32.load16_u(get(pf)))),
+          set(pf, i32.add(get(pf), get(touchStep))),
+        ] : []),
         ...cols.map((q) => seq(
           set(bv[q]!, bLoad(bf16, ptrB[q]!)),
           set(ptrB[q]!, i32.add(get(ptrB[q]!), c(bf16 ? 8 : 16))),
@@ -117,7 +171,8 @@ export function dotNtFn(o: GemmCodegenOptions): FuncDef {
           ...cols.map((q) => set(acc[i]![q]!, madd(o, get(av), get(bv[q]!), get(acc[i]![q]!)))),
         )),
         set(pa, i32.add(get(pa), c(16 * m))),
-      ),
+        brIf(0, i32.lt_u(get(pa), get(paEnd))),
+      )),
       ...rows.flatMap((i) => cols.map((q) => set(s[i]![q]!, hsum(acc[i]![q]!)))),
       // K tail: the last packed block holds each row's last K % 4 values (zero-padded).
       forLoop(k, c(0), get(kt), c(1),
@@ -137,41 +192,52 @@ export function dotNtFn(o: GemmCodegenOptions): FuncDef {
   };
 
   /** Columns j .. j + nb - 1 for every row group (groups of G rows, the last one mg <= G). */
-  const columns = (G: number, nb: number, bf16: boolean): Code => {
-    const bySize = (m: number): Code => (m === 1 ? tile(1, nb, bf16) : if_(i32.eq(get(mg), c(m)), tile(m, nb, bf16), bySize(m - 1)));
-    return eachGroup(G, bySize(G));
+  const columns = (G: number, nb: number, bf16: boolean, ahead: number): Code => {
+    const bySize = (m: number): Code =>
+      (m === 1 ? tile(1, nb, bf16, ahead) : if_(i32.eq(get(mg), c(m)), tile(m, nb, bf16, ahead), bySize(m - 1)));
+    return seq(set(pass, c(0)), eachGroup(G, bySize(G), set(pass, i32.add(get(pass), c(1)))));
+  };
+  /** ceil(nb / passes) for passes = ceil(M / G) (G a power of 2), so the passes of a tile touch nb rows. */
+  const touchRows = (G: number, nb: number): Code => {
+    const passes = i32.shr_u(i32.add(get(P.M), c(G - 1)), c(Math.log2(G)));
+    let r: Code = c(1);
+    for (let p = nb - 1; p >= 1; p--) r = select(c(Math.ceil(nb / p)), r, i32.eq(passes, c(p)));
+    return r;
   };
   /** The whole product for one class: tiles of nb columns, then single columns. */
-  const product = (G: number, nb: number, bf16: boolean): Code => {
-    const run = (w: number): Code =>
+  const product = (G: number, nb: number, bf16: boolean, ahead: number): Code => {
+    const run = (w: number): Code => seq(
+      ...(ahead > 0 ? [set(rowsPerPass, touchRows(G, w)), set(touchStep, i32.mul(get(rowsPerPass), c(bf16 ? 8 : 16)))] : []),
       block(
         loop(
           brIf(1, i32.gt_s(i32.add(get(j), c(w)), get(P.N))),
-          columns(G, w, bf16),
+          columns(G, w, bf16, ahead),
           set(j, i32.add(get(j), c(w))),
           br(0),
         ),
-      );
-    return seq(packA(G), set(j, c(0)), run(nb), nb > 1 ? run(1) : []);
+      ));
+    return seq(set(j, c(0)), run(nb), nb > 1 ? run(1) : []);
   };
   const classes = (i: number): Code => {
-    const { maxM, group, nb } = DOT_CLASSES[i]!;
-    const run = if_(get(P.bf16), product(group, nb, true), product(group, nb, false));
-    return i === DOT_CLASSES.length - 1 ? run : if_(i32.le_s(get(P.M), c(maxM)), run, classes(i + 1));
+    const { maxM, group, nb, ahead } = table[i]!;
+    if ((group & (group - 1)) !== 0) throw new RangeError(`dot_nt: group ${group} is not a power of 2`);
+    const run = pack ? packA(group) : if_(get(P.bf16), product(group, nb, true, ahead), product(group, nb, false, ahead));
+    return i === table.length - 1 ? run : if_(i32.le_s(get(P.M), c(maxM)), run, classes(i + 1));
   };
 
-  return {
-    name: 'dot_nt',
-    params: [I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, F32, I32, I32],
-    results: [],
-    locals: L.types,
-    body: seq(
-      set(kb, i32.shr_u(get(P.K), c(2))),
-      set(kt, i32.and(get(P.K), c(3))),
-      set(kBlocks, i32.add(get(kb), i32.ne(get(kt), c(0)))),
-      set(es, select(c(2), c(4), get(P.bf16))),
-      set(alphaV, v128.f32x4_splat(get(P.alpha))),
-      classes(0),
-    ),
-  };
+  const blocks = seq(
+    set(kb, i32.shr_u(get(P.K), c(2))),
+    set(kt, i32.and(get(P.K), c(3))),
+    set(kBlocks, i32.add(get(kb), i32.ne(get(kt), c(0)))),
+  );
+  return pack
+    ? {
+      name, params: [I32, I32, I32, I32, F32, I32], results: [], locals: L.types,
+      body: seq(blocks, set(alphaV, v128.f32x4_splat(get(P.alpha))), classes(0)),
+    }
+    : {
+      // Returns the touched values' sum, so that those loads are not dropped.
+      name, params: [I32, I32, I32, I32, I32, I32, I32, I32, I32, I32], results: [I32], locals: L.types,
+      body: seq(blocks, set(es, select(c(2), c(4), get(P.bf16))), classes(0), get(sink)),
+    };
 }

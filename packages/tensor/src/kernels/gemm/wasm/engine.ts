@@ -19,7 +19,7 @@ import { GemmError } from '../errors';
 import { scaleC } from '../js';
 import {
   compileRunner, CTL_BYTES, CTL_CLAIM, CTL_DONE, CTL_ERROR, CTL_GEN, CTL_JOBS, CTL_QUIT, CTL_SCRATCH,
-  JOB_ALPHA_DOT, JOB_ALPHA_GEMM, JOB_DOT, JOB_GEMM, JOB_WORDS, MAX_JOBS, MAX_THREADS,
+  JOB_ALPHA_GEMM, JOB_DOT, JOB_GEMM, JOB_WORDS, MAX_JOBS, MAX_THREADS,
   type GemmExports, type RunJobs,
 } from './jobs';
 import { GEMM_WASM_RELAXED, GEMM_WASM_SIMD } from './module.generated';
@@ -194,7 +194,9 @@ export class WasmGemmEngine {
     const packABytes = align(Math.ceil(MC / mr) * mr * KC * 4);
     const packBBytes = align(Math.ceil(NC / nr) * nr * KC * 4);
     const tileBytes = align(mr * nr * 4);
-    const scratchBytes = dot ? align(dotScratchBytes(M, K)) : packABytes + packBBytes + tileBytes;
+    const scratchBytes = dot ? 0 : packABytes + packBBytes + tileBytes;
+    // x·Wᵀ with few rows: A is packed once (dot_pack, on the calling thread) for all its jobs.
+    const dotBytes = dot ? align(dotScratchBytes(M, K)) : 0;
     // Every live thread gets scratch: a worker still in its claim loop may pick up any job.
     const S = Math.max(T, this.workers.length + 1);
     // B is cut in chunks along its stored outer dimension, so that each chunk is one contiguous
@@ -237,7 +239,7 @@ export class WasmGemmEngine {
     const aSlots = inA >= 0 ? 0 : mChunks > 1 ? 2 : 1, bSlots = inB >= 0 ? 0 : bOnce ? 1 : 2;
     const cSlots = inC >= 0 ? 0 : steps > 1 ? 2 : 1;
     const aSlot = align(mChunk * K * 4), bSlot = align(chunk * rowElems * es), cSlot = align(mChunk * cRowBytes);
-    const sA = align(S * scratchBytes);
+    const sA = align(S * scratchBytes) + dotBytes;
     const sB = sA + aSlots * aSlot;
     const sC = sB + bSlots * bSlot;
     const region = heapScratch(sC + cSlots * cSlot + 64);
@@ -250,7 +252,7 @@ export class WasmGemmEngine {
         this.ctl[CTL_SCRATCH + 3 * t + 1] = p + packABytes;
         this.ctl[CTL_SCRATCH + 3 * t + 2] = p + packABytes + packBBytes;
       }
-      const pA0 = base + sA, pB0 = base + sB, pC0 = base + sC;
+      const pA0 = base + sA, pB0 = base + sB, pC0 = base + sC, pDot = base + align(S * scratchBytes);
       const bf16 = g.bf16 ? 1 : 0;
       // Column stride of op(A) (row stride is K, or 1 when transA) and row stride of C.
       const ldc = (nl: number): number => (inC >= 0 ? N : nl);
@@ -303,12 +305,11 @@ export class WasmGemmEngine {
         const accumulate = beta !== 0 || (byK && c > 0) ? 1 : 0;
         let jobs = 0;
         if (dot) {
+          this.ex.dot_pack(ml, K, pA, K, alpha, pDot);
           const parts = T === 1 ? 1 : Math.min(MAX_JOBS, 4 * T);
           const step = Math.ceil(Math.ceil(nl / 4) / parts) * 4;
           for (let j0 = 0; j0 < nl; j0 += step) {
-            this.writeJob(jobs++, JOB_DOT, JOB_ALPHA_DOT, [
-              ml, Math.min(step, nl - j0), K, pA, K, pB + j0 * K * es, K, bf16, pC + 4 * j0, ld, alpha, accumulate,
-            ]);
+            this.writeJob(jobs++, JOB_DOT, [ml, Math.min(step, nl - j0), K, pDot, pB + j0 * K * es, K, bf16, pC + 4 * j0, ld, accumulate]);
           }
         } else {
           // Split the longer side of C. Column jobs are finer (up to 4 per thread, at least
@@ -323,10 +324,10 @@ export class WasmGemmEngine {
             const a = splitN ? a0 : a0 + 4 * s0 * rsA;
             const b = splitN ? pB + es * s0 * csB : pB;
             const cp = splitN ? pC + 4 * s0 : pC + 4 * s0 * ld;
-            this.writeJob(jobs++, JOB_GEMM, JOB_ALPHA_GEMM, [
+            this.writeJob(jobs++, JOB_GEMM, [
               splitN ? ml : len, splitN ? len : nl, kl, a, rsA, csA, b, rsB, csB, bf16, cp, ld, alpha, accumulate,
               0, 0, 0, MC, NC, KC,
-            ]);
+            ], JOB_ALPHA_GEMM);
           }
         }
         this.publish(jobs, T);
@@ -421,7 +422,8 @@ export class WasmGemmEngine {
     else for (let r = 0; r < ml; r++) C.set(f.subarray(s0 + r * nl, s0 + (r + 1) * nl), (m0 + r) * N + n0);
   }
 
-  private writeJob(j: number, kind: number, alphaSlot: number, args: number[]): void {
+  /** Write job j: its kind and arguments, the one in record slot `alphaSlot` (if any) as an f32. */
+  private writeJob(j: number, kind: number, args: number[], alphaSlot = 0): void {
     const b = CTL_JOBS + j * JOB_WORDS;
     this.ctl[b] = kind;
     for (let q = 0; q < args.length; q++) {
