@@ -1,4 +1,4 @@
-import { attention, noGrad, rmsnorm, Tensor, tidy } from '@apertus/tensor';
+import { noGrad, pagedAttention, rmsnorm, Tensor, tidy } from '@apertus/tensor';
 import { GenerationError } from './errors';
 import type { KVCache } from './kv-cache';
 import { decoderLayer, type Attend } from './layer';
@@ -24,7 +24,7 @@ function embedRows(model: ApertusModel, table: Weight, ids: Int32Array): Float32
 /**
  * Attention against KV caches for a batch whose rows are the sequences' new tokens one after the
  * other: each sequence appends its keys and values to its cache and its queries attend over the
- * whole cache (positions continue after `cache.length`).
+ * whole cache (positions continue after `cache.length`), read from the cache's blocks in place.
  */
 function cachedAttend(batch: readonly StepInput[]): Attend {
   return (l, q, k, v) => {
@@ -34,7 +34,7 @@ function cachedAttend(batch: readonly StepInput[]): Attend {
     for (const s of batch) {
       const T = s.tokens.length, rows = (t: Tensor, w: number) => t.data.subarray(r0 * w, (r0 + T) * w);
       const kv = s.cache.update(l, rows(k, s.cache.rowSize), rows(v, s.cache.rowSize));
-      const a = attention(Tensor.from(rows(q, nh * d), [1, T, nh, d]), kv.k, kv.v, { qOffset: s.cache.length });
+      const a = pagedAttention(Tensor.from(rows(q, nh * d), [1, T, nh, d]), kv, { qOffset: s.cache.length });
       out.set(a.data, r0 * nh * d);
       r0 += T;
     }

@@ -132,6 +132,15 @@ export function heapU16(n: number): Uint16Array {
 }
 
 /**
+ * `n` zeroed floats on the heap that belong to no scope (long-lived buffers such as KV-cache
+ * blocks): released by {@link heapRelease} or when the array is garbage-collected; a plain
+ * `Float32Array` where the heap is unavailable or cannot grow.
+ */
+export function persistentF32(n: number): Float32Array {
+  return storage(n, 4, Float32Array, true);
+}
+
+/**
  * `bytes` of kernel scratch on the heap (not zeroed): the caller must {@link heapRelease} it. Fails
  * only where the memory cannot grow: returns null then.
  */
@@ -148,15 +157,15 @@ export function scratchF32(n: number): Float32Array {
   return heapScratch(4 * n) ?? new Float32Array(n);
 }
 
-function storage<T extends Float32Array | Uint16Array>(n: number, es: number, ctor: new (b: ArrayBufferLike, o: number, n: number) => T): T {
-  const b = n === 0 ? null : take(n * es, scope ? MAX_PAGES * PAGE : HEAP_SOFT_LIMIT);
+function storage<T extends Float32Array | Uint16Array>(n: number, es: number, ctor: new (b: ArrayBufferLike, o: number, n: number) => T, persistent = false): T {
+  const b = n === 0 ? null : take(n * es, scope || persistent ? MAX_PAGES * PAGE : HEAP_SOFT_LIMIT);
   if (b === null) return new ctor(new ArrayBuffer(n * es), 0, n);
   const a = new ctor(buffer(), b.addr, n);
   if (!b.fresh) a.fill(0);
   const block = { addr: b.addr, bytes: b.bytes };
   (a as Owned)[BLOCK] = block;
   collected.register(a, block, a);
-  scope?.add(a);
+  if (!persistent) scope?.add(a);
   return a;
 }
 
@@ -195,6 +204,32 @@ export function heapKeep(a: object): void {
 /** Byte address of a typed array that lives in the heap memory, else -1. */
 export function heapAddress(a: ArrayBufferView): number {
   return buffers.has(a.buffer) ? a.byteOffset : -1;
+}
+
+/**
+ * Byte addresses of `arrays` on the heap, staging those that are not (inputs copied in); `done`
+ * copies staged outputs back and releases the scratch.
+ */
+export function staged(arrays: Float32Array[], outputs: Float32Array[]): { at: number[]; done(): void } {
+  const copies = new Map<Float32Array, Float32Array>();
+  const at = arrays.map((a) => {
+    const p = heapAddress(a);
+    if (p >= 0) return p;
+    let s = copies.get(a);
+    if (!s) { s = scratchF32(Math.max(1, a.length)); s.set(a); copies.set(a, s); }
+    const q = heapAddress(s);
+    if (q < 0) throw new Error('cpu kernels: the heap cannot hold the staged operands');
+    return q;
+  });
+  return {
+    at,
+    done() {
+      for (const [a, s] of copies) {
+        if (outputs.includes(a)) a.set(s.subarray(0, a.length));
+        heapRelease(s);
+      }
+    },
+  };
 }
 
 /** `storage.subarray(begin, end)` that keeps `storage` (and so its heap block) alive as long as the view. */
