@@ -34,9 +34,11 @@ export function project(x: Tensor, w: Weight): Tensor {
   if (x.shape[x.rank - 1] !== K) throw new ModelError(`project: input [${x.shape}] does not end in ${K} for a ${w.format} weight [${w.shape}]`);
   if (x.requiresGrad && isGradEnabled()) throw new ModelError(`project: ${w.format} weights are inference-only (no gradient flows through them)`);
   const X = x.dtype === 'f32' && x.isContiguous() ? x.data : x.toFloat32();
-  const M = X.length / K, y = new Float32Array(M * N);
-  w.matmulT(X, M, y);
-  return Tensor.from(y, [...x.shape.slice(0, -1), N]);
+  // The product goes to tensor storage (in a `tidy` scope, a pooled block of the cpu device memory,
+  // where the next op reads it in place) instead of a fresh JavaScript array per call.
+  const y = Tensor.zeros([...x.shape.slice(0, -1), N]);
+  w.matmulT(X, X.length / K, y.data as Float32Array);
+  return y;
 }
 
 /** Embedding rows of token ids [...] from a weight [V, H]: float32 [..., H]. */

@@ -12,6 +12,9 @@
  *   blocks, still warm in cache, instead of touching fresh pages);
  * - otherwise when its typed array is garbage-collected (a `FinalizationRegistry`), so storage stays
  *   valid as long as any JavaScript value (tensor, `storage`, `.data` view) still refers to it.
+ *   Storage allocated in a scope is registered only if it outlives the scope (kept): a
+ *   registration costs microseconds and slows every young-generation collection, which for the
+ *   hundreds of short-lived outputs of a decode step was a tenth of its time.
  *
  * Growing a shared memory never detaches existing views (their SharedArrayBuffer keeps its length
  * and keeps aliasing the same bytes); views of newly grown bytes are taken from the current
@@ -37,6 +40,8 @@ interface Block {
   readonly addr: number;
   /** Size class in bytes. */
   readonly bytes: number;
+  /** Whether the array is registered for release on garbage collection. */
+  registered?: boolean;
 }
 
 let memory: WasmMemory | null | undefined;
@@ -162,11 +167,18 @@ function storage<T extends Float32Array | Uint16Array>(n: number, es: number, ct
   if (b === null) return new ctor(new ArrayBuffer(n * es), 0, n);
   const a = new ctor(buffer(), b.addr, n);
   if (!b.fresh) a.fill(0);
-  const block = { addr: b.addr, bytes: b.bytes };
-  (a as Owned)[BLOCK] = block;
-  collected.register(a, block, a);
-  if (!persistent) scope?.add(a);
+  (a as Owned)[BLOCK] = { addr: b.addr, bytes: b.bytes };
+  if (scope && !persistent) scope.add(a);
+  else register(a);
   return a;
+}
+
+/** Release `a`'s block when `a` is garbage-collected. */
+function register(a: object): void {
+  const b = (a as Owned)[BLOCK];
+  if (!b || b.registered) return;
+  b.registered = true;
+  collected.register(a, { addr: b.addr, bytes: b.bytes }, a);
 }
 
 /**
@@ -177,7 +189,7 @@ export function heapRelease(a: object): void {
   const b = (a as Owned)[BLOCK];
   if (!b) return;
   (a as Owned)[BLOCK] = undefined;
-  collected.unregister(a);
+  if (b.registered) collected.unregister(a);
   recycle(b);
 }
 
@@ -192,13 +204,13 @@ export function heapOpenScope(): Set<object> | null {
 export function heapCloseScope(outer: Set<object> | null, keep: Iterable<object>): void {
   const s = scope!;
   scope = outer;
-  for (const k of keep) s.delete(k);
+  for (const k of keep) if (s.delete(k)) register(k);
   for (const a of s) heapRelease(a);
 }
 
 /** Let storage outlive the scope it was allocated in (gradients of leaves). */
 export function heapKeep(a: object): void {
-  scope?.delete(a);
+  if (scope?.delete(a)) register(a);
 }
 
 /** Byte address of a typed array that lives in the heap memory, else -1. */
