@@ -49,9 +49,9 @@ export function embedWeight(ids: Tensor, w: Weight): Tensor {
   return Tensor.from(out, [...ids.shape, H]);
 }
 
-/** Rows `ids` of a weight [V, H] as float32 (bf16 converted row by row, never the whole table). */
-export function weightRows(w: Weight, ids: Int32Array): Float32Array {
-  const H = w.shape[1]!, out = new Float32Array(ids.length * H);
+/** Rows `ids` of a weight [V, H] as float32 into `out` [ids.length, H] (bf16 converted row by row, never the whole table). */
+export function weightRows(w: Weight, ids: Int32Array, out: Float32Array = new Float32Array(ids.length * w.shape[1]!)): Float32Array {
+  const H = w.shape[1]!;
   if (isPacked(w)) { w.rows(ids, out); return out; }
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i]!, row = w.storage.subarray(w.offset + id * H, w.offset + (id + 1) * H);
