@@ -76,8 +76,10 @@ export function loadGgufFile(file: GgufFile, options: LoadGgufOptions = {}): Loa
       const bytes = file.read(name);
       const t = info.type.name;
       if (shape.length === 2 && t !== 'F16') packed.set(hf, new QuantMatrix(info.type, shape as [number, number], bytes, arena));
-      else if (t === 'F32' || t === 'F16' || t === 'BF16') params.set(hf, new Tensor(dequantize(info.type, bytes, info.bytes / info.type.typeSize), shape, 'f32'));
-      else throw new GgufMetadataError(`${t} is only supported for matrices`, { file: path, tensor: name });
+      else if (t === 'F32' || t === 'F16' || t === 'BF16') {
+        const values = dequantize(info.type, bytes, info.bytes / info.type.typeSize);
+        params.set(hf, shape.length === 1 ? vectorTensor(values) : new Tensor(values, shape, 'f32'));
+      } else throw new GgufMetadataError(`${t} is only supported for matrices`, { file: path, tensor: name });
       params.get(hf)?.requireGrad(false);
     }
     const extra = file.tensors.filter((t) => !wanted.has(t.name)).map((t) => t.name);
@@ -92,4 +94,11 @@ export function loadGgufFile(file: GgufFile, options: LoadGgufOptions = {}): Loa
   } finally {
     file.close();
   }
+}
+
+/** A vector (a norm weight) in tensor storage on the cpu device memory, where the kernels read it without staging. */
+function vectorTensor(values: Float32Array): Tensor {
+  const t = Tensor.zeros([values.length]);
+  t.data.set(values);
+  return t;
 }

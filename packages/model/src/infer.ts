@@ -1,4 +1,4 @@
-import { attention, noGrad, rmsnorm, Tensor, tidy } from '@apertus/tensor';
+import { noGrad, pagedAttention, rmsnorm, Tensor, tidy } from '@apertus/tensor';
 import { GenerationError } from './errors';
 import type { KVCache } from './kv-cache';
 import { decoderLayer, type Attend } from './layer';
@@ -13,18 +13,20 @@ export interface StepInput {
   tokens: ArrayLike<number>;
 }
 
-/** Rows `ids` of the embedding table as float32 (bf16 or packed tables are converted row by row, never whole). */
-function embedRows(model: ApertusModel, table: Weight, ids: Int32Array): Float32Array {
+/** Rows `ids` of the embedding table as float32 [1, n, H] (bf16 or packed tables are converted row by row, never whole). */
+function embedRows(model: ApertusModel, table: Weight, ids: Int32Array): Tensor {
   for (const id of ids) {
     if (!(id >= 0 && id < model.config.vocab_size)) throw new GenerationError('tokens', `token id ${id} outside the vocabulary of ${model.config.vocab_size}`);
   }
-  return weightRows(table, ids);
+  const h = Tensor.zeros([1, ids.length, model.config.hidden_size]);
+  weightRows(table, ids, h.data);
+  return h;
 }
 
 /**
  * Attention against KV caches for a batch whose rows are the sequences' new tokens one after the
  * other: each sequence appends its keys and values to its cache and its queries attend over the
- * whole cache (positions continue after `cache.length`).
+ * whole cache (positions continue after `cache.length`), read from the cache's blocks in place.
  */
 function cachedAttend(batch: readonly StepInput[]): Attend {
   return (l, q, k, v) => {
@@ -34,7 +36,7 @@ function cachedAttend(batch: readonly StepInput[]): Attend {
     for (const s of batch) {
       const T = s.tokens.length, rows = (t: Tensor, w: number) => t.data.subarray(r0 * w, (r0 + T) * w);
       const kv = s.cache.update(l, rows(k, s.cache.rowSize), rows(v, s.cache.rowSize));
-      const a = attention(Tensor.from(rows(q, nh * d), [1, T, nh, d]), kv.k, kv.v, { qOffset: s.cache.length });
+      const a = pagedAttention(Tensor.from(rows(q, nh * d), [1, T, nh, d]), kv, { qOffset: s.cache.length });
       out.set(a.data, r0 * nh * d);
       r0 += T;
     }
@@ -70,15 +72,15 @@ export function step(model: ApertusModel, batch: readonly StepInput[]): Float32A
       let r = 0;
       for (const s of batch) for (let t = 0; t < s.tokens.length; t++, r++) { ids[r] = s.tokens[t]!; pos[r] = s.cache.length + t; }
       const positions = Tensor.from(pos, [1, rows]), attend = cachedAttend(batch);
-      let h = Tensor.from(embedRows(model, embed, ids), [1, rows, c.hidden_size]);
+      let h = embedRows(model, embed, ids);
       for (let l = 0; l < model.layers.length; l++) h = decoderLayer(model, l, h, positions, attend);
       for (const s of batch) s.cache.advance(s.tokens.length);
       // Only the last row of each sequence goes through the final norm and the LM head.
-      const last = new Float32Array(batch.length * c.hidden_size);
+      const last = Tensor.zeros([batch.length, c.hidden_size]), hd = h.data;
       let end = 0;
-      batch.forEach((s, i) => { end += s.tokens.length; last.set(h.data.subarray((end - 1) * c.hidden_size, end * c.hidden_size), i * c.hidden_size); });
+      batch.forEach((s, i) => { end += s.tokens.length; last.data.set(hd.subarray((end - 1) * c.hidden_size, end * c.hidden_size), i * c.hidden_size); });
       // The logits leave the scope as a plain copy (nothing of the step's storage outlives it).
-      return project(rmsnorm(Tensor.from(last, [batch.length, c.hidden_size]), model.norm, c.rms_norm_eps), head).data.slice();
+      return project(rmsnorm(last, model.norm, c.rms_norm_eps), head).data.slice();
     });
   });
 }

@@ -1,3 +1,4 @@
+import { wasmKernels } from '@apertus/tensor';
 import type { ApertusConfig } from './config';
 import { GenerationError } from './errors';
 
@@ -18,10 +19,12 @@ export interface KVBlockPoolOptions {
 }
 
 /**
- * Paged KV memory shared by many sequences (vLLM's PagedAttention layout, with attention reading a
- * gathered copy): fixed-size blocks handed out on demand and reference-counted, so sequences that
- * share a prefix (n > 1 continuations, a cached chat history) hold the same blocks, and a block
- * written while shared is copied first (copy-on-write, see KVCache.update).
+ * Paged KV memory shared by many sequences (vLLM's PagedAttention layout): fixed-size blocks handed
+ * out on demand and reference-counted, so sequences that share a prefix (n > 1 continuations, a
+ * cached chat history) hold the same blocks, and a block written while shared is copied first
+ * (copy-on-write, see KVCache.update). The blocks live in the cpu device memory, where decoding
+ * attention reads them in place (`pagedAttention`); a block goes back to that memory when its
+ * last holder releases it.
  */
 export class KVBlockPool {
   /** The model's config. */
@@ -37,8 +40,6 @@ export class KVBlockPool {
   /** Longest sequence a cache of this pool may hold (max_position_embeddings). */
   readonly maxPositions: number;
   private live = 0;
-  private scratchK = new Float32Array(0);
-  private scratchV = new Float32Array(0);
 
   /** A pool for caches of a model of this config. Throws GenerationError for a bad block size. */
   constructor(config: ApertusConfig, options: KVBlockPoolOptions = {}) {
@@ -70,7 +71,7 @@ export class KVBlockPool {
   /** A fresh block with one reference. */
   allocate(): KVBlock {
     this.live++;
-    return { data: new Float32Array(this.layers * 2 * this.blockSize * this.rowSize), refs: 1 };
+    return { data: wasmKernels.persistentF32(this.layers * 2 * this.blockSize * this.rowSize), refs: 1 };
   }
 
   /** One more holder of `block`. */
@@ -82,35 +83,14 @@ export class KVBlockPool {
   /** One holder fewer; the block is gone when none is left. */
   release(block: KVBlock): void {
     if (block.refs <= 0) throw new GenerationError('block', 'KV block released twice');
-    if (--block.refs === 0) this.live--;
+    if (--block.refs === 0) {
+      this.live--;
+      wasmKernels.heapRelease(block.data);
+    }
   }
 
   /** Offset of token row `t` (within its block) of layer `layer`'s keys (`v` = 1: values). */
   offset(layer: number, v: 0 | 1, t: number): number {
     return ((layer * 2 + v) * this.blockSize + t) * this.rowSize;
-  }
-
-  /**
-   * The first S tokens' keys and values of `layer` from a block table, each [S, rowSize]
-   * contiguous. The arrays are the pool's scratch (one sequence is attended at a time): they stay
-   * valid until the next gather of this pool.
-   */
-  gather(table: readonly KVBlock[], layer: number, S: number): { k: Float32Array; v: Float32Array } {
-    const bs = this.blockSize, row = this.rowSize;
-    if (S <= bs) {
-      const d = table[0]!.data;
-      return { k: d.subarray(this.offset(layer, 0, 0), this.offset(layer, 0, S)), v: d.subarray(this.offset(layer, 1, 0), this.offset(layer, 1, S)) };
-    }
-    if (this.scratchK.length < S * row) {
-      const n = Math.min(this.maxPositions, Math.max(S, 2 * this.scratchK.length / row)) * row;
-      this.scratchK = new Float32Array(n);
-      this.scratchV = new Float32Array(n);
-    }
-    for (let b = 0, t = 0; t < S; b++, t += bs) {
-      const n = Math.min(bs, S - t), d = table[b]!.data;
-      this.scratchK.set(d.subarray(this.offset(layer, 0, 0), this.offset(layer, 0, n)), t * row);
-      this.scratchV.set(d.subarray(this.offset(layer, 1, 0), this.offset(layer, 1, n)), t * row);
-    }
-    return { k: this.scratchK.subarray(0, S * row), v: this.scratchV.subarray(0, S * row) };
   }
 }

@@ -1,4 +1,4 @@
-import { Tensor } from '@apertus/tensor';
+import type { KVPages } from '@apertus/tensor';
 import type { ApertusConfig } from './config';
 import { GenerationError } from './errors';
 import { KVBlockPool, type KVBlock } from './kv-blocks';
@@ -59,11 +59,12 @@ export class KVCache {
 
   /**
    * Write T new rows of keys and values (float32 [T, nkv, d], row-major) of `layer` after the
-   * `length` cached ones and return all S = length + T keys and values as [1, S, nkv, d] views,
-   * as Hugging Face's `Cache.update` (views valid until the next update of a cache of this pool).
-   * `length` itself advances once every layer is done (`advance`).
+   * `length` cached ones and return all S = length + T keys and values as the pages of that layer
+   * (for `pagedAttention`), as Hugging Face's `Cache.update` returns the whole cache. The pages
+   * stay valid until the cache is next changed. `length` itself advances once every layer is done
+   * (`advance`).
    */
-  update(layer: number, k: Float32Array, v: Float32Array): { k: Tensor; v: Tensor } {
+  update(layer: number, k: Float32Array, v: Float32Array): KVPages {
     const pool = this.pool, row = pool.rowSize, bs = pool.blockSize;
     const T = k.length / row, S = this.length + T, heads = row / pool.headDim;
     if (S > this.capacity) throw new GenerationError('context', `sequence needs ${S} positions but its cache holds ${this.capacity}`);
@@ -74,8 +75,7 @@ export class KVCache {
       block.data.set(v.subarray(r * row, (r + n) * row), pool.offset(layer, 1, t - b * bs));
       t += n;
     }
-    const kv = pool.gather(this.table, layer, S);
-    return { k: Tensor.from(kv.k, [1, S, heads, pool.headDim]), v: Tensor.from(kv.v, [1, S, heads, pool.headDim]) };
+    return { blocks: this.table.map((b) => b.data), blockSize: bs, keys: pool.offset(layer, 0, 0), values: pool.offset(layer, 1, 0), heads, length: S };
   }
 
   /** Count `n` tokens written by `update` (to every layer) as cached. */

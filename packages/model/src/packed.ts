@@ -34,9 +34,11 @@ export function project(x: Tensor, w: Weight): Tensor {
   if (x.shape[x.rank - 1] !== K) throw new ModelError(`project: input [${x.shape}] does not end in ${K} for a ${w.format} weight [${w.shape}]`);
   if (x.requiresGrad && isGradEnabled()) throw new ModelError(`project: ${w.format} weights are inference-only (no gradient flows through them)`);
   const X = x.dtype === 'f32' && x.isContiguous() ? x.data : x.toFloat32();
-  const M = X.length / K, y = new Float32Array(M * N);
-  w.matmulT(X, M, y);
-  return Tensor.from(y, [...x.shape.slice(0, -1), N]);
+  // The product goes to tensor storage (in a `tidy` scope, a pooled block of the cpu device memory,
+  // where the next op reads it in place) instead of a fresh JavaScript array per call.
+  const y = Tensor.zeros([...x.shape.slice(0, -1), N]);
+  w.matmulT(X, X.length / K, y.data as Float32Array);
+  return y;
 }
 
 /** Embedding rows of token ids [...] from a weight [V, H]: float32 [..., H]. */
@@ -47,9 +49,9 @@ export function embedWeight(ids: Tensor, w: Weight): Tensor {
   return Tensor.from(out, [...ids.shape, H]);
 }
 
-/** Rows `ids` of a weight [V, H] as float32 (bf16 converted row by row, never the whole table). */
-export function weightRows(w: Weight, ids: Int32Array): Float32Array {
-  const H = w.shape[1]!, out = new Float32Array(ids.length * H);
+/** Rows `ids` of a weight [V, H] as float32 into `out` [ids.length, H] (bf16 converted row by row, never the whole table). */
+export function weightRows(w: Weight, ids: Int32Array, out: Float32Array = new Float32Array(ids.length * w.shape[1]!)): Float32Array {
+  const H = w.shape[1]!;
   if (isPacked(w)) { w.rows(ids, out); return out; }
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i]!, row = w.storage.subarray(w.offset + id * H, w.offset + (id + 1) * H);

@@ -89,7 +89,7 @@ export function f32ArrayToBf16(src: ArrayLike<number>, out = new Uint16Array(src
 }
 
 /** Convert bf16 bits to float32 (a shift per element). */
-export function bf16ArrayToF32(src: Uint16Array, out = new Float32Array(src.length)): Float32Array {
+export function bf16ArrayToF32(src: Uint16Array, out: Float32Array = new Float32Array(src.length)): Float32Array {
   const o = new Uint32Array(out.buffer, out.byteOffset, out.length);
   for (let i = 0; i < src.length; i++) o[i] = src[i]! << 16;
   return out;

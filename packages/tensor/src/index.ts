@@ -23,7 +23,7 @@ export { rmsnorm } from './ops/rmsnorm';
 export { softmax, logSoftmax } from './ops/softmax';
 export { embedding } from './ops/embedding';
 export { rope } from './ops/rope';
-export { attention, type AttentionOptions } from './ops/attention';
+export { attention, pagedAttention, type AttentionOptions, type KVPages } from './ops/attention';
 export { crossEntropy, type CrossEntropyOptions } from './ops/cross-entropy';
 export { linearCrossEntropy, type LinearCrossEntropyOptions } from './ops/linear-cross-entropy';
 export { deviceStorage, readBack, ademamixUpdate, adamwUpdate, sumSquares, scaleInPlace } from './ops/optimizer';

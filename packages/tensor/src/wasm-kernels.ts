@@ -5,7 +5,8 @@
  * `instantiateOnHeap` (a module of generated functions on the shared heap, or null where
  * WebAssembly SIMD is missing), `instantiatePrivate` (the same on an unshared memory of its own,
  * for staging: copies into a shared memory are slow in V8), `heapAddress` (byte address of a typed array that lives on the
- * heap, else −1), heap scratch (`scratchF32` / `heapRelease`) to stage arrays that do not, and
+ * heap, else −1), heap scratch (`scratchF32` / `heapRelease`) to stage arrays that do not,
+ * `persistentF32` (long-lived heap storage that belongs to no `tidy` scope: KV-cache blocks) and
  * `compileOptimized` (compile a module with every function optimized at once, for kernels that
  * run few, long calls).
  */
@@ -14,7 +15,7 @@ export {
   Locals, type Code, type FuncDef,
 } from './kernels/gemm/wasm/encoder';
 export { instantiateOnHeap, instantiatePrivate } from './kernels/cpu/wasm-module';
-export { heapAddress, heapRelease, scratchF32 } from './kernels/cpu/heap';
+export { heapAddress, heapRelease, persistentF32, scratchF32 } from './kernels/cpu/heap';
 export { compileOptimized } from './host';
 import { ValType } from './kernels/gemm/wasm/encoder';
 

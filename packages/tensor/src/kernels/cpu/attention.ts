@@ -1,3 +1,4 @@
+import { DECODE_MAX_ROWS, decodeAttention, decodeAttentionRuns } from './decode-attention';
 import { heapRelease, scratchF32 } from './heap';
 import { expShift, rowMax, scaleRow } from './softmax-rows';
 import type { AttentionArgs, AttentionBackwardArgs, F32, KernelSet } from '../types';
@@ -8,6 +9,8 @@ import type { AttentionArgs, AttentionBackwardArgs, F32, KernelSet } from '../ty
  * normaliser and output per query, so memory stays O(T·d + BQ·BK). The backward pass follows
  * FlashAttention-2: probabilities are recomputed from the saved log-sum-exp tile by tile. The
  * softmax rows of a tile (max, exp and sum, rescaling) run in WebAssembly SIMD (softmax-rows.ts).
+ * A few query rows without document ids (decoding) take the SIMD decode kernel instead
+ * (decode-attention.ts), which reads keys and values in place.
  */
 const BQ = 64;
 const BK = 64;
@@ -49,6 +52,17 @@ export function tiledAttention(sgemm: KernelSet['gemm']): Pick<KernelSet, 'atten
 
 function attention(sgemm: KernelSet['gemm'], a: AttentionArgs): void {
   const { B, T, S, nh, nkv, d, scale, out, lse } = a;
+  if (a.docQ === undefined && T <= DECODE_MAX_ROWS && a.qOffset >= 0 && a.qOffset + T <= S && decodeAttentionRuns(d)) {
+    const qn = T * nh * d, kn = S * nkv * d;
+    for (let b = 0; b < B; b++) {
+      decodeAttention({
+        q: a.q.subarray(b * qn, (b + 1) * qn), out: out.subarray(b * qn, (b + 1) * qn), T, nh, nkv, d, scale, qOffset: a.qOffset,
+        kBlocks: [a.k.subarray(b * kn, (b + 1) * kn)], vBlocks: [a.v.subarray(b * kn, (b + 1) * kn)], blockSize: S,
+        lse, lseAt: b * nh * T, lseStride: T,
+      });
+    }
+    return;
+  }
   const rep = nh / nkv;
   // Tiles live in the cpu device memory, so the GEMM reads and writes them in place.
   const K = scratchF32(S * d), Vv = scratchF32(S * d);

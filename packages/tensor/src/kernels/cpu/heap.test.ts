@@ -139,4 +139,14 @@ describe('tensor storage on the cpu device', () => {
     heapF32(x.size).fill(5); // would reuse the block if kept.y had been released
     expect(kept.y.data[0]).toBe(2 * x.data[0]!);
   });
+
+  test('storage kept out of a scope is registered then, and goes back to the pool once collected', async () => {
+    const x = Tensor.randn([64, 64], new Rng(5));
+    let kept: Tensor | null = tidy(() => scale(x, 2)); // 16 KiB, allocated unregistered inside the scope
+    expect(kept.data[3]).toBe(2 * x.data[3]!);
+    const pooled = heapStats().pooledBytes;
+    kept = null;
+    await collect();
+    expect(heapStats().pooledBytes).toBeGreaterThanOrEqual(pooled + 64 * 64 * 4);
+  });
 });

@@ -11,7 +11,7 @@
  */
 import { f32, f64, forLoop, get, i32, seq, set, v128, ValType, type Code, type FuncDef, Locals } from '../gemm/wasm/encoder';
 import type { F32, KernelSet } from '../types';
-import { heapAddress, heapRelease, scratchF32 } from './heap';
+import { staged } from './heap';
 import { instantiateOnHeap } from './wasm-module';
 
 const { i32: I32, f32: F32T, f64: F64T, v128: V128 } = ValType;
@@ -129,32 +129,6 @@ function ex(): RmsExports {
   if (instance === undefined) instance = instantiateOnHeap<RmsExports>(rmsnormFuncs());
   if (instance === null) throw new Error('cpu rmsnorm: WebAssembly SIMD is not available');
   return instance;
-}
-
-/**
- * Byte addresses of `arrays` on the heap, staging those that are not (inputs copied in); `done`
- * copies staged outputs back and releases the scratch.
- */
-function staged(arrays: F32[], outputs: F32[]): { at: number[]; done(): void } {
-  const copies = new Map<F32, F32>();
-  const at = arrays.map((a) => {
-    const p = heapAddress(a);
-    if (p >= 0) return p;
-    let s = copies.get(a);
-    if (!s) { s = scratchF32(Math.max(1, a.length)); s.set(a); copies.set(a, s); }
-    const q = heapAddress(s);
-    if (q < 0) throw new Error('cpu rmsnorm: the heap cannot hold the staged operands');
-    return q;
-  });
-  return {
-    at,
-    done() {
-      for (const [a, s] of copies) {
-        if (outputs.includes(a)) a.set(s.subarray(0, a.length));
-        heapRelease(s);
-      }
-    },
-  };
 }
 
 /** The `rmsnorm` and `rmsnormBackward` kernels of the `cpu` backend. */

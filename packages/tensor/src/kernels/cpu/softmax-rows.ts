@@ -74,8 +74,8 @@ function rowMaxFn(): FuncDef {
   };
 }
 
-/** exp_shift(src, dst, n, shift) -> f64: dst[i] = exp(src[i] − shift), returns Σ dst[i]. */
-function expFn(): FuncDef {
+/** exp_shift(src, dst, n, shift) -> f64: dst[i] = exp(src[i] − shift), returns Σ dst[i] (also called inside decode attention). */
+export function expFn(): FuncDef {
   const A = { src: 0, dst: 1, n: 2, shift: 3 };
   const L = new Locals(4);
   const end4 = L.add(I32), end = L.add(I32), sh = L.add(V128), x = L.add(V128), t = L.add(V128), n = L.add(V128);
