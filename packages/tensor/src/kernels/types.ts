@@ -179,6 +179,18 @@ export interface KernelSet {
    * without it cannot be selected for this op (`setBackend` throws).
    */
   linearCrossEntropy?(args: LinearCrossEntropyArgs): void;
+  /**
+   * xIELU (the Apertus MLP activation) with αp = alpha_p[0] and αn = β + softplus_n[0], both
+   * passed as one-element arrays so they can stay where the tensors live:
+   * out[i] = αp·x² + β·x for x > 0, αn·(expm1(min(x, ε)) − x) + β·x for x ≤ 0.
+   */
+  xielu(x: F32, alpha_p: F32, softplus_n: F32, beta: number, eps: number, out: F32): void;
+  /**
+   * gx[i] = gy[i]·∂out/∂x (overwritten), and the two sums the parameter gradients are made of
+   * (before the softplus derivative; overwritten): sumP[0] = Σ_{x>0} gy·x²,
+   * sumN[0] = Σ_{x≤0} gy·(expm1(min(x, ε)) − x).
+   */
+  xieluBackward(x: F32, gy: F32, alpha_p: F32, softplus_n: F32, beta: number, eps: number, gx: F32, sumP: F32, sumN: F32): void;
 }
 
 /** Names of the ops in a KernelSet, used for per-op backend selection. */

@@ -34,12 +34,16 @@ function binaryOp(op: BinaryOp, x: TensorLike, y: TensorLike, grads: (a: Tensor,
   const a = lift(x), b = lift(y);
   const shape = broadcastShapes(a.shape, b.shape, op);
   const res = out(shape, binaryRaw(op, a, b, shape));
+  // A gradient of the operand's own shape is passed on as it is (on a device backend it stays
+  // there); a broadcast operand's is summed down on the host.
+  const reduce = (gt: Tensor | null, t: Tensor): Tensor | null => {
+    if (gt === null || !t.requiresGrad) return null;
+    if (gt.dtype === 'f32' && gt.isContiguous() && gt.shape.length === shape.length && gt.shape.every((d, i) => d === t.shape[i])) return gt;
+    return out(t.shape, sumTo(f32(gt, op), shape, t.shape));
+  };
   return record(res, op, [a, b], (g) => {
     const [ga, gb] = grads(a, b, res, g);
-    return [
-      ga && a.requiresGrad ? out(a.shape, sumTo(f32(ga, op), shape, a.shape)) : null,
-      gb && b.requiresGrad ? out(b.shape, sumTo(f32(gb, op), shape, b.shape)) : null,
-    ];
+    return [reduce(ga, a), reduce(gb, b)];
   });
 }
 

@@ -20,6 +20,7 @@ import { GPUJS_MODES, type GpujsMode, GpujsRuntime, type KernelOp, drive, driveA
 import { logSoftmax, logSoftmaxBackward, softmax, softmaxBackward } from './softmax';
 import { type WebgpuAdapterInfo, deviceLostError, isDeviceLost, requestWebgpuAdapter } from './webgpu';
 import { type WebgpuTransfers, WebgpuWorkerRuntime } from './webgpu-worker';
+import { xielu, xieluBackward } from './xielu';
 import type { Residency } from '../../residency';
 
 export type { WebgpuTransfers } from './webgpu-worker';
@@ -41,7 +42,7 @@ const HOST_ARGS = { embeddingBackward: [3], crossEntropy: [5, 6], max: [4] } as 
 const OPS = {
   unary, unaryBackward, binary, sum, max, softmax, softmaxBackward, logSoftmax, logSoftmaxBackward,
   rmsnorm, rmsnormBackward, embedding, embeddingBackward, rope, attention, attentionBackward,
-  crossEntropy, crossEntropyBackward, gemm, linearCrossEntropy,
+  crossEntropy, crossEntropyBackward, gemm, linearCrossEntropy, xielu, xieluBackward,
 } satisfies { [K in keyof KernelSet]-?: (...a: Parameters<NonNullable<KernelSet[K]>>) => KernelOp };
 
 type Ops = typeof OPS;

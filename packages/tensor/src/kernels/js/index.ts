@@ -9,6 +9,7 @@ import { max, sum } from './reduce';
 import { rmsnorm, rmsnormBackward } from './rmsnorm';
 import { rope } from './rope';
 import { logSoftmax, logSoftmaxBackward, softmax, softmaxBackward } from './softmax';
+import { xielu, xieluBackward } from './xielu';
 
 /** The plain TypeScript kernels: the reference every other backend is tested against. */
 export const jsKernels: KernelSet = {
@@ -18,6 +19,7 @@ export const jsKernels: KernelSet = {
   rmsnorm, rmsnormBackward, embedding, embeddingBackward, rope,
   attention, attentionBackward, crossEntropy, crossEntropyBackward,
   linearCrossEntropy: fusedLinearCrossEntropy(jsGemm),
+  xielu, xieluBackward,
 };
 
 export { sigmoid, softplus } from './elementwise';

@@ -1,6 +1,7 @@
 /**
  * xIELU forward and backward in WebAssembly SIMD (four f32 lanes), on the cpu device memory of
- * @apertus/tensor; `xieluForwardJs` / `xieluBackwardJs` (float64, rounded once) are the reference.
+ * the cpu device memory; `xieluForwardJs` / `xieluBackwardJs` (`kernels/js/xielu.ts`, float64, rounded
+ * once) are the reference, and `simdXielu` the `cpu` backend's `xielu` / `xieluBackward`.
  *
  *   y  = x·(αp·x + β)                   x > 0
  *   y  = αn·(expm1(min(x, ε)) − x) + β·x  x ≤ 0
@@ -13,7 +14,9 @@
  * that is expm1(r) itself, so small arguments keep their relative accuracy (exp(m) − 1 would
  * cancel); for k ≤ −1 both terms have the sign of the result. 2ᵏ and 2ᵏ − 1 are exact (k ≥ −44).
  */
-import { wasmKernels as W } from '@apertus/tensor';
+import * as W from '../../wasm-kernels';
+import type { F32 } from '../types';
+import { checkXielu } from '../js/xielu';
 
 const { f32, f64, forLoop, get, i32, seq, set, v128, types, Locals } = W;
 type Code = W.Code;
@@ -212,3 +215,15 @@ export function xieluBackwardSimd(x: Float32Array, gy: Float32Array, gx: Float32
   s.done();
   return [sums[0], sums[1]];
 }
+
+/** The `cpu` backend's xIELU kernels (where WebAssembly SIMD is available). */
+export const simdXielu = {
+  xielu(x: F32, alpha_p: F32, softplus_n: F32, beta: number, eps: number, out: F32): void {
+    checkXielu('xielu', x, alpha_p, softplus_n, { out });
+    xieluForwardSimd(x, out, alpha_p[0]!, beta + softplus_n[0]!, beta, eps);
+  },
+  xieluBackward(x: F32, gy: F32, alpha_p: F32, softplus_n: F32, beta: number, eps: number, gx: F32, sumP: F32, sumN: F32): void {
+    checkXielu('xieluBackward', x, alpha_p, softplus_n, { gy, gx, sumP, sumN });
+    [sumP[0], sumN[0]] = xieluBackwardSimd(x, gy, gx, alpha_p[0]!, beta + softplus_n[0]!, beta, eps);
+  },
+};
