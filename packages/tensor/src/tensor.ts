@@ -4,6 +4,7 @@ import { contiguousStrides, numel, type Shape } from './shape';
 import { Rng } from './random';
 import { heapRelease, heapView } from './kernels/cpu/heap';
 import { hostAccess } from './residency';
+import { kernel } from './backend';
 
 /** What a recorded op keeps for the backward pass. */
 export interface GradNode {
@@ -172,7 +173,10 @@ export class Tensor {
   materialize(): Tensor {
     if (this.isContiguous()) return this;
     const out = allocStorage(this.dtype, this.size);
-    gather(this, out);
+    // float32 views are copied by the backend registry's kernel (on a device backend, where the
+    // storage lives); the other dtypes on the host.
+    if (this.dtype === 'f32') kernel('copyStrided')(this.raw as Float32Array, this.offset, this.shape, this.strides, out as Float32Array);
+    else gather(this, out);
     return new Tensor(out, this.shape, this.dtype);
   }
 

@@ -135,6 +135,12 @@ export interface KernelSet {
    * operands' element strides for each of the r output axes (0 on a broadcast axis).
    */
   binary(op: BinaryOp, a: F32, aStrides: readonly number[], b: F32, bStrides: readonly number[], outShape: readonly number[], out: F32): void;
+  /**
+   * The strided view of `x` (element `offset`, `shape`, `strides`) copied into `out` in row-major
+   * order: out[i] = x[offset + Σ_k idx_k(i)·strides[k]]. Materialises non-contiguous views
+   * (transpose, permute, narrow).
+   */
+  copyStrided(x: F32, offset: number, shape: readonly number[], strides: readonly number[], out: F32): void;
   /** out[o, i] = sum_j x[o, j, i] for x viewed as [outer, n, inner]. */
   sum(x: F32, outer: number, n: number, inner: number, out: F32): void;
   /** out[o, i] = max_j x[o, j, i]; arg[o, i] = first j attaining it. */

@@ -6,6 +6,7 @@
  */
 import type { KernelSet } from '../types';
 import { attention, attentionBackward } from './attention';
+import { copyStrided } from './copy';
 import { crossEntropy, crossEntropyBackward } from './cross-entropy';
 import { binary, unary, unaryBackward } from './elementwise';
 import { embedding, embeddingBackward } from './embedding';
@@ -40,7 +41,7 @@ const HOST_ARGS = { embeddingBackward: [3], crossEntropy: [5, 6], max: [4] } as 
 
 /** Every op of the gpu.js kernels, each written once as a generator of kernel calls. */
 const OPS = {
-  unary, unaryBackward, binary, sum, max, softmax, softmaxBackward, logSoftmax, logSoftmaxBackward,
+  unary, unaryBackward, binary, copyStrided, sum, max, softmax, softmaxBackward, logSoftmax, logSoftmaxBackward,
   rmsnorm, rmsnormBackward, embedding, embeddingBackward, rope, attention, attentionBackward,
   crossEntropy, crossEntropyBackward, gemm, linearCrossEntropy, xielu, xieluBackward,
 } satisfies { [K in keyof KernelSet]-?: (...a: Parameters<NonNullable<KernelSet[K]>>) => KernelOp };
