@@ -23,8 +23,8 @@ export function enableGpujs(mode: GpujsMode, select = true): BackendInfo {
  * implements on them: all of the `KernelSet` (elementwise, reductions, softmax, RMSNorm, RoPE,
  * embedding, attention, cross-entropy, forward and backward). The tensor API stays synchronous:
  * a worker thread runs the kernels on the GPU while the calling thread waits. GEMM (`matmul`,
- * `linear`) moves too; `linearCrossEntropy` (no gpu.js kernel), custom ops (`defineOp`, e.g.
- * xIELU), views, copies and the optimizers still run on the CPU. Returns the backend and the
+ * `linear`), the LM-head loss, xIELU and the copies of non-contiguous views move too; dtype
+ * conversions and the optimizers still run on the CPU. Returns the backend and the
  * adapter's name. Throws `WebgpuUnavailableError` naming what is missing (Vulkan loader or driver,
  * adapter, the `webgpu` package).
  */
