@@ -2,7 +2,7 @@
 // against the reference kernel: a copy is exact, so every element must be equal. On backend
 // `webgpu`, a transpose of a tensor on the GPU is copied there (counted transfers).
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { backendOf, setBackend } from '../../backend';
 import { ShapeError } from '../../errors';
 import { enableWebgpu, webgpuTransfers } from '../../gpujs-backend';
@@ -10,8 +10,7 @@ import { add } from '../../ops/elementwise';
 import { permute, reshape, transpose } from '../../ops/view';
 import { Tensor } from '../../tensor';
 import { jsKernels } from '../js/index';
-import { type WebgpuKernelSet, createWebgpuKernels } from './index';
-import { expectAllRanIn, randomF32, useSwiftshaderUnlessDriverNamed } from './testing';
+import { expectAllRanIn, randomF32, useSwiftshaderUnlessDriverNamed, webgpuKernelsForSuite } from './testing';
 
 useSwiftshaderUnlessDriverNamed();
 
@@ -41,31 +40,25 @@ const views = fc.integer({ min: 1, max: 5 }).chain((rank) => fc.record({
 });
 
 describe('copyStrided in webgpu mode', { timeout: 600_000 }, () => {
-  let ks: WebgpuKernelSet;
-  beforeAll(async () => {
-    ks = await createWebgpuKernels();
-  }, 120_000);
-  afterAll(async () => {
-    await ks?.dispose();
-  });
+  const kernels = webgpuKernelsForSuite();
 
   it('equals the reference exactly for permuted and narrowed views', async () => {
     await fc.assert(fc.asyncProperty(views, async ({ x, offset, shape, strides }) => {
       const n = shape.reduce((p, d) => p * d, 1);
       const want = new Float32Array(n), got = new Float32Array(n);
       jsKernels.copyStrided(x, offset, shape, strides, want);
-      await ks.copyStrided(x, offset, shape, strides, got);
+      await kernels().copyStrided(x, offset, shape, strides, got);
       expect(got).toEqual(want);
     }), { numRuns: RUNS });
   });
 
   it('rejects a view that reaches past x, and a wrong out size, with a ShapeError', async () => {
-    await expect(ks.copyStrided(new Float32Array(6), 1, [2, 3], [3, 1], new Float32Array(6))).rejects.toThrow(ShapeError);
-    await expect(ks.copyStrided(new Float32Array(6), 0, [2, 3], [1, 2], new Float32Array(5))).rejects.toThrow(/out has 5/);
+    await expect(kernels().copyStrided(new Float32Array(6), 1, [2, 3], [3, 1], new Float32Array(6))).rejects.toThrow(ShapeError);
+    await expect(kernels().copyStrided(new Float32Array(6), 0, [2, 3], [1, 2], new Float32Array(5))).rejects.toThrow(/out has 5/);
   });
 
   it('ran every kernel in webgpu', () => {
-    expectAllRanIn(ks, 'webgpu', 3);
+    expectAllRanIn(kernels(), 'webgpu', 3);
   });
 });
 

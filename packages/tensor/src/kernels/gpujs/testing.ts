@@ -4,7 +4,8 @@
  * error bounds the property tests compare against.
  */
 import { existsSync } from 'node:fs';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { type WebgpuKernelSet, createWebgpuKernels } from './index';
 import { SWIFTSHADER_ICD } from './webgpu';
 
 /** Deterministic floats uniform in [lo, hi) from a 32-bit LCG seeded with `seed`. */
@@ -115,4 +116,20 @@ export function useSwiftshaderUnlessDriverNamed(): void {
     process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
   }
   process.env.XDG_RUNTIME_DIR ??= '/tmp';
+}
+
+/**
+ * The `webgpu` kernel set of a describe block: created before its tests (on SwiftShader unless a
+ * driver is named), disposed after them. Call inside the block; the getter returns the set.
+ */
+export function webgpuKernelsForSuite(): () => WebgpuKernelSet {
+  useSwiftshaderUnlessDriverNamed();
+  let ks: WebgpuKernelSet | undefined;
+  beforeAll(async () => {
+    ks = await createWebgpuKernels();
+  }, 120_000);
+  afterAll(async () => {
+    await ks?.dispose();
+  });
+  return () => ks!;
 }

@@ -2,14 +2,12 @@
 // the float64 reference kernels (`kernels/js/xielu.ts`), every output element within an error
 // bound derived from the kernel's float32 operations.
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ShapeError } from '../../errors';
 import { jsKernels } from '../js/index';
 import { softplus } from '../js/elementwise';
-import { type WebgpuKernelSet, createWebgpuKernels } from './index';
-import { expectAllRanIn, expectWithin, SLACK, sumErrorBound, U32 } from './testing';
+import { expectAllRanIn, expectWithin, SLACK, sumErrorBound, U32, useSwiftshaderUnlessDriverNamed, webgpuKernelsForSuite } from './testing';
 import { XIELU_CHUNK } from './xielu';
-import { useSwiftshaderUnlessDriverNamed } from './testing';
 
 useSwiftshaderUnlessDriverNamed();
 
@@ -102,13 +100,7 @@ const cases = size.chain((n) => fc.record({
 }));
 
 describe('xIELU kernels in webgpu mode', { timeout: 600_000 }, () => {
-  let ks: WebgpuKernelSet;
-  beforeAll(async () => {
-    ks = await createWebgpuKernels();
-  }, 120_000);
-  afterAll(async () => {
-    await ks?.dispose();
-  });
+  const kernels = webgpuKernelsForSuite();
 
   it('forward, gx and the two parameter sums: every element within its error bound', async () => {
     await fc.assert(fc.asyncProperty(cases, async (c) => {
@@ -118,8 +110,8 @@ describe('xIELU kernels in webgpu mode', { timeout: 600_000 }, () => {
       jsKernels.xielu(c.x, ap, spn, c.beta, c.eps, y0);
       jsKernels.xieluBackward(c.x, c.gy, ap, spn, c.beta, c.eps, gx0, p0, n0);
       const y = new Float32Array(n), gx = new Float32Array(n), sp = new Float32Array(1), sn = new Float32Array(1);
-      await ks.xielu(c.x, ap, spn, c.beta, c.eps, y);
-      await ks.xieluBackward(c.x, c.gy, ap, spn, c.beta, c.eps, gx, sp, sn);
+      await kernels().xielu(c.x, ap, spn, c.beta, c.eps, y);
+      await kernels().xieluBackward(c.x, c.gy, ap, spn, c.beta, c.eps, gx, sp, sn);
       const b = bounds(c, y0, gx0);
       expectWithin(y, y0, b.y, 'y');
       expectWithin(gx, gx0, b.gx, 'gx');
@@ -133,7 +125,7 @@ describe('xIELU kernels in webgpu mode', { timeout: 600_000 }, () => {
     const x = Float32Array.of(-1e-6, -3e-7, -0.01, -0.3, -0.4, -5);
     const ap = Float32Array.of(0.8), spn = Float32Array.of(0.3);
     const y = new Float32Array(6), y0 = new Float32Array(6);
-    await ks.xielu(x, ap, spn, 0, -1e-7, y);
+    await kernels().xielu(x, ap, spn, 0, -1e-7, y);
     jsKernels.xielu(x, ap, spn, 0, -1e-7, y0);
     // With β = 0, y = αn·(expm1(x) − x) ≈ αn·x²/2 for tiny x: every digit comes from expm1.
     for (let i = 0; i < 6; i++) expect(Math.abs(y[i]! - y0[i]!)).toBeLessThanOrEqual(SLACK * 0.8 * (expm1Error(Math.min(x[i]!, -1e-7)) + 3 * u * Math.abs(y0[i]!)) + 2 * u * Math.abs(y0[i]!));
@@ -142,11 +134,11 @@ describe('xIELU kernels in webgpu mode', { timeout: 600_000 }, () => {
 
   it('rejects bad sizes with a ShapeError before running anything', async () => {
     const x = new Float32Array(4);
-    await expect(ks.xielu(x, new Float32Array(2), Float32Array.of(0), 0.5, -1e-6, new Float32Array(4))).rejects.toThrow(ShapeError);
-    await expect(ks.xieluBackward(x, new Float32Array(3), Float32Array.of(1), Float32Array.of(0), 0.5, -1e-6, new Float32Array(4), new Float32Array(1), new Float32Array(1))).rejects.toThrow(/gy has 3/);
+    await expect(kernels().xielu(x, new Float32Array(2), Float32Array.of(0), 0.5, -1e-6, new Float32Array(4))).rejects.toThrow(ShapeError);
+    await expect(kernels().xieluBackward(x, new Float32Array(3), Float32Array.of(1), Float32Array.of(0), 0.5, -1e-6, new Float32Array(4), new Float32Array(1), new Float32Array(1))).rejects.toThrow(/gy has 3/);
   });
 
   it('ran every kernel in webgpu', () => {
-    expectAllRanIn(ks, 'webgpu', 4);
+    expectAllRanIn(kernels(), 'webgpu', 4);
   });
 });

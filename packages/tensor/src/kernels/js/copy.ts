@@ -21,17 +21,21 @@ export function checkStrided(x: F32, offset: number, shape: readonly number[], s
   return n;
 }
 
-/** out = the strided view of x, row-major (an odometer over the axes; the last axis in a loop). */
-export function copyStrided(x: F32, offset: number, shape: readonly number[], strides: readonly number[], out: F32): void {
-  const n = checkStrided(x, offset, shape, strides, out);
-  if (n === 0) return;
+/**
+ * out = the strided view of x (any typed array), row-major: an odometer over the leading axes,
+ * the last axis copied as a block where it is contiguous. Unchecked (see `checkStrided`).
+ */
+export function gatherStrided<T extends Float32Array | Uint16Array | Int32Array>(x: T, offset: number, shape: readonly number[], strides: readonly number[], out: T): void {
   const r = shape.length;
+  const n = shape.reduce((p, d) => p * d, 1);
+  if (n === 0) return;
   if (r === 0) { out[0] = x[offset]!; return; }
   const last = shape[r - 1]!, ls = strides[r - 1]!;
   const idx = new Array<number>(r).fill(0);
   let so = offset;
   for (let o = 0; o < n; o += last) {
-    for (let j = 0; j < last; j++) out[o + j] = x[so + j * ls]!;
+    if (ls === 1) out.set(x.subarray(so, so + last) as never, o);
+    else for (let j = 0; j < last; j++) out[o + j] = x[so + j * ls]!;
     for (let ax = r - 2; ax >= 0; ax--) {
       idx[ax]!++;
       so += strides[ax]!;
@@ -40,4 +44,10 @@ export function copyStrided(x: F32, offset: number, shape: readonly number[], st
       idx[ax] = 0;
     }
   }
+}
+
+/** `KernelSet.copyStrided`: out = the strided view (offset, shape, strides) of x, row-major. */
+export function copyStrided(x: F32, offset: number, shape: readonly number[], strides: readonly number[], out: F32): void {
+  checkStrided(x, offset, shape, strides, out);
+  gatherStrided(x, offset, shape, strides, out);
 }
