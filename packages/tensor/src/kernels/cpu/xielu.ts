@@ -3,6 +3,14 @@
  * the cpu device memory; `xieluForwardJs` / `xieluBackwardJs` (`kernels/js/xielu.ts`, float64, rounded
  * once) are the reference, and `simdXielu` the `cpu` backend's `xielu` / `xieluBackward`.
  *
+ * Both kernels are in use. The forward was once kept scalar: while xIELU still ran on the host
+ * under backend `webgpu`, the tiny model's webgpu gradients were seen to drift from the cpu
+ * backend's by up to 5e-3 relative (layers 0–1) with the SIMD forward. On the current code that
+ * does not reproduce — `packages/model/bench/device-grads.mjs`: cpu (SIMD forward) against webgpu
+ * ≤ 5e-6 of each parameter's largest gradient, ≤ 2e-5 with xIELU on the cpu backend under webgpu
+ * (the old path), and the 20-step device parity test passes — and backend `webgpu` now runs its
+ * own xIELU kernels, so the host forward is no longer part of that path; the cause was not found.
+ *
  *   y  = x·(αp·x + β)                   x > 0
  *   y  = αn·(expm1(min(x, ε)) − x) + β·x  x ≤ 0
  *   gx = g·(2αp·x + β) | g·(αn·expm1(x) + β) (x ≤ ε) | g·(β − αn) (ε < x ≤ 0)
