@@ -67,8 +67,8 @@ const xieluOp = defineOp<Scalars, Saved>({
     // memory block alive, and the backward's staging could be handed that block again.
     const xt = x!.dtype === 'f32' ? x!.materialize() : Tensor.from(x!.toFloat32(), x!.shape);
     // softplus in float64 on the host, rounded once (as the cpu kernels always had it): WGSL's
-    // `log` near 1 is only 2⁻²¹-accurate, and a device softplus shifted every xIELU output of a
-    // layer by ~1e-6 relative, enough to move the tiny model's loss after one AdEMAMix step by 3e-4.
+    // `log` near 1 is only 2⁻²¹-accurate, which would shift every xIELU output of a layer by
+    // ~1e-6 relative on backend webgpu.
     const alpha_p = Tensor.from(Float32Array.of(softplus64(ap!.item())), [1]);
     const softplus_n = Tensor.from(Float32Array.of(softplus64(an!.item())), [1]);
     const output = Tensor.zeros(x!.shape);
