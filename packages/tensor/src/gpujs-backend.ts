@@ -21,10 +21,10 @@ export function enableGpujs(mode: GpujsMode, select = true): BackendInfo {
 /**
  * Register the gpu.js `webgpu` kernels as backend 'webgpu' and (by default) run every op it
  * implements on them: all of the `KernelSet` (elementwise, reductions, softmax, RMSNorm, RoPE,
- * embedding, attention, cross-entropy, forward and backward, GEMM, the LM-head loss, and the
- * optimizer updates). The tensor API stays synchronous: a worker thread runs the kernels on the
- * GPU while the calling thread waits. Custom ops (`defineOp`, e.g. xIELU) and copies of
- * non-contiguous views still run on the CPU. Returns the backend and the
+ * embedding, attention, cross-entropy, forward and backward, GEMM, the LM-head loss, xIELU,
+ * copies of non-contiguous views, and the optimizer updates). The tensor API stays synchronous: a
+ * worker thread runs the kernels on the GPU while the calling thread waits. Custom ops
+ * (`defineOp`) and dtype conversions still run on the CPU. Returns the backend and the
  * adapter's name. Throws `WebgpuUnavailableError` naming what is missing (Vulkan loader or driver,
  * adapter, the `webgpu` package).
  */
