@@ -1,5 +1,4 @@
-import { defineOp, kernel, kernelF32, mul, ShapeError, sigmoid, Tensor } from '@apertus/tensor';
-import { softplus as softplus64 } from './math';
+import { defineOp, kernel, kernelF32, mul, ShapeError, sigmoid, softplus, Tensor } from '@apertus/tensor';
 
 /**
  * The four per-layer scalars of an xIELU activation, named and shaped as Apertus checkpoints
@@ -57,8 +56,8 @@ function one(t: Tensor, name: string): Tensor {
  * Forward: per element, only the branch that applies is evaluated (no overflow in the other).
  * Backward: ∂/∂x per element, and ∂/∂a_p = σ(a_p)·Σ gy·x² (x > 0), ∂/∂a_n = σ(a_n)·Σ gy·(expm1(min(x, ε)) − x)
  * (x ≤ 0). The element loops and the two sums are the `xielu` / `xieluBackward` kernels of the
- * backend registry (`backendOf('xielu')`); softplus of the raw scalars is taken on the host in
- * float64, σ and the products are tensor ops, so on a device backend only the raw scalars are read.
+ * backend registry (`backendOf('xielu')`); softplus and σ of the raw scalars and the products are
+ * tensor ops, so on a device backend nothing leaves the device.
  */
 const xieluOp = defineOp<Scalars, Saved>({
   name: 'xielu',
@@ -66,11 +65,8 @@ const xieluOp = defineOp<Scalars, Saved>({
     // The saved input is a tensor, not a view of its storage: a view does not keep the storage's
     // memory block alive, and the backward's staging could be handed that block again.
     const xt = x!.dtype === 'f32' ? x!.materialize() : Tensor.from(x!.toFloat32(), x!.shape);
-    // softplus in float64 on the host, rounded once (as the cpu kernels always had it): WGSL's
-    // `log` near 1 is only 2⁻²¹-accurate, which would shift every xIELU output of a layer by
-    // ~1e-6 relative on backend webgpu.
-    const alpha_p = Tensor.from(Float32Array.of(softplus64(ap!.item())), [1]);
-    const softplus_n = Tensor.from(Float32Array.of(softplus64(an!.item())), [1]);
+    // softplus as a tensor op, where the scalars live (on backend webgpu nothing is read back).
+    const alpha_p = softplus(ap!), softplus_n = softplus(an!);
     const output = Tensor.zeros(x!.shape);
     kernel('xielu')(kernelF32(xt, 'xielu'), kernelF32(alpha_p, 'xielu'), kernelF32(softplus_n, 'xielu'), beta, eps, output.data);
     return { output, saved: { x: xt, alpha_p, softplus_n } };
