@@ -132,6 +132,24 @@ describe('xIELU kernels in webgpu mode', { timeout: 600_000 }, () => {
     expect(y[0]).toBeGreaterThan(0);
   });
 
+  it('takes the reference branch on both sides of the jumps of ∂f/∂x at 0 and ε', async () => {
+    // ∂f/∂x is β − αn on (ε, 0] and β for x > 0 (spec §3.3): a pre-activation that rounding puts
+    // on the other side of 0 changes gx by αn·gy (a device and the cpu, whose GEMMs sum in other
+    // orders, can disagree there; every backend must agree when x is the same).
+    const beta = 0.5, eps = Math.fround(-1e-6), f32 = new Float32Array(1), i32 = new Int32Array(f32.buffer);
+    const step = (v: number, d: number) => { f32[0] = v; i32[0] += d; return f32[0]; }; // next float32 away from / towards 0
+    const x = Float32Array.of(eps, step(eps, 1), step(eps, -1), -1.2e-7, -0, 0, 1.2e-7, 1e-30, -1e-30, -2e-6);
+    const n = x.length, gy = new Float32Array(n).fill(1), ap = Float32Array.of(0.8), spn = Float32Array.of(0.3);
+    const gx = new Float32Array(n), gx0 = new Float32Array(n), s = new Float32Array(2), s0 = new Float32Array(2);
+    await kernels().xieluBackward(x, gy, ap, spn, beta, eps, gx, s.subarray(0, 1), s.subarray(1));
+    jsKernels.xieluBackward(x, gy, ap, spn, beta, eps, gx0, s0.subarray(0, 1), s0.subarray(1));
+    // The branches differ by αn = 0.8; within one, αn = β + softplus_n rounds (u·αn), the
+    // difference or sum with β and the product with gy round once each, and the reference once.
+    for (let i = 0; i < n; i++) expect(Math.abs(gx[i]! - gx0[i]!), `x = ${x[i]}`).toBeLessThanOrEqual(SLACK * u * (0.8 + 3 * Math.abs(gx0[i]!)));
+    expect(Array.from(gx0.subarray(3, 7), Math.sign)).toEqual([-1, -1, -1, 1]); // β − αn on (ε, 0], β above
+    expect(Math.abs(s[0]! - s0[0]!)).toBeLessThanOrEqual(SLACK * u * n * Math.abs(s0[0]!));
+  });
+
   it('rejects bad sizes with a ShapeError before running anything', async () => {
     const x = new Float32Array(4);
     await expect(kernels().xielu(x, new Float32Array(2), Float32Array.of(0), 0.5, -1e-6, new Float32Array(4))).rejects.toThrow(ShapeError);
