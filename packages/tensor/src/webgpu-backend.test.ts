@@ -3,6 +3,7 @@
 import { afterAll, describe, expect, test } from 'vitest';
 import { backward } from './autograd';
 import { backendOf, kernelNames, setBackend } from './backend';
+import { useDevice } from './device';
 import { enableWebgpu, webgpuTransfers } from './gpujs-backend';
 import { GpujsBackendError, createWebgpuSyncKernels } from './kernels/gpujs/index';
 import { randomF32, useSwiftshaderUnlessDriverNamed } from './kernels/gpujs/testing';
@@ -172,5 +173,18 @@ describe('the tensor ops on backend webgpu', () => {
     expect(Object.values(ks.builtKernels())).toEqual(['webgpu', 'webgpu']);
     ks.dispose();
     expect(() => ks.softmax(x, rows, n, y)).toThrow(GpujsBackendError);
+  }, 300_000);
+
+  test('a tensor left on the GPU is still read correctly after switching devices cpu → webgpu', async () => {
+    // useDevice('webgpu') after useDevice('cpu') selects the kernel set that holds the tensor; a
+    // new set (a new worker) would leave its host memory stale (zeros here) without an error.
+    await useDevice('webgpu');
+    const y = exp(Tensor.from(Float32Array.of(0, 1, 2)));
+    await useDevice('cpu');
+    await useDevice('webgpu');
+    // WGSL's exp is within 3 + 2·|x| ulp (7 ulp ≈ 4e-7 relative at x = 2).
+    const got = y.data;
+    [1, Math.E, Math.exp(2)].forEach((v, i) => expect(Math.abs(got[i]! - v)).toBeLessThanOrEqual(2 * 7 * 2 ** -23 * v));
+    await useDevice('cpu');
   }, 300_000);
 });
