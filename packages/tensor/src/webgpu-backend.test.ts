@@ -113,6 +113,35 @@ describe('the tensor ops on backend webgpu', () => {
     });
   }, 300_000);
 
+  test('RoPE keeps its cos/sin table on the GPU while the positions stay the same, forward and backward', async () => {
+    await enableWebgpu();
+    const r = new Rng(9);
+    const N = 6, heads = 2, d = 8;
+    const invFreq = Float32Array.from({ length: d / 2 }, (_, i) => 10000 ** (-(2 * i) / d));
+    const tableBytes = 4 * 2 * N * (d / 2);
+    const run = (positions: number[]) => {
+      const x = Tensor.randn([N, heads, d], r).requireGrad();
+      const t0 = webgpuTransfers();
+      const y = rope(x, Tensor.ints(positions), invFreq);
+      backward(sum(y));
+      const t1 = webgpuTransfers();
+      return { uploads: t1.uploadBytes - t0.uploadBytes, x, y };
+    };
+    // x and the table (built once for the forward and the inverse rotation) go up on the first run.
+    const xBytes = 4 * N * heads * d;
+    const first = run([0, 1, 2, 3, 4, 5]);
+    const again = run([0, 1, 2, 3, 4, 5]);
+    const moved = run([7, 1, 2, 3, 4, 5]);
+    expect(again.uploads).toBe(first.uploads - tableBytes);
+    expect(moved.uploads).toBe(first.uploads);
+    expect(first.uploads).toBeGreaterThanOrEqual(xBytes + tableBytes);
+    // The rotation itself against the js backend.
+    setBackend('js');
+    const want = rope(moved.x, Tensor.ints([7, 1, 2, 3, 4, 5]), invFreq);
+    setBackend('webgpu');
+    expectClose(moved.y.data, want.data, 1e-6);
+  }, 300_000);
+
   test('within an op, kernel outputs that later kernels read stay on the GPU and each host array goes up once (attention)', async () => {
     const ks = await createWebgpuSyncKernels();
     try {
