@@ -2,7 +2,7 @@ import { registerBackend, setBackend, type BackendInfo } from './backend';
 import { installResidency } from './residency';
 import { adapterName, createGpujsKernels, createWebgpuSyncKernels, type GpujsMode, type WebgpuSyncKernelSet, type WebgpuTransfers } from './kernels/gpujs/index';
 
-/** The set `enableWebgpu` registered last (replaced, and disposed, by the next call). */
+/** The set `enableWebgpu` started (one per process: it holds the tensors that live on the GPU). */
 let webgpuSet: WebgpuSyncKernelSet | null = null;
 
 /**
@@ -21,16 +21,17 @@ export function enableGpujs(mode: GpujsMode, select = true): BackendInfo {
 /**
  * Register the gpu.js `webgpu` kernels as backend 'webgpu' and (by default) run every op it
  * implements on them: all of the `KernelSet` (elementwise, reductions, softmax, RMSNorm, RoPE,
- * embedding, attention, cross-entropy, forward and backward, GEMM, the LM-head loss, and the
- * optimizer updates). The tensor API stays synchronous: a worker thread runs the kernels on the
- * GPU while the calling thread waits. Custom ops (`defineOp`, e.g. xIELU) and copies of
- * non-contiguous views still run on the CPU. Returns the backend and the
+ * embedding, attention, cross-entropy, forward and backward, GEMM, the LM-head loss, xIELU,
+ * copies of non-contiguous views, and the optimizer updates). The tensor API stays synchronous: a
+ * worker thread runs the kernels on the GPU while the calling thread waits. Custom ops
+ * (`defineOp`) and dtype conversions still run on the CPU. Returns the backend and the
  * adapter's name. Throws `WebgpuUnavailableError` naming what is missing (Vulkan loader or driver,
- * adapter, the `webgpu` package).
+ * adapter, the `webgpu` package). A second call (e.g. `useDevice('webgpu')` after `useDevice('cpu')`)
+ * selects the set started first again: tensors still on its GPU stay readable, where a new set
+ * would leave their host memory stale.
  */
 export async function enableWebgpu(select = true): Promise<BackendInfo & { readonly adapter: string }> {
-  const kernels = await createWebgpuSyncKernels({ resident: true });
-  webgpuSet?.dispose();
+  const kernels = webgpuSet ?? await createWebgpuSyncKernels({ resident: true });
   webgpuSet = kernels;
   installResidency(kernels.residency);
   const adapter = adapterName(kernels.adapter);

@@ -28,6 +28,7 @@ export { crossEntropy, type CrossEntropyOptions } from './ops/cross-entropy';
 export { linearCrossEntropy, type LinearCrossEntropyOptions } from './ops/linear-cross-entropy';
 export { deviceStorage, readBack, ademamixUpdate, adamwUpdate, sumSquares, scaleInPlace } from './ops/optimizer';
 export { defineOp, type CustomOp, type CustomOpContext } from './ops/custom';
+export { kernelF32 } from './ops/util';
 export { gradcheck, type GradcheckResult } from './gradcheck';
 export { DEVICES, DEVICE_HELP, useDevice, currentDevice, describeDevice, type Device, type DeviceInfo } from './device';
 export { WebgpuUnavailableError, SWIFTSHADER_ICD, type WebgpuMissing } from './kernels/gpujs/webgpu';

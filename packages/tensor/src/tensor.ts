@@ -4,6 +4,8 @@ import { contiguousStrides, numel, type Shape } from './shape';
 import { Rng } from './random';
 import { heapRelease, heapView } from './kernels/cpu/heap';
 import { hostAccess } from './residency';
+import { kernel } from './backend';
+import { gatherStrided } from './kernels/js/copy';
 
 /** What a recorded op keeps for the backward pass. */
 export interface GradNode {
@@ -172,7 +174,10 @@ export class Tensor {
   materialize(): Tensor {
     if (this.isContiguous()) return this;
     const out = allocStorage(this.dtype, this.size);
-    gather(this, out);
+    // float32 views are copied by the backend registry's kernel (on a device backend, where the
+    // storage lives); the other dtypes on the host.
+    if (this.dtype === 'f32') kernel('copyStrided')(this.raw as Float32Array, this.offset, this.shape, this.strides, out as Float32Array);
+    else gatherStrided(this.storage, this.offset, this.shape, this.strides, out);
     return new Tensor(out, this.shape, this.dtype);
   }
 
@@ -257,25 +262,3 @@ export class Tensor {
   }
 }
 
-/** Copy a strided view's elements, in row-major order, into `out`. */
-export function gather(t: Tensor, out: Storage): void {
-  const r = t.rank;
-  const n = t.size;
-  if (n === 0) return;
-  if (r === 0) { out[0] = t.storage[t.offset]!; return; }
-  const shape = t.shape, strides = t.strides, src = t.storage;
-  const last = shape[r - 1]!, ls = strides[r - 1]!;
-  const idx = new Array<number>(r).fill(0);
-  let so = t.offset;
-  for (let o = 0; o < n; o += last) {
-    if (ls === 1) out.set(src.subarray(so, so + last) as never, o);
-    else for (let j = 0; j < last; j++) out[o + j] = src[so + j * ls]!;
-    for (let ax = r - 2; ax >= 0; ax--) {
-      idx[ax]!++;
-      so += strides[ax]!;
-      if (idx[ax]! < shape[ax]!) break;
-      so -= strides[ax]! * shape[ax]!;
-      idx[ax] = 0;
-    }
-  }
-}

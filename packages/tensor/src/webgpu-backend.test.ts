@@ -3,6 +3,7 @@
 import { afterAll, describe, expect, test } from 'vitest';
 import { backward } from './autograd';
 import { backendOf, kernelNames, setBackend } from './backend';
+import { useDevice } from './device';
 import { enableWebgpu, webgpuTransfers } from './gpujs-backend';
 import { GpujsBackendError, createWebgpuSyncKernels } from './kernels/gpujs/index';
 import { randomF32, useSwiftshaderUnlessDriverNamed } from './kernels/gpujs/testing';
@@ -112,6 +113,35 @@ describe('the tensor ops on backend webgpu', () => {
     });
   }, 300_000);
 
+  test('RoPE keeps its cos/sin table on the GPU while the positions stay the same, forward and backward', async () => {
+    await enableWebgpu();
+    const r = new Rng(9);
+    const N = 6, heads = 2, d = 8;
+    const invFreq = Float32Array.from({ length: d / 2 }, (_, i) => 10000 ** (-(2 * i) / d));
+    const tableBytes = 4 * 2 * N * (d / 2);
+    const run = (positions: number[]) => {
+      const x = Tensor.randn([N, heads, d], r).requireGrad();
+      const t0 = webgpuTransfers();
+      const y = rope(x, Tensor.ints(positions), invFreq);
+      backward(sum(y));
+      const t1 = webgpuTransfers();
+      return { uploads: t1.uploadBytes - t0.uploadBytes, x, y };
+    };
+    // x and the table (built once for the forward and the inverse rotation) go up on the first run.
+    const xBytes = 4 * N * heads * d;
+    const first = run([0, 1, 2, 3, 4, 5]);
+    const again = run([0, 1, 2, 3, 4, 5]);
+    const moved = run([7, 1, 2, 3, 4, 5]);
+    expect(again.uploads).toBe(first.uploads - tableBytes);
+    expect(moved.uploads).toBe(first.uploads);
+    expect(first.uploads).toBeGreaterThanOrEqual(xBytes + tableBytes);
+    // The rotation itself against the js backend.
+    setBackend('js');
+    const want = rope(moved.x, Tensor.ints([7, 1, 2, 3, 4, 5]), invFreq);
+    setBackend('webgpu');
+    expectClose(moved.y.data, want.data, 1e-6);
+  }, 300_000);
+
   test('within an op, kernel outputs that later kernels read stay on the GPU and each host array goes up once (attention)', async () => {
     const ks = await createWebgpuSyncKernels();
     try {
@@ -172,5 +202,18 @@ describe('the tensor ops on backend webgpu', () => {
     expect(Object.values(ks.builtKernels())).toEqual(['webgpu', 'webgpu']);
     ks.dispose();
     expect(() => ks.softmax(x, rows, n, y)).toThrow(GpujsBackendError);
+  }, 300_000);
+
+  test('a tensor left on the GPU is still read correctly after switching devices cpu → webgpu', async () => {
+    // useDevice('webgpu') after useDevice('cpu') selects the kernel set that holds the tensor; a
+    // new set (a new worker) would leave its host memory stale (zeros here) without an error.
+    await useDevice('webgpu');
+    const y = exp(Tensor.from(Float32Array.of(0, 1, 2)));
+    await useDevice('cpu');
+    await useDevice('webgpu');
+    // WGSL's exp is within 3 + 2·|x| ulp (7 ulp ≈ 4e-7 relative at x = 2).
+    const got = y.data;
+    [1, Math.E, Math.exp(2)].forEach((v, i) => expect(Math.abs(got[i]! - v)).toBeLessThanOrEqual(2 * 7 * 2 ** -23 * v));
+    await useDevice('cpu');
   }, 300_000);
 });

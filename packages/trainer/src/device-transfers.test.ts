@@ -1,8 +1,8 @@
 // What one training step on `webgpu` moves between host and GPU, counted by the backend
 // (`webgpuTransfers`): the trainer's real step (forward, backward, clipping, AdEMAMix) on a small
 // Apertus model. Once parameters and optimizer state are on the device (after the first step),
-// a step uploads its batch (and the loss's row statistics), reads back the loss and the gradient
-// norm, and moves what xIELU, a custom op computed on the host, reads and writes there.
+// a step uploads its batch and reads back the
+// loss and the gradient norm; xIELU (forward, backward, its α scalars) moves nothing.
 // Runs on SwiftShader without a GPU; a missing driver fails the test, never skips it.
 import { AdEMAMix, AdamW, LrScheduler, constantSchedule } from '@apertus/ademamix';
 import { ApertusModel, presetConfig } from '@apertus/model';
@@ -53,8 +53,6 @@ describe('one training step on webgpu', { timeout: 600_000 }, () => {
       });
       // The first step puts parameters and optimizer state on the device.
       step(collateLm(rows(2, 8, 1)));
-      // Parameters a host op reads in the forward pass (xIELU's α scalars) come back to the device with their update.
-      const scalars = params.filter(([, p]) => p.size === 1).length;
       const steps: Counts[] = [];
       for (const seed of [2, 3]) {
         const before = webgpuTransfers();
@@ -62,14 +60,13 @@ describe('one training step on webgpu', { timeout: 600_000 }, () => {
         steps.push(since(before));
         expect(r.gradNorm).toBeGreaterThan(1e-3); // clipping scaled the gradients on the device
         expect(update!.readbacks).toBe(0);
-        expect([0, scalars]).toContain(update!.uploads);
-        expect(update!.uploadBytes).toBe(4 * update!.uploads);
+        expect(update!.uploads).toBe(0);
         expect(update!.calls).toBe(params.length * (kind === 'AdEMAMix' ? 4 : 3));
       }
       console.log(`${kind} step transfers: ${JSON.stringify(steps[1])}`);
       expect(steps[1]).toEqual(steps[0]);
       // The exact remainder, for 2 rows x 8 tokens (N = 16 positions, V = 64):
-      const N = 16, V = CONFIG.vocab_size, L = CONFIG.num_hidden_layers;
+      const N = 16, V = CONFIG.vocab_size;
       const batch = [
         4 * N, // token ids (embedding)
         4 * N, // targets (cross-entropy)
@@ -77,32 +74,22 @@ describe('one training step on webgpu', { timeout: 600_000 }, () => {
         4 * 2 * N, 4 * 2 * N, // document ids of queries and keys (attention forward, backward)
         4 * N, 4 * (V + 1), // the embedding backward's token order and row offsets
       ];
-      // Cross-entropy reads back [lse, loss] per row (the loss is summed on the host) and its
-      // backward uploads lse and the rows' gradient again.
-      const loss = { uploads: [4 * N, 4 * N], readbacks: [4 * 2 * N] };
+      // The LM-head loss reads back [lse, loss] per row (the loss is summed on the host); its
+      // backward reads lse where it is (nothing goes up).
+      const loss = { uploads: [] as number[], readbacks: [4 * 2 * N] };
       const gradNorm = { readbacks: [4] };
-      // RoPE's cos/sin table (N x head_dim floats), uploaded for q and k, forward and backward, per layer.
-      const ropeTable = Array.from({ length: 4 * L }, () => 4 * N * CONFIG.head_dim);
-      // xIELU per layer: its two α scalars read back in the forward pass; its output (read by the
-      // down projection's forward and weight gradient) and its input gradient (the up
-      // projections') uploaded twice each; α's gradients uploaded by clipping's sum of squares
-      // and scale, and α itself by the optimizer update.
-      const act = 4 * N * CONFIG.intermediate_size;
-      const xielu = {
-        uploads: Array.from({ length: L }, () => [act, act, act, act, 4, 4, 4, 4, 4, 4]).flat(),
-        readbacks: Array.from({ length: L }, () => [4, 4, act, act]).flat(),
-      };
+      // RoPE's cos/sin table stays on the device while the positions are the same (every step here).
+      // xIELU (its softplus, forward, backward and α's gradients) runs on the device: nothing moves.
       const total = (a: number[]) => a.reduce((x, y) => x + y, 0);
-      const uploads = [...batch, ...loss.uploads, ...ropeTable, ...xielu.uploads];
-      const readbacks = [...loss.readbacks, ...gradNorm.readbacks, ...xielu.readbacks];
+      const uploads = [...batch, ...loss.uploads];
+      const readbacks = [...loss.readbacks, ...gradNorm.readbacks];
       expect(steps[1]).toEqual({
-        calls: steps[1]!.calls,
+        // Kernel launches: forward, backward, clipping and the update (4 kernels per parameter for AdEMAMix, 3 for AdamW).
+        calls: kind === 'AdEMAMix' ? 186 : 171,
         uploads: uploads.length, uploadBytes: total(uploads),
         readbacks: readbacks.length, readbackBytes: total(readbacks),
       });
-      // Without xIELU's host round-trips: the batch, the loss's statistics and RoPE's tables up, the loss and the norm back.
-      expect(steps[1]!.uploads - xielu.uploads.length).toBe(13);
-      expect(steps[1]!.readbacks - xielu.readbacks.length).toBe(2);
+      expect([uploads.length, readbacks.length]).toEqual([7, 2]);
     });
   }
 });

@@ -1,6 +1,4 @@
-import { defineOp, ShapeError, Tensor } from '@apertus/tensor';
-import { xieluBackward, xieluForward } from './kernels';
-import { sigmoid, softplus } from './math';
+import { defineOp, kernel, kernelF32, mul, ShapeError, sigmoid, softplus, Tensor } from '@apertus/tensor';
 
 /**
  * The four per-layer scalars of an xIELU activation, named and shaped as Apertus checkpoints
@@ -45,41 +43,45 @@ export function initXielu(init: XieluInit = {}): XieluParams {
 
 interface Scalars { beta: number; eps: number }
 
-function scalar(t: Tensor, name: string): number {
+/** What the backward needs: the input, αp = softplus(a_p) and softplus(a_n), as the forward computed them. */
+interface Saved { x: Tensor; alpha_p: Tensor; softplus_n: Tensor }
+
+/** Check that `t` holds one value (without reading it: a trainable scalar may live on a device). */
+function one(t: Tensor, name: string): Tensor {
   if (t.size !== 1) throw new ShapeError(`xielu: ${name} must hold one value, got shape [${t.shape}]`);
-  return t.item();
+  return t;
 }
 
 /**
  * Forward: per element, only the branch that applies is evaluated (no overflow in the other).
- * Backward: ∂/∂x per element, and ∂/∂a_p, ∂/∂a_n summed over all elements (float64 accumulation).
- * The element loops are the kernels of `kernels.ts` (WebAssembly SIMD where available).
+ * Backward: ∂/∂x per element, and ∂/∂a_p = σ(a_p)·Σ gy·x² (x > 0), ∂/∂a_n = σ(a_n)·Σ gy·(expm1(min(x, ε)) − x)
+ * (x ≤ 0). The element loops and the two sums are the `xielu` / `xieluBackward` kernels of the
+ * backend registry (`backendOf('xielu')`); softplus and σ of the raw scalars and the products are
+ * tensor ops, so on a device backend nothing leaves the device.
  */
-const xieluOp = defineOp<Scalars, Tensor>({
+const xieluOp = defineOp<Scalars, Saved>({
   name: 'xielu',
   forward([x, ap, an], { beta, eps }) {
     // The saved input is a tensor, not a view of its storage: a view does not keep the storage's
     // memory block alive, and the backward's staging could be handed that block again.
     const xt = x!.dtype === 'f32' ? x!.materialize() : Tensor.from(x!.toFloat32(), x!.shape);
+    // softplus as a tensor op, where the scalars live (on backend webgpu nothing is read back).
+    const alpha_p = softplus(ap!), softplus_n = softplus(an!);
     const output = Tensor.zeros(x!.shape);
-    xieluForward(xt.data, output.data, softplus(ap!.item()), beta + softplus(an!.item()), beta, eps);
-    return { output, saved: xt };
+    kernel('xielu')(kernelF32(xt, 'xielu'), kernelF32(alpha_p, 'xielu'), kernelF32(softplus_n, 'xielu'), beta, eps, output.data);
+    return { output, saved: { x: xt, alpha_p, softplus_n } };
   },
-  backward(g, { inputs: [x, ap, an], attrs: { beta, eps }, saved: xt }) {
-    const a_p = ap!.item(), a_n = an!.item();
-    const gxT = Tensor.zeros(x!.shape);
-    const [sp, sn] = xieluBackward(xt.data, g.materialize().data, gxT.data, softplus(a_p), beta + softplus(a_n), beta, eps);
-    return [
-      gxT,
-      Tensor.from(Float32Array.of(sp * sigmoid(a_p)), ap!.shape),
-      Tensor.from(Float32Array.of(sn * sigmoid(a_n)), an!.shape),
-    ];
+  backward(g, { inputs: [x, ap, an], attrs: { beta, eps }, saved }) {
+    const gx = Tensor.zeros(x!.shape), sumP = Tensor.zeros(ap!.shape), sumN = Tensor.zeros(an!.shape);
+    kernel('xieluBackward')(
+      kernelF32(saved.x, 'xielu'), kernelF32(g, 'xielu'), kernelF32(saved.alpha_p, 'xielu'), kernelF32(saved.softplus_n, 'xielu'),
+      beta, eps, gx.data, sumP.data, sumN.data,
+    );
+    return [gx, mul(sumP, sigmoid(ap!)), mul(sumN, sigmoid(an!))];
   },
 });
 
 /** Apply xIELU with a layer's scalars: differentiable w.r.t. x, alpha_p and alpha_n. */
 export function xielu(x: Tensor, p: XieluParams): Tensor {
-  scalar(p.alpha_p, 'alpha_p');
-  scalar(p.alpha_n, 'alpha_n');
-  return xieluOp([x, p.alpha_p, p.alpha_n], { beta: scalar(p.beta, 'beta'), eps: scalar(p.eps, 'eps') });
+  return xieluOp([x, one(p.alpha_p, 'alpha_p'), one(p.alpha_n, 'alpha_n')], { beta: one(p.beta, 'beta').item(), eps: one(p.eps, 'eps').item() });
 }

@@ -3,13 +3,19 @@
 // tokens (token for token, 64 of them) and the same training losses (within 1e-4) — on the cpu
 // backend's WebAssembly GEMM with Web Workers in a cross-origin isolated page, on one thread in a
 // page without isolation (no SharedArrayBuffer: the fallback), and on WebGPU (Chromium's
-// SwiftShader adapter): the workload in a Web Worker, the gpu.js kernels in a second one.
+// SwiftShader adapter): the workload in a Web Worker, the gpu.js kernels in a second one. The
+// WebGPU page's losses are compared with Node's on backend webgpu (the same kernels): from step 2
+// on, cpu and webgpu training part by more than 1e-4 on this workload (one pre-activation of
+// layer 1 rounds to −1.2e-7 on cpu and +1.2e-7 on webgpu, where xIELU's ∂f/∂x jumps by αn; see
+// `packages/tensor/src/kernels/gpujs/README.md`); cpu against webgpu over 20 steps is
+// `packages/trainer/src/pretrain/device-parity.test.ts`. Step 1 (the same parameters) and the
+// greedy tokens are still compared with Node's cpu backend.
 
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { SWIFTSHADER_ICD } from '@apertus/tensor';
+import { SWIFTSHADER_ICD, useDevice } from '@apertus/tensor';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { bundleForBrowser, root } from './resolve';
@@ -30,9 +36,9 @@ const SEED = 3;
 /**
  * SwiftShader runs the WebGPU kernels on the CPU and compiles one pipeline per kernel shape (a new
  * one for each decoding position): measured 2.4 s a token and 17 s a training step on a 2-core
- * machine under load 19, so the WebGPU test gets 10 minutes.
+ * machine under load 19; Node's own 5 webgpu steps come on top, so the WebGPU test gets 15 minutes.
  */
-const WEBGPU_TIMEOUT_MS = 600_000;
+const WEBGPU_TIMEOUT_MS = 900_000;
 
 let browser: Browser;
 let tmp: string;
@@ -94,9 +100,9 @@ async function runInWorker(o: WorkerRequest): Promise<WorkerResult> {
   return withPage(true, (page) => page.evaluate((r) => window.runInWorker(r), o));
 }
 
-function expectNodeLosses(losses: number[]): void {
+function expectNodeLosses(losses: number[], want = nodeLosses): void {
   expect(losses).toHaveLength(STEPS);
-  for (let i = 0; i < STEPS; i++) expect(Math.abs(losses[i]! - nodeLosses[i]!), `step ${i + 1}`).toBeLessThan(1e-4);
+  for (let i = 0; i < STEPS; i++) expect(Math.abs(losses[i]! - want[i]!), `step ${i + 1}`).toBeLessThan(1e-4);
 }
 
 describe('in headless Chromium, on WebAssembly', () => {
@@ -130,6 +136,12 @@ describe('in headless Chromium, on WebGPU', () => {
     expect(r.device).toMatch(/^gpu\.js webgpu \(.*swiftshader/i);
     expect(r.isolated).toBe(true);
     expect(r.tokens).toEqual(nodeTokens);
-    expectNodeLosses(r.losses);
+    expect(Math.abs(r.losses[0]! - nodeLosses[0]!)).toBeLessThan(1e-4);
+    await useDevice('webgpu');
+    try {
+      expectNodeLosses(r.losses, trainingLosses(STEPS, SEED));
+    } finally {
+      await useDevice('cpu');
+    }
   }, WEBGPU_TIMEOUT_MS);
 });

@@ -189,6 +189,12 @@ export interface KernelSet {
    * operands' element strides for each of the r output axes (0 on a broadcast axis).
    */
   binary(op: BinaryOp, a: F32, aStrides: readonly number[], b: F32, bStrides: readonly number[], outShape: readonly number[], out: F32): void;
+  /**
+   * The strided view of `x` (element `offset`, `shape`, `strides`) copied into `out` in row-major
+   * order: out[i] = x[offset + Σ_k idx_k(i)·strides[k]]. Materialises non-contiguous views
+   * (transpose, permute, narrow).
+   */
+  copyStrided(x: F32, offset: number, shape: readonly number[], strides: readonly number[], out: F32): void;
   /** out[o, i] = sum_j x[o, j, i] for x viewed as [outer, n, inner]. */
   sum(x: F32, outer: number, n: number, inner: number, out: F32): void;
   /** out[o, i] = max_j x[o, j, i]; arg[o, i] = first j attaining it. */
@@ -241,6 +247,18 @@ export interface KernelSet {
   sumSquares(x: F32, acc: F32 | null, out: F32): void;
   /** out[i] = x[i]·s; `out` may be `x` (gradient clipping in place, loss-gradient scaling). */
   scaleBy(x: F32, s: number, out: F32): void;
+  /**
+   * xIELU (the Apertus MLP activation) with αp = alpha_p[0] and αn = β + softplus_n[0], both
+   * passed as one-element arrays so they can stay where the tensors live:
+   * out[i] = αp·x² + β·x for x > 0, αn·(expm1(min(x, ε)) − x) + β·x for x ≤ 0.
+   */
+  xielu(x: F32, alpha_p: F32, softplus_n: F32, beta: number, eps: number, out: F32): void;
+  /**
+   * gx[i] = gy[i]·∂out/∂x (overwritten), and the two sums the parameter gradients are made of
+   * (before the softplus derivative; overwritten): sumP[0] = Σ_{x>0} gy·x²,
+   * sumN[0] = Σ_{x≤0} gy·(expm1(min(x, ε)) − x).
+   */
+  xieluBackward(x: F32, gy: F32, alpha_p: F32, softplus_n: F32, beta: number, eps: number, gx: F32, sumP: F32, sumN: F32): void;
 }
 
 /** Names of the ops in a KernelSet, used for per-op backend selection. */

@@ -13,6 +13,7 @@ export function f32(t: Tensor, op: string): Float32Array {
  * `t`'s contiguous float32 storage as a kernel argument: like `f32`, but a contiguous f32 tensor
  * is passed as it is, without a copy back from a device that holds its values (the kernels of
  * that device read them there; the other backends' kernels get host copies, see `backend.ts`).
+ * A custom op (`defineOp`) passes its tensors to `kernel(op)` this way; `op` names it in errors.
  */
 export function kernelF32(t: Tensor, op: string): Float32Array {
   if (t.dtype !== 'f32' || !t.isContiguous()) return f32(t, op);

@@ -6,19 +6,20 @@ import { simdBinary } from './binary';
 import { heapRelease, scratchF32 } from './heap';
 import { simdRmsnorm } from './rmsnorm';
 import { expShift, rowMax, scaleRow } from './softmax-rows';
+import { simdXielu } from './xielu';
 
 /** The SIMD row operations of the softmax in the fused loss (see softmax-rows.ts). */
 const simdRows = { max: rowMax, expShift, scale: scaleRow };
 
 /**
  * The `cpu` backend: the kernels that lean on the WebAssembly SIMD GEMM (GEMM itself, tiled
- * attention, the fused LM-head loss; their softmax rows in SIMD), RMSNorm and same-layout
+ * attention, the fused LM-head loss; their softmax rows in SIMD), RMSNorm, xIELU and same-layout
  * add/sub/mul in SIMD, tested
  * against `jsKernels`. The GEMM runs the variant of `setGemmVariant` (FMA by default where the
  * CPU has it). Empty where WebAssembly SIMD
  * is missing, so selecting it there throws `BackendError`.
  */
 export const cpuKernels: Partial<KernelSet> = wasmGemmAvailable()
-  ? { gemm: wasmGemm, linearCrossEntropy: fusedLinearCrossEntropy(wasmGemm, { alloc: scratchF32, release: heapRelease }, simdRows), ...tiledAttention(wasmGemm), ...simdRmsnorm, ...simdBinary }
+  ? { gemm: wasmGemm, linearCrossEntropy: fusedLinearCrossEntropy(wasmGemm, { alloc: scratchF32, release: heapRelease }, simdRows), ...tiledAttention(wasmGemm), ...simdRmsnorm, ...simdXielu, ...simdBinary }
   : {};
 

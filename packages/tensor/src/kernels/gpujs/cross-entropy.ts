@@ -2,13 +2,15 @@
  * Weighted row cross-entropy as gpu.js kernels.
  *   forward:  one thread per row returns [lse, loss] (an Array(2) return, so the logits are read
  *             in one kernel): lse = max + log(sum exp(logits - max)), loss = w (lse - logits[target])
- *   backward: one thread per logit: g w (exp(logits - lse) - [j == target])
+ *   backward: one thread per logit: g w (exp(logits - lse) - [j == target]); inside the LM-head
+ *             loss (`linearCrossEntropy`) with g = 1 and lse read from the forward's [lse, loss]
+ *             rows where they are (on the GPU, nothing goes up for it)
  * Rows with a negative target (ignore index) have loss 0 and zero gradient. The V loop bound is
  * a constant, so V = 131072 is never cut at gpu.js's 1000-iteration loop cap.
  */
 import { ShapeError } from '../../errors';
 import type { F32, I32 } from '../types';
-import { checkIndexable, expectLength, inp, call, into, type KernelOp } from './runtime';
+import { checkIndexable, expectLength, inp, call, into, type KernelCall, type KernelOp } from './runtime';
 
 const forwardKernel = `function (logits, targets, weights) {
   let m = -Infinity;
@@ -53,6 +55,23 @@ const backwardKernel = `function (logits, targets, weights, lse, g) {
   return p;
 }`;
 
+/** The backward with g = 1 and lse = stats[row][0] (the forward's output, bound as [2, rows]). */
+const backwardFromStatsKernel = `function (logits, targets, weights, stats) {
+  const t = targets[this.thread.y];
+  let w = 0;
+  if (t >= 0) {
+    w = weights[this.thread.y];
+  }
+  if (w === 0) {
+    return 0;
+  }
+  let p = w * Math.exp(logits[this.thread.y][this.thread.x] - stats[this.thread.y][0]);
+  if (this.thread.x === t) {
+    p = p - w;
+  }
+  return p;
+}`;
+
 function checkArgs(op: string, logits: F32, targets: I32, weights: F32 | null, rows: number, V: number): F32 {
   checkIndexable(op, { rows, V });
   expectLength(op, 'logits', logits, rows * V);
@@ -65,17 +84,35 @@ function checkArgs(op: string, logits: F32, targets: I32, weights: F32 | null, r
   return weights;
 }
 
+/** The forward kernel: [lse, loss] per row (2·rows values, read back: the losses are summed on the host). */
+export function* rowStats(logits: F32, targets: I32, w: F32, rows: number, V: number): Generator<KernelCall, Float32Array, Float32Array> {
+  if (V === 0) throw new ShapeError('crossEntropy: V must be positive');
+  return yield call('crossEntropy', `${rows},${V}`, () => ({
+    source: forwardKernel, output: [rows], constants: { V }, components: 2,
+    argumentTypes: { logits: 'Input', targets: 'Array', weights: 'Array' },
+  }), [inp(logits, [V, rows]), targets, w]);
+}
+
+/**
+ * glogits[r, :] = w[r]·(softmax(logits[r]) − onehot(targets[r])) from `stats`, the [lse, loss]
+ * rows `rowStats` returned in the same op (a buffer still on the GPU in the webgpu worker).
+ */
+export function* crossEntropyBackwardFromStats(logits: F32, targets: I32, w: F32, stats: Float32Array, rows: number, V: number, glogits: F32): KernelOp {
+  expectLength('crossEntropyBackward', 'stats', stats, 2 * rows);
+  if (rows * V === 0) return;
+  yield* into(glogits, call('crossEntropyBackward.stats', `${rows},${V}`, () => ({
+    source: backwardFromStatsKernel, output: [V, rows],
+    argumentTypes: { logits: 'Input', targets: 'Array', weights: 'Array', stats: 'Input' },
+  }), [inp(logits, [V, rows]), targets, w, inp(stats, [2, rows])]));
+}
+
 /** loss[r] = w[r] * (lse[r] - logits[r, targets[r]]); lse[r] saved for the backward pass. */
 export function* crossEntropy(logits: F32, targets: I32, weights: F32 | null, rows: number, V: number, loss: F32, lse: F32): KernelOp {
   const w = checkArgs('crossEntropy', logits, targets, weights, rows, V);
   expectLength('crossEntropy', 'loss', loss, rows);
   expectLength('crossEntropy', 'lse', lse, rows);
   if (rows === 0) return;
-  if (V === 0) throw new ShapeError('crossEntropy: V must be positive');
-  const res = yield call('crossEntropy', `${rows},${V}`, () => ({
-    source: forwardKernel, output: [rows], constants: { V }, components: 2,
-    argumentTypes: { logits: 'Input', targets: 'Array', weights: 'Array' },
-  }), [inp(logits, [V, rows]), targets, w]);
+  const res = yield* rowStats(logits, targets, w, rows, V);
   for (let r = 0; r < rows; r++) {
     lse[r] = res[2 * r]!;
     loss[r] = res[2 * r + 1]!;

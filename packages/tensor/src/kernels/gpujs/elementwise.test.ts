@@ -28,10 +28,12 @@ const sigmoid = (v: number) => 1 / (1 + Math.exp(-v));
 /**
  * Forward: the kernel's float32 roundings of y = f(x) (see elementwise.ts: each Math function is
  * evaluated in float64 and rounded once, each + − · / rounds once) plus the reference's final
- * rounding, as multiples of U32·|y|. softplus also inherits exp's rounding through log1p: U32·σ(x).
+ * rounding, as multiples of U32·|y|. softplus (max(v, 0) + 2s·p(s²), s = u/(2 + u), u = e^(−|v|),
+ * see elementwise.ts): 2 roundings in s, ~1.3 in the Horner sum p, 1 in 2s·p, 1 in the final add,
+ * 1 in the reference; and it inherits exp's rounding through log1p: U32·u/(1 + u) ≤ U32·σ(x).
  */
 const FORWARD_ROUNDINGS: Record<UnaryOp, number> = {
-  neg: 0, abs: 0, relu: 0, exp: 2, log: 2, expm1: 2, log1p: 2, tanh: 2, sqrt: 2, square: 2, rsqrt: 3, softplus: 2, sigmoid: 5, silu: 6,
+  neg: 0, abs: 0, relu: 0, exp: 2, log: 2, expm1: 2, log1p: 2, tanh: 2, sqrt: 2, square: 2, rsqrt: 3, softplus: 7, sigmoid: 5, silu: 6,
 };
 
 function unaryBound(op: UnaryOp, x: Float32Array, y0: Float32Array): Float64Array {

@@ -10,14 +10,13 @@ import { call, into, type KernelOp } from './runtime';
 /** sigmoid(v) without overflow: 1/(1+e^-v) for v >= 0, e^v/(1+e^v) otherwise. */
 const SIGMOID = '(v >= 0 ? 1 / (1 + Math.exp(-v)) : Math.exp(v) / (1 + Math.exp(v)))';
 
-/** y = f(v), as a kernel expression of the input value `v`. */
-const UNARY: Record<UnaryOp, string> = {
+/** y = f(v), as a kernel expression of the input value `v` (softplus: statements, below). */
+const UNARY: Record<Exclude<UnaryOp, 'softplus'>, string> = {
   neg: '-v',
   exp: 'Math.exp(v)',
   log: 'Math.log(v)',
   expm1: 'Math.expm1(v)',
   log1p: 'Math.log1p(v)',
-  softplus: '(v > 20 ? v : (v < -20 ? Math.exp(v) : Math.log1p(Math.exp(v))))',
   sigmoid: SIGMOID,
   silu: `v * ${SIGMOID}`,
   tanh: 'Math.tanh(v)',
@@ -27,6 +26,19 @@ const UNARY: Record<UnaryOp, string> = {
   abs: 'Math.abs(v)',
   relu: '(v > 0 ? v : 0)',
 };
+
+/**
+ * softplus(v) = max(v, 0) + log1p(u) with u = e^(−|v|) ∈ (0, 1] (no overflow), and
+ * log1p(u) = 2·atanh(s) = 2s·Σ_k s^(2k)/(2k + 1), s = u/(2 + u) ≤ 1/3, summed to k = 7 (the next
+ * term is below 2^-26 of the sum): arithmetic only, a few float32 roundings in every mode. WGSL's
+ * `log` is only 2^-21-accurate in absolute terms near 1, which would leave xIELU's αp = softplus(a_p)
+ * ~10 ulp off on the GPU.
+ */
+const SOFTPLUS = `const u = Math.exp(-Math.abs(v));
+  const s = u / (2 + u);
+  const s2 = s * s;
+  const p = ((((((s2 / 15 + 1 / 13) * s2 + 1 / 11) * s2 + 1 / 9) * s2 + 1 / 7) * s2 + 1 / 5) * s2 + 1 / 3) * s2 + 1;
+  return Math.max(v, 0) + 2 * s * p;`;
 
 /**
  * gx = g * f'(.), as kernel statements over `v` (= x or y, as `uses` says) and `g` (= gy).
@@ -61,7 +73,7 @@ const BINARY: Record<BinaryOp, string> = {
 };
 
 function unaryOpOf(op: string): UnaryOp {
-  if (!(op in UNARY)) throw new ShapeError(`unary: unknown op '${op}'`);
+  if (!(op in UNARY) && op !== 'softplus') throw new ShapeError(`unary: unknown op '${op}'`);
   return op as UnaryOp;
 }
 
@@ -72,7 +84,7 @@ export function* unary(op: UnaryOp, x: F32, out: F32): KernelOp {
   if (out.length !== n) throw new ShapeError(`unary ${o}: out has ${out.length} elements, x has ${n}`);
   if (n === 0) return;
   yield* into(out, call(`unary.${o}`, `${n}`, () => ({
-    source: `function (x) {\n  const v = x[this.thread.x];\n  return ${UNARY[o]};\n}`,
+    source: `function (x) {\n  const v = x[this.thread.x];\n  ${o === 'softplus' ? SOFTPLUS : `return ${UNARY[o]};`}\n}`,
     output: [n],
     argumentTypes: { x: 'Array' },
   }), [x]));

@@ -6,6 +6,7 @@
  */
 import type { KernelSet } from '../types';
 import { attention, attentionBackward } from './attention';
+import { copyStrided } from './copy';
 import { crossEntropy, crossEntropyBackward } from './cross-entropy';
 import { binary, unary, unaryBackward } from './elementwise';
 import { embedding, embeddingBackward } from './embedding';
@@ -21,6 +22,7 @@ import { GPUJS_MODES, type GpujsMode, GpujsRuntime, type KernelOp, drive, driveA
 import { logSoftmax, logSoftmaxBackward, softmax, softmaxBackward } from './softmax';
 import { type WebgpuAdapterInfo, deviceLostError, isDeviceLost, requestWebgpuAdapter } from './webgpu';
 import { type WebgpuTransfers, WebgpuWorkerRuntime } from './webgpu-worker';
+import { xielu, xieluBackward } from './xielu';
 import type { Residency } from '../../residency';
 
 export type { WebgpuTransfers } from './webgpu-worker';
@@ -40,9 +42,9 @@ const HOST_ARGS = { crossEntropy: [5, 6], max: [4] } as const;
 
 /** Every op of the gpu.js kernels, each written once as a generator of kernel calls. */
 const OPS = {
-  unary, unaryBackward, binary, sum, max, softmax, softmaxBackward, logSoftmax, logSoftmaxBackward,
+  unary, unaryBackward, binary, copyStrided, sum, max, softmax, softmaxBackward, logSoftmax, logSoftmaxBackward,
   rmsnorm, rmsnormBackward, embedding, embeddingBackward, rope, attention, attentionBackward,
-  crossEntropy, crossEntropyBackward, gemm, linearCrossEntropy,
+  crossEntropy, crossEntropyBackward, gemm, linearCrossEntropy, xielu, xieluBackward,
   ademamixUpdate, adamwUpdate, sumSquares, scaleBy,
 } satisfies { [K in keyof KernelSet]-?: (...a: Parameters<NonNullable<KernelSet[K]>>) => KernelOp };
 

@@ -3,16 +3,16 @@
  * by chunk of rows, as the fused CPU kernel (`kernels/js/linear-cross-entropy.ts`) does:
  *   logits = h_c · Wᵀ                              (gemm)
  *   [lse, w·(lse − z_t)] per row                   (crossEntropy)
- *   dlogits = w·(softmax − onehot)                 (crossEntropyBackward, g = 1)
+ *   dlogits = w·(softmax − onehot)                 (crossEntropyBackward, g = 1, lse where it is)
  *   dh_c = dlogits · W,  dW += dlogitsᵀ · h_c      (gemm)
  * so the whole loss runs on the device. Only the per-row losses are summed on the host (float64,
  * as the fused kernel does). Rows of weight 0 are masked: their target is never read.
  */
 import { ShapeError } from '../../errors';
 import type { F32, I32, LinearCrossEntropyArgs } from '../types';
-import { crossEntropy, crossEntropyBackward } from './cross-entropy';
+import { crossEntropyBackwardFromStats, rowStats } from './cross-entropy';
 import { gemm } from './gemm';
-import type { KernelOp } from './runtime';
+import { checkIndexable, type KernelOp } from './runtime';
 
 export function* linearCrossEntropy(a: LinearCrossEntropyArgs): KernelOp {
   const { rows, V, H, h, w, targets, weights, dh, dw, sums } = a;
@@ -34,15 +34,15 @@ export function* linearCrossEntropy(a: LinearCrossEntropyArgs): KernelOp {
     const tc: I32 = Int32Array.from(targets.subarray(r0, r0 + n), (t, i) => (wc[i] === 0 ? -1 : t));
     const lc: F32 = logits.subarray(0, n * V);
     yield* gemm({ transA: false, transB: true, M: n, N: V, K: H, A: hc, B: w, C: lc } as Parameters<typeof gemm>[0]);
-    const loss = new Float32Array(n), lse = new Float32Array(n);
-    yield* crossEntropy(lc, tc, wc, n, V, loss, lse);
+    checkIndexable('linearCrossEntropy', { rows: n, V });
+    const stats = yield* rowStats(lc, tc, wc, n, V);
     for (let i = 0; i < n; i++) {
-      total += loss[i]!;
+      total += stats[2 * i + 1]!;
       weight += wc[i]!;
     }
     if (glogits === null) continue;
     const gc = glogits.subarray(0, n * V);
-    yield* crossEntropyBackward(lc, tc, wc, lse, new Float32Array(n).fill(1), n, V, gc);
+    yield* crossEntropyBackwardFromStats(lc, tc, wc, stats, n, V, gc);
     if (dh !== null) yield* gemm({ transA: false, transB: false, M: n, N: H, K: V, A: gc, B: w, C: dh.subarray(r0 * H, (r0 + n) * H) } as Parameters<typeof gemm>[0]);
     if (dw !== null) yield* gemm({ transA: true, transB: false, M: V, N: H, K: n, A: gc, B: hc, C: dw, beta: r0 === 0 ? 0 : 1 });
   }

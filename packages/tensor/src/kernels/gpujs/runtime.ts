@@ -135,6 +135,23 @@ export function inp(data: Float32Array | Int32Array | DeviceArray, dims: readonl
   return new Input(data as unknown as number[], [...dims] as OutputDimensions);
 }
 
+/**
+ * A table an op computes on the host from some of its inputs (RoPE's cos/sin): the synchronous
+ * modes build it for every call; the webgpu worker keeps it on the device under `key` and builds
+ * and uploads it again only when `inputs` differ from those it was built from.
+ */
+export class HostTable {
+  constructor(
+    /** One device copy per key (the op and its shape). */
+    readonly key: string,
+    /** What the table is a function of, compared element by element. */
+    readonly inputs: readonly ArrayLike<number>[],
+    /** gpu.js dims, as for `inp`. */
+    readonly dims: readonly number[],
+    readonly make: () => Float32Array,
+  ) {}
+}
+
 /** Throw a ShapeError unless `arr.length === n`. */
 export function expectLength(op: string, name: string, arr: { length: number }, n: number): void {
   if (arr.length !== n) throw new ShapeError(`${op}: ${name} has ${arr.length} elements, expected ${n}`);
@@ -238,7 +255,8 @@ export class GpujsRuntime {
   }
 
   private invoke(entry: Entry, args: readonly unknown[]): unknown {
-    return (entry.run as unknown as (...a: unknown[]) => unknown)(...args);
+    const plain = args.map((a) => (a instanceof HostTable ? inp(a.make(), a.dims) : a));
+    return (entry.run as unknown as (...a: unknown[]) => unknown)(...plain);
   }
 
   /** Turn a gpu.js failure into a GpujsBackendError (a fallback on first use is reported as such). */

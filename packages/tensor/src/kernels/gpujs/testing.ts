@@ -119,10 +119,11 @@ export function useSwiftshaderUnlessDriverNamed(): void {
 }
 
 /**
- * Inside a describe block: create the asynchronous webgpu kernel set before its tests (failing,
- * never skipping, where there is no adapter) and dispose of it after; returns the set's getter.
+ * The `webgpu` kernel set of a describe block: created before its tests (on SwiftShader unless a
+ * driver is named), disposed after them. Call inside the block; the getter returns the set.
  */
 export function webgpuKernelsForSuite(): () => WebgpuKernelSet {
+  useSwiftshaderUnlessDriverNamed();
   let ks: WebgpuKernelSet | undefined;
   beforeAll(async () => {
     ks = await createWebgpuKernels();

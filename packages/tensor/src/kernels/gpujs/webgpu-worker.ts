@@ -15,7 +15,7 @@ import { Input } from 'gpu.js';
 import { isNode } from '../../host';
 import type { Residency } from '../../residency';
 import { GpujsBackendError } from './errors';
-import { type KernelCall, type KernelOp, drive, kernelSettings, outputCells } from './runtime';
+import { HostTable, type KernelCall, type KernelOp, drive, kernelSettings, outputCells } from './runtime';
 import { DeviceCopies } from './webgpu-copies';
 import { deviceLostError, isDeviceLost } from './webgpu';
 import { startBrowserWebgpuWorker } from './webgpu-host-browser';
@@ -25,6 +25,8 @@ import { startNodeWebgpuWorker } from './webgpu-host-node';
 const CTL_STATE = 0;
 const CTL_ERROR_LENGTH = 1;
 const ERROR_BYTES = 4096;
+/** Host tables (`HostTable`) kept on the device, by key. */
+const TABLE_LIMIT = 16;
 /** Longest we wait for one kernel call (SwiftShader compiles and runs a 131072-wide row in seconds). */
 const CALL_TIMEOUT_MS = 300_000;
 /** Compiled kernels kept alive in the worker (as `GpujsRuntime`). */
@@ -248,6 +250,22 @@ function overlaps(a: ArrayBufferView, b: ArrayBufferView): boolean {
   return a.buffer === b.buffer && a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength;
 }
 
+/** A host table kept on the device: the inputs it was built from (copies) and its buffer. */
+interface KeptTable {
+  readonly inputs: Float64Array[];
+  readonly id: number;
+}
+
+function sameInputs(kept: readonly Float64Array[], now: readonly ArrayLike<number>[]): boolean {
+  if (kept.length !== now.length) return false;
+  for (let i = 0; i < now.length; i++) {
+    const a = kept[i]!, b = now[i]!;
+    if (a.length !== b.length) return false;
+    for (let k = 0; k < b.length; k++) if (!Object.is(a[k], b[k])) return false;
+  }
+  return true;
+}
+
 /** A typed-array view of a larger non-shared buffer is copied, so posting it does not clone the whole buffer. */
 function compact(v: ArrayBufferView): ArrayBufferView {
   if (v.buffer instanceof SharedArrayBuffer || (v.byteOffset === 0 && v.byteLength === v.buffer.byteLength)) return v;
@@ -267,11 +285,12 @@ export class WebgpuWorkerRuntime implements Residency {
   private readonly control = new Int32Array(new SharedArrayBuffer(8));
   private readonly error = new SharedArrayBuffer(ERROR_BYTES);
   private readonly built = new Map<string, string>();
+  private readonly tables = new Map<string, KeptTable>();
   private nextId = 1;
   private disposed = false;
   private readonly copies = new DeviceCopies({
     read: (id, into) => this.read(id, into),
-    free: (ids) => { if (!this.disposed) this.worker.postMessage({ type: 'free', ids }); },
+    free: (ids) => this.free(ids),
   });
 
   /**
@@ -290,7 +309,7 @@ export class WebgpuWorkerRuntime implements Residency {
     try {
       drive(op, (c) => this.run(c, bufs));
     } finally {
-      if (bufs.ids.length > 0 && !this.disposed) this.worker.postMessage({ type: 'free', ids: bufs.ids });
+      if (bufs.ids.length > 0) this.free(bufs.ids);
     }
   }
 
@@ -324,7 +343,24 @@ export class WebgpuWorkerRuntime implements Residency {
       }
       return { buffer: up.id, dims: [...dims] };
     };
+    const table = (t: HostTable): unknown => {
+      let kept = this.tables.get(t.key);
+      this.tables.delete(t.key);
+      if (kept === undefined || !sameInputs(kept.inputs, t.inputs)) {
+        if (kept !== undefined) this.free([kept.id]);
+        kept = { inputs: t.inputs.map((v) => Float64Array.from(v)), id: this.nextId++ };
+        uploads.push({ id: kept.id, data: t.make() });
+      }
+      this.tables.set(t.key, kept);
+      while (this.tables.size > TABLE_LIMIT) {
+        const [oldest, old] = this.tables.entries().next().value as [string, KeptTable];
+        this.tables.delete(oldest);
+        this.free([old.id]);
+      }
+      return { buffer: kept.id, dims: [...t.dims] };
+    };
     const args = c.args.map((a) => {
+      if (a instanceof HostTable) return table(a);
       if (a instanceof Input) return bound(a.value, a.size);
       if (ArrayBuffer.isView(a) || bufs.outputs.has(a as object)) return bound(a, [(a as { length: number }).length]);
       return a;
@@ -360,6 +396,11 @@ export class WebgpuWorkerRuntime implements Residency {
       if (isDeviceLost(text)) throw deviceLostError(new Error(text));
       throw this.fail(name, `gpu.js failed: ${text}`);
     }
+  }
+
+  /** Release worker buffers (no answer awaited). */
+  private free(ids: number[]): void {
+    if (!this.disposed) this.worker.postMessage({ type: 'free', ids });
   }
 
   /** Read buffer `id` into `into` (a readback). */

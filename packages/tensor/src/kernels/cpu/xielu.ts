@@ -1,6 +1,15 @@
 /**
  * xIELU forward and backward in WebAssembly SIMD (four f32 lanes), on the cpu device memory of
- * @apertus/tensor; `xieluForwardJs` / `xieluBackwardJs` (float64, rounded once) are the reference.
+ * the cpu device memory; `xieluForwardJs` / `xieluBackwardJs` (`kernels/js/xielu.ts`, float64, rounded
+ * once) are the reference, and `simdXielu` the `cpu` backend's `xielu` / `xieluBackward`.
+ *
+ * Both kernels are in use. The forward was once kept scalar: while xIELU still ran on the host
+ * under backend `webgpu`, the tiny model's webgpu gradients were seen to drift from the cpu
+ * backend's by up to 5e-3 relative (layers 0–1) with the SIMD forward. On the current code that
+ * does not reproduce — `packages/model/bench/device-grads.mjs`: cpu (SIMD forward) against webgpu
+ * ≤ 5e-6 of each parameter's largest gradient, ≤ 2e-5 with xIELU on the cpu backend under webgpu
+ * (the old path), and the 20-step device parity test passes — and backend `webgpu` now runs its
+ * own xIELU kernels, so the host forward is no longer part of that path; the cause was not found.
  *
  *   y  = x·(αp·x + β)                   x > 0
  *   y  = αn·(expm1(min(x, ε)) − x) + β·x  x ≤ 0
@@ -13,7 +22,9 @@
  * that is expm1(r) itself, so small arguments keep their relative accuracy (exp(m) − 1 would
  * cancel); for k ≤ −1 both terms have the sign of the result. 2ᵏ and 2ᵏ − 1 are exact (k ≥ −44).
  */
-import { wasmKernels as W } from '@apertus/tensor';
+import * as W from '../../wasm-kernels';
+import type { F32 } from '../types';
+import { checkXielu } from '../js/xielu';
 
 const { f32, f64, forLoop, get, i32, seq, set, v128, types, Locals } = W;
 type Code = W.Code;
@@ -212,3 +223,15 @@ export function xieluBackwardSimd(x: Float32Array, gy: Float32Array, gx: Float32
   s.done();
   return [sums[0], sums[1]];
 }
+
+/** The `cpu` backend's xIELU kernels (where WebAssembly SIMD is available). */
+export const simdXielu = {
+  xielu(x: F32, alpha_p: F32, softplus_n: F32, beta: number, eps: number, out: F32): void {
+    checkXielu('xielu', x, alpha_p, softplus_n, { out });
+    xieluForwardSimd(x, out, alpha_p[0]!, beta + softplus_n[0]!, beta, eps);
+  },
+  xieluBackward(x: F32, gy: F32, alpha_p: F32, softplus_n: F32, beta: number, eps: number, gx: F32, sumP: F32, sumN: F32): void {
+    checkXielu('xieluBackward', x, alpha_p, softplus_n, { gy, gx, sumP, sumN });
+    [sumP[0], sumN[0]] = xieluBackwardSimd(x, gy, gx, alpha_p[0]!, beta + softplus_n[0]!, beta, eps);
+  },
+};
