@@ -23,8 +23,8 @@ export interface KVBlockPoolOptions {
  * out on demand and reference-counted, so sequences that share a prefix (n > 1 continuations, a
  * cached chat history) hold the same blocks, and a block written while shared is copied first
  * (copy-on-write, see KVCache.update). The blocks live in the cpu device memory, where decoding
- * attention reads them in place (`pagedAttention`); a block goes back to that memory when its
- * last holder releases it.
+ * attention reads them in place (`pagedAttention`; on `webgpu` its kernel uploads the blocks a
+ * step reads); a block goes back to that memory when its last holder releases it.
  */
 export class KVBlockPool {
   /** The model's config. */

@@ -12,7 +12,7 @@ export { tidy } from './tidy';
 export { heapStats, type HeapStats } from './kernels/cpu/heap';
 export * as wasmKernels from './wasm-kernels';
 export { registerBackend, setBackend, backendOf, listBackends, kernel, kernelNames, type BackendInfo } from './backend';
-export type { KernelSet, KernelName, UnaryOp, BinaryOp, AttentionArgs, AttentionBackwardArgs, LinearCrossEntropyArgs, AdemamixUpdateArgs, AdamwUpdateArgs } from './kernels/types';
+export type { KernelSet, KernelName, UnaryOp, BinaryOp, AttentionArgs, AttentionBackwardArgs, PagedAttentionArgs, LinearCrossEntropyArgs, AdemamixUpdateArgs, AdamwUpdateArgs } from './kernels/types';
 export { jsKernels } from './kernels/js/index';
 export { sgemmReference, setGemmThreads, gemmThreads, setGemmVariant, gemmKernelInfo, terminateGemmWorkers, relaxedSimdAvailable, GemmError, THREAD_MIN_WORK, type GemmArgs, type GemmBf16Args, type GemmKernelInfo, type GemmVariantName } from './kernels/gemm/index';
 export { add, sub, mul, div, maximum, minimum, pow, neg, exp, log, expm1, log1p, softplus, sigmoid, silu, tanh, sqrt, rsqrt, square, abs, relu, scale, type TensorLike } from './ops/elementwise';

@@ -9,7 +9,7 @@ import { GpujsBackendError, createWebgpuSyncKernels } from './kernels/gpujs/inde
 import { randomF32, useSwiftshaderUnlessDriverNamed } from './kernels/gpujs/testing';
 import { jsKernels } from './kernels/js/index';
 import type { AttentionArgs, AttentionBackwardArgs } from './kernels/types';
-import { attention } from './ops/attention';
+import { attention, pagedAttention } from './ops/attention';
 import { crossEntropy } from './ops/cross-entropy';
 import { add, exp, mul, silu } from './ops/elementwise';
 import { embedding } from './ops/embedding';
@@ -19,7 +19,7 @@ import { max, sum } from './ops/reduce';
 import { rmsnorm } from './ops/rmsnorm';
 import { rope } from './ops/rope';
 import { logSoftmax, softmax } from './ops/softmax';
-import { reshape } from './ops/view';
+import { narrow, reshape } from './ops/view';
 import { Rng } from './random';
 import { Tensor } from './tensor';
 import { expectClose } from './ops/test-util';
@@ -42,13 +42,21 @@ function graph(): Float32Array[] {
   const kv = reshape(x, [T, nh, d]);
   const k = rope(kv, pos, invFreq);
   const a = attention(reshape(q, [B, T, nh, d]), reshape(k, [B, T, nh, d]), reshape(kv, [B, T, nh, d]));
+  // The last two queries decoding over the same keys and values held in pages of 2 tokens.
+  const pages = [0, 2, 4].map((s) => {
+    const blk = new Float32Array(4 * H), n = Math.min(2, T - s);
+    blk.set(k.data.subarray(s * H, (s + n) * H));
+    blk.set(kv.data.subarray(s * H, (s + n) * H), 2 * H);
+    return blk;
+  });
+  const paged = pagedAttention(narrow(reshape(q, [B, T, nh, d]), 1, 3, 2), { blocks: pages, blockSize: 2, keys: 0, values: 2 * H, heads: nh, length: T }, { qOffset: 3 });
   const h = add(silu(reshape(a, [T, H])), mul(x, exp(x)));
   const logits = reshape(h, [T, H]); // H = 32 classes
   const head = Tensor.randn([V, H], r).requireGrad();
   const lm = linearCrossEntropy(matmul(h, Tensor.randn([H, H], r)), head, Tensor.ints([1, 0, 22, -100, 9]), { chunkRows: 2 });
   const loss = add(add(crossEntropy(logits, Tensor.ints([1, 0, 31, 5, 9])), sum(mul(softmax(logits), logSoftmax(logits)))), lm);
   backward(loss);
-  return [loss.data, a.data, max(logits, 1).data, table.grad!.data, w.grad!.data, head.grad!.data];
+  return [loss.data, a.data, paged.data, max(logits, 1).data, table.grad!.data, w.grad!.data, head.grad!.data];
 }
 
 describe('the tensor ops on backend webgpu', () => {

@@ -120,6 +120,50 @@ export interface AttentionBackwardArgs extends AttentionArgs {
 }
 
 /**
+ * One sequence's cached keys and values held in blocks (pages) of `blockSize` tokens, as a paged
+ * KV cache keeps them: token s lives in block ⌊s / blockSize⌋, its key row of `heads · d` floats
+ * at `keys + (s mod blockSize) · heads · d` of that block, its value row likewise from `values`.
+ */
+export interface KVPages {
+  /** The blocks, in token order. */
+  readonly blocks: readonly Float32Array[];
+  /** Tokens per block. */
+  readonly blockSize: number;
+  /** Offset (floats) of the first key row in each block. */
+  readonly keys: number;
+  /** Offset (floats) of the first value row in each block. */
+  readonly values: number;
+  /** Key/value heads. */
+  readonly heads: number;
+  /** Tokens held (S). */
+  readonly length: number;
+}
+
+/**
+ * Arguments of the paged attention kernel: `attention` (B = 1, no document ids) of one sequence's
+ * T new query rows over keys and values read from its pages. Query t sits at position qOffset + t
+ * and sees the keys s ≤ qOffset + t, so only the first qOffset + T tokens of the pages are read.
+ */
+export interface PagedAttentionArgs {
+  /** New query rows. */
+  T: number;
+  /** Query heads; query head h reads kv head ⌊h / (nh / kv.heads)⌋. */
+  nh: number;
+  /** Head dimension. */
+  d: number;
+  /** Queries [T, nh, d]. */
+  q: F32;
+  /** The pages (qOffset + T ≤ kv.length, checked by the op). */
+  kv: KVPages;
+  /** Score scale, usually d^-1/2. */
+  scale: number;
+  /** Position of the first query row. */
+  qOffset: number;
+  /** Output [T, nh, d], overwritten. */
+  out: F32;
+}
+
+/**
  * One AdEMAMix update of one parameter (training-recipe.md §1.1), every array updated in place:
  *   m1 ← β1·m1 + (1−β1)·g;  m2 ← β3·m2 + (1−β3)·g;  nu ← β2·nu + (1−β2)·g²
  *   θ ← θ − lr·((m1/bc1 + α·m2) / (sqrt(nu)/sqrt(bc2) + eps) + λ·θ)
@@ -225,6 +269,8 @@ export interface KernelSet {
   attention(args: AttentionArgs): void;
   /** Fused attention backward recomputing probabilities from the saved lse. */
   attentionBackward(args: AttentionBackwardArgs): void;
+  /** Attention of a sequence's new queries over its paged KV cache, inference only (see `PagedAttentionArgs`). */
+  pagedAttention(args: PagedAttentionArgs): void;
   /**
    * Row cross-entropy with weights: loss[r] = w[r] * (lse[r] - logits[r, targets[r]]); rows whose
    * target is negative (ignore index) get loss 0 and w treated as 0. `weights` null means all 1.

@@ -1,9 +1,11 @@
-import { noGrad, record } from '../autograd';
-import { backendOf, kernel } from '../backend';
-import { DECODE_MAX_ROWS, decodeAttention, decodeAttentionRuns } from '../kernels/cpu/decode-attention';
+import { record } from '../autograd';
+import { kernel } from '../backend';
 import { ShapeError } from '../errors';
+import type { KVPages } from '../kernels/types';
 import type { Tensor } from '../tensor';
 import { i32, kernelF32, out, zerosF32 } from './util';
+
+export type { KVPages };
 
 /** Options of `attention`. */
 export interface AttentionOptions {
@@ -49,32 +51,12 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
 }
 
 /**
- * One sequence's cached keys and values held in blocks (pages) of `blockSize` tokens, as a paged
- * KV cache keeps them: token s lives in block ⌊s / blockSize⌋, its key row of `heads · d` floats
- * at `keys + (s mod blockSize) · heads · d` of that block, its value row likewise from `values`.
- */
-export interface KVPages {
-  /** The blocks, in token order. */
-  readonly blocks: readonly Float32Array[];
-  /** Tokens per block. */
-  readonly blockSize: number;
-  /** Offset (floats) of the first key row in each block. */
-  readonly keys: number;
-  /** Offset (floats) of the first value row in each block. */
-  readonly values: number;
-  /** Key/value heads. */
-  readonly heads: number;
-  /** Tokens held (S). */
-  readonly length: number;
-}
-
-/**
  * `attention` of one sequence's new queries q [1, T, nh, d] over keys and values held in pages
- * (positions continue at `opts.qOffset`, default S − T), without autograd (inference). Where the
- * cpu backend runs attention and T is small (decoding), its SIMD decode kernel reads the pages in
- * place (the kernel `attention` itself runs for few query rows, so the result is the one of
- * `attention` on the gathered keys and values); elsewhere the pages are gathered into contiguous
- * [1, S, heads, d] keys and values and `attention` runs.
+ * (positions continue at `opts.qOffset`, default S − T), without autograd (inference). It is the
+ * registry's `pagedAttention` kernel: the cpu one reads the pages in place when decoding (few
+ * query rows); the reference and the webgpu one gather the pages into contiguous keys and values
+ * and run attention, so every backend's result is the one of `attention` on the gathered keys
+ * and values.
  */
 export function pagedAttention(q: Tensor, kv: KVPages, opts: Pick<AttentionOptions, 'scale' | 'qOffset'> = {}): Tensor {
   if (q.rank !== 4 || q.shape[0] !== 1) throw new ShapeError(`pagedAttention: q must be [1, T, heads, d], got [${q.shape}]`);
@@ -84,17 +66,7 @@ export function pagedAttention(q: Tensor, kv: KVPages, opts: Pick<AttentionOptio
   if (nh % nkv !== 0 || kv.blocks.length * bs < S || qOffset < 0 || qOffset + T > S || kv.blocks.some((b) => b.length < Math.max(kv.keys, kv.values) + bs * row)) {
     throw new ShapeError(`pagedAttention: q [${q.shape}] does not fit ${S} cached tokens of ${nkv} heads in ${kv.blocks.length} blocks of ${bs} (qOffset ${qOffset})`);
   }
-  if (backendOf('attention').name === 'cpu' && T <= DECODE_MAX_ROWS && decodeAttentionRuns(d)) {
-    const res = out(q.shape), nb = Math.ceil(S / bs);
-    const pages = (o: number) => kv.blocks.slice(0, nb).map((b) => b.subarray(o, o + bs * row));
-    decodeAttention({ q: kernelF32(q, 'pagedAttention'), out: res.data, T, nh, nkv, d, scale, qOffset, kBlocks: pages(kv.keys), vBlocks: pages(kv.values), blockSize: bs });
-    return res;
-  }
-  const k = zerosF32(S * row), v = zerosF32(S * row);
-  for (let b = 0, s = 0; s < S; b++, s += bs) {
-    const n = Math.min(bs, S - s), blk = kv.blocks[b]!;
-    k.set(blk.subarray(kv.keys, kv.keys + n * row), s * row);
-    v.set(blk.subarray(kv.values, kv.values + n * row), s * row);
-  }
-  return noGrad(() => attention(q, out([1, S, nkv, d], k), out([1, S, nkv, d], v), { scale, qOffset }));
+  const res = out(q.shape);
+  kernel('pagedAttention')({ T, nh, d, q: kernelF32(q, 'pagedAttention'), kv, scale, qOffset, out: res.data });
+  return res;
 }

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, test } from 'vitest';
 import { setBackend } from '../../backend';
 import { attention, pagedAttention, type KVPages } from '../../ops/attention';
+import { pagesOf } from '../../ops/test-util';
 import { Rng } from '../../random';
 import { Tensor } from '../../tensor';
 import { encodeModule } from '../gemm/wasm/encoder';
@@ -9,26 +10,12 @@ import { GEMM_MEMORY_PAGES } from '../gemm/wasm/codegen';
 import { wasmApi } from '../gemm/wasm/wasm-api';
 import { jsKernels } from '../js/index';
 import { decodeAttentionFuncs, decodeAttentionRuns, DECODE_MAX_ROWS } from './decode-attention';
-import { heapAddress, persistentF32 } from './heap';
+import { heapAddress } from './heap';
 import { cpuKernels } from './index';
 
 afterEach(() => setBackend('cpu'));
 
 const u = 2 ** -24;
-
-/** One sequence's keys and values [S, nkv, d] cut into blocks of `bs` tokens at offsets `keys`/`values` (on the heap or in plain arrays). */
-function paged(k: Float32Array, v: Float32Array, S: number, heads: number, d: number, bs: number, pad: number, heap: boolean): KVPages {
-  const row = heads * d;
-  const nb = Math.ceil(S / bs), keys = pad, values = pad + bs * row + 3;
-  const blocks = Array.from({ length: nb }, (_, b) => {
-    const blk = heap ? persistentF32(values + bs * row) : new Float32Array(values + bs * row);
-    const n = Math.min(bs, S - b * bs);
-    blk.set(k.subarray(b * bs * row, (b * bs + n) * row), keys);
-    blk.set(v.subarray(b * bs * row, (b * bs + n) * row), values);
-    return blk;
-  });
-  return { blocks, blockSize: bs, keys, values, heads, length: S };
-}
 
 describe('decode attention (WebAssembly SIMD, keys and values read in place)', () => {
   test('the module validates and runs here', () => {
@@ -51,7 +38,7 @@ describe('decode attention (WebAssembly SIMD, keys and values read in place)', (
         const scale = 1 / Math.sqrt(d);
         const ref = { B: 1, T, S, nh, nkv, d, scale, qOffset: past, q, k, v, out: new Float32Array(T * nh * d), lse: new Float32Array(nh * T) };
         jsKernels.attention(ref); // float64 arithmetic, outputs rounded to float32
-        const kv = paged(k, v, S, nkv, d, bs, pad, heap);
+        const kv = pagesOf(k, v, S, nkv, d, bs, pad, heap);
         const got = pagedAttention(Tensor.from(q.slice(), [1, T, nh, d]), kv, { qOffset: past });
         const qt = Tensor.from(q.slice(), [1, T, nh, d]);
         const whole = attention(qt, Tensor.from(k, [1, S, nkv, d]), Tensor.from(v, [1, S, nkv, d]));
@@ -112,10 +99,10 @@ describe('decode attention (WebAssembly SIMD, keys and values read in place)', (
   });
 
   test('on the js backend the pages are gathered and the reference kernel runs (same bits)', () => {
-    setBackend('js', ['attention']);
+    setBackend('js', ['attention', 'pagedAttention']);
     const r = new Rng(3), T = 2, S = 37, nh = 4, nkv = 2, d = 16, row = nkv * d;
     const q = Float32Array.from({ length: T * nh * d }, () => r.normal()), k = Float32Array.from({ length: S * row }, () => r.normal()), v = Float32Array.from({ length: S * row }, () => r.normal());
-    const kv = paged(k, v, S, nkv, d, 5, 2, true);
+    const kv = pagesOf(k, v, S, nkv, d, 5, 2, true);
     expect(heapAddress(kv.blocks[0]!)).toBeGreaterThanOrEqual(0);
     const got = pagedAttention(Tensor.from(q, [1, T, nh, d]), kv);
     const want = attention(Tensor.from(q, [1, T, nh, d]), Tensor.from(k, [1, S, nkv, d]), Tensor.from(v, [1, S, nkv, d]));

@@ -15,6 +15,7 @@ import { type GemmArgs, gemm } from './gemm';
 import type { GemmBf16Args } from '../gemm/index';
 import { linearCrossEntropy } from './linear-cross-entropy';
 import { adamwUpdate, ademamixUpdate, scaleBy, sumSquares } from './optimizer';
+import { pagedAttention } from './paged-attention';
 import { max, sum } from './reduce';
 import { rmsnorm, rmsnormBackward } from './rmsnorm';
 import { rope } from './rope';
@@ -43,7 +44,7 @@ const HOST_ARGS = { crossEntropy: [5, 6], max: [4] } as const;
 /** Every op of the gpu.js kernels, each written once as a generator of kernel calls. */
 const OPS = {
   unary, unaryBackward, binary, copyStrided, sum, max, softmax, softmaxBackward, logSoftmax, logSoftmaxBackward,
-  rmsnorm, rmsnormBackward, embedding, embeddingBackward, rope, attention, attentionBackward,
+  rmsnorm, rmsnormBackward, embedding, embeddingBackward, rope, attention, attentionBackward, pagedAttention,
   crossEntropy, crossEntropyBackward, gemm, linearCrossEntropy, xielu, xieluBackward,
   ademamixUpdate, adamwUpdate, sumSquares, scaleBy,
 } satisfies { [K in keyof KernelSet]-?: (...a: Parameters<NonNullable<KernelSet[K]>>) => KernelOp };

@@ -7,6 +7,7 @@ import { binary, unary, unaryBackward } from './elementwise';
 import { embedding, embeddingBackward } from './embedding';
 import { fusedLinearCrossEntropy } from './linear-cross-entropy';
 import { adamwUpdate, ademamixUpdate, scaleBy, sumSquares } from './optimizer';
+import { pagedAttention } from './paged-attention';
 import { max, sum } from './reduce';
 import { rmsnorm, rmsnormBackward } from './rmsnorm';
 import { rope } from './rope';
@@ -19,7 +20,7 @@ export const jsKernels: KernelSet = {
   unary, unaryBackward, binary, copyStrided, sum, max,
   softmax, softmaxBackward, logSoftmax, logSoftmaxBackward,
   rmsnorm, rmsnormBackward, embedding, embeddingBackward, rope,
-  attention, attentionBackward, crossEntropy, crossEntropyBackward,
+  attention, attentionBackward, pagedAttention, crossEntropy, crossEntropyBackward,
   linearCrossEntropy: fusedLinearCrossEntropy(jsGemm),
   ademamixUpdate, adamwUpdate, sumSquares, scaleBy, xielu, xieluBackward,
 };
