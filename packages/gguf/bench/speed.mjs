@@ -7,7 +7,6 @@
 // load, and each ratio is the median over rounds of ours ÷ theirs in the same round. Prints the
 // CPU (lscpu model and SIMD flags), the load average per case and a markdown table; --write puts
 // it in tooling/bench/results/gguf.md.
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +16,7 @@ import { setGemmThreads } from '@apertus/tensor';
 import { loadGguf, writeModelGguf } from '@apertus/gguf';
 import { buildApertusTokenizerConfig, buildApertusTokenizerJson } from '@apertus/tokenizer';
 import { getLlama } from 'node-llama-cpp';
+import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name, dflt) => { const i = process.argv.indexOf(name); return i >= 0 ? process.argv[i + 1] : dflt; };
@@ -30,18 +30,6 @@ const PRESETS = {
 const presets = arg('--presets', 'small,0.5b').split(',');
 const types = arg('--types', 'F32,BF16,Q8_0,Q4_K').split(',');
 setGemmThreads(1);
-
-/** lscpu's model name and the SIMD-relevant flags. */
-function cpu() {
-  try {
-    const out = execFileSync('lscpu', { encoding: 'utf8' });
-    const field = (k) => new RegExp(`^${k}:\\s*(.*)$`, 'm').exec(out)?.[1]?.trim() ?? '';
-    const flags = field('Flags').split(/\s+/).filter((f) => /^(sse4_2|avx|avx2|fma|f16c|avx512|avx_vnni|amx)/.test(f));
-    return `${field('Model name')}; flags: ${flags.join(' ')}`;
-  } catch {
-    return `${os.cpus()[0]?.model ?? 'unknown CPU'} (lscpu unavailable)`;
-  }
-}
 
 const median = (v) => { const s = [...v].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 const argmax = (l, V, i) => { let best = 0; for (let j = 1; j < V; j++) if (l[i * V + j] > l[i * V + best]) best = j; return best; };
@@ -81,7 +69,7 @@ async function theirs(model) {
   return { prefill, decode };
 }
 
-const machine = cpu();
+const machine = cpuDescription();
 console.log(`CPU: ${machine}`);
 for (const name of presets) {
   const config = PRESETS[name];
@@ -122,7 +110,7 @@ const table = [
   '(ours, theirs; our batch 8 in the first); ratios are medians over rounds of ours ÷ theirs in the same round. llama.cpp runs with its',
   'defaults (f16 KV cache). Decode B8: our tokens/s with 8 sequences per step (and its ratio to our batch 1).',
   `Times: ${clock === cpuNow ? 'CPU seconds of the process (--cpu-time), not wall clock' : 'wall clock'}.`,
-  `CPU: ${machine}; ${os.cpus().length} logical cores (load average over the case in the table).`,
+  `CPU: ${machine} (load average over the case in the table).`,
   '',
   '| model | type | prefill tok/s (ours) | prefill tok/s (llama.cpp) | ratio | decode tok/s (ours) | decode tok/s (llama.cpp) | ratio | decode B8 tok/s (ours) | load avg |',
   '|---|---|---|---|---|---|---|---|---|---|',

@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { presetConfig } from '@apertus/model';
 import { Rng, setGemmThreads, sgemm, Tensor } from '@apertus/tensor';
-import { cpuModel } from './cpu-model.mjs';
+import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -73,7 +73,7 @@ function torch(threads) {
 
 const flops = 2 * B * shapes.reduce((s, [N, K]) => s + N * K, 0);
 const weightsMB = (4 * shapes.reduce((s, [N, K]) => s + N * K, 0)) / 1e6;
-console.log(`CPU: ${cpuModel()}; Node ${process.version}; load average ${os.loadavg()[0].toFixed(1)}; ${cpuTime ? 'process CPU time, 1 thread' : 'wall clock, best of 1 and 2 threads'}`);
+console.log(`CPU: ${cpuDescription()}; Node ${process.version}; load average ${os.loadavg()[0].toFixed(1)}; ${cpuTime ? 'process CPU time, 1 thread' : 'wall clock, best of 1 and 2 threads'}`);
 console.log(`${preset} decode x·Wᵀ, B = ${B}: ${shapes.length} products, ${weightsMB.toFixed(0)} MB of f32 weights, ${(flops / 1e9).toFixed(2)} GFLOP per step`);
 const best = { ours: new Map(), torch: new Map() };
 let version = '?';

@@ -16,8 +16,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AdEMAMix } from '@apertus/ademamix';
 import { ApertusModel, KVCache, presetConfig, step } from '@apertus/model';
-import { cpuModel } from './cpu-model.mjs';
 import { backendOf, backward, f32ArrayToBf16, noGrad, Rng, setGemmThreads, Tensor, tidy } from '@apertus/tensor';
+import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -99,7 +99,7 @@ const cases = [
 ];
 
 const rows = [];
-const cpu = cpuModel();
+const cpu = cpuDescription();
 const loadStart = os.loadavg()[0];
 console.log(`CPU: ${cpu}; Node ${process.version}; 1-minute load average ${loadStart.toFixed(1)}${cpuTime ? '; process CPU time at 1 thread' : ''}`);
 for (const [what, name, config, mode, opts] of cases) {

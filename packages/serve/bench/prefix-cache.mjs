@@ -14,13 +14,13 @@
 // its KV. Ratio = median (a) / median (b) (> 1: the cache is faster). Prints the CPU (lscpu) and
 // the load average; with --write the table goes to tooling/bench/results/prefix-cache.md.
 
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadServedModel, Scheduler, ServerMetrics } from '@apertus/serve/engine';
 import { CORPUS, makeCheckpoint } from './checkpoint.mjs';
+import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -77,14 +77,6 @@ try {
     reused = metrics.prefixCacheReusedTokens.get();
   }
   const loadAfter = os.loadavg();
-  const lscpu = (() => {
-    try {
-      return execFileSync('lscpu', { encoding: 'utf8' });
-    } catch {
-      return '';
-    }
-  })();
-  const field = (name) => new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(lscpu)?.[1]?.trim() ?? '?';
   const ratio = median(cold) / median(warm);
   const ms = (x) => (x * 1000).toFixed(0);
   const md = [
@@ -92,7 +84,7 @@ try {
     '',
     `Command: \`node packages/serve/bench/prefix-cache.mjs --write${quick ? ' --quick' : ''}\` (built packages; ${REPS} interleaved repetitions, medians).`,
     `Model: \`${PRESET}\` preset, random weights, vocabulary ${served.model.config.vocab_size}; turn 1 ${turn1.length} prompt tokens (history ${encode(history).length}) + a ${REPLY_TOKENS}-token reply; turn 2 ${turn2.length} prompt tokens, ${reused} of them reused from the prefix cache.`,
-    `CPU: ${field('Model name')}, ${os.cpus().length} logical CPUs, Node ${process.version}. Flags: ${field('Flags').split(' ').filter((f) => /^(avx|fma|sse4|f16c|amx)/.test(f)).join(' ')}.`,
+    `CPU: ${cpuDescription()}; Node ${process.version}.`,
     `Load average (1/5/15 min): ${loadBefore.map((x) => x.toFixed(2)).join(' ')} before, ${loadAfter.map((x) => x.toFixed(2)).join(' ')} after.`,
     '',
     '| turn 2, first token | without prefix cache | with prefix cache | ratio |',

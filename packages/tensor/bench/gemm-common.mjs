@@ -1,18 +1,6 @@
-// What gemm-tfjs.mjs and gemm-profile.mjs share: the CPU description and the GEMM products of
+// What gemm-tfjs.mjs and gemm-profile.mjs share: the GEMM products of
 // the issue's target (#18): square 1024 and the products of a `small` training step (hidden 768,
 // intermediate 3072, 4 KV heads of 64, vocabulary 32768; T = 256 tokens).
-import { execFileSync } from 'node:child_process';
-
-/** `lscpu`'s model name, family/model and flags (`?` where there is no lscpu). */
-export function lscpu() {
-  try {
-    const out = execFileSync('lscpu', { encoding: 'utf8' });
-    const field = (k) => (out.match(new RegExp(`^${k}:\\s*(.*)$`, 'm')) ?? [])[1]?.trim() ?? '?';
-    return `${field('Model name')} (family ${field('CPU family')}, model ${field('Model')}); flags: ${field('Flags')}`;
-  } catch {
-    return '?';
-  }
-}
 
 /** [name, M, N, K, transA, transB] of each product. */
 export const GEMM_TARGET_SHAPES = [

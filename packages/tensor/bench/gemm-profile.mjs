@@ -20,7 +20,8 @@ import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
-import { lscpu, pickShapes } from './gemm-common.mjs';
+import { pickShapes } from './gemm-common.mjs';
+import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
 import { simdPeak } from './simd-peak.mjs';
 
 const argv = process.argv.slice(2);
@@ -63,7 +64,7 @@ function best(fn) {
 }
 
 const loadStart = loadavg()[0];
-console.log(`CPU: ${lscpu()}`);
+console.log(`CPU: ${cpuDescription()}`);
 console.log(`Node ${process.version}; relaxed module (${mr} × ${nr} tile), MC ${MC}, NC ${NC}, KC ${KC}; 1-minute load average ${loadStart.toFixed(2)}`);
 let peak = 0;
 const results = [];

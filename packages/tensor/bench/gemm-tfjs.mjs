@@ -23,7 +23,8 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { gemmKernelInfo, setGemmThreads, setGemmVariant, sgemm, Tensor } from '@apertus/tensor';
 import { simdPeak } from './simd-peak.mjs';
-import { lscpu, pickShapes } from './gemm-common.mjs';
+import { pickShapes } from './gemm-common.mjs';
+import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
 
 const argv = process.argv.slice(2);
 const secArg = argv.indexOf('--seconds');
@@ -86,7 +87,7 @@ function probe() {
 const defaultVariant = gemmKernelInfo().variant;
 const loadStart = loadavg()[0];
 let staged = 0;
-say(`CPU: ${lscpu()}`);
+say(`CPU: ${cpuDescription()}`);
 say(`Node ${process.version}; tfjs-core ${tf.version_core}, backend ${tf.getBackend()}; our default GEMM variant: ${defaultVariant}; 1-minute load average ${loadStart.toFixed(2)}`);
 const rows = [];
 for (const [name, M, N, K, transA, transB] of pickShapes(rowWords)) {

