@@ -6,7 +6,7 @@
 // squared norms add up in one device value, parameter by parameter, and only that one number is
 // read back; the scale by coef runs there too. Host gradients are summed here in double.
 
-import { deviceStorage, readBack, scaleInPlace, sumSquares } from '@apertus/tensor';
+import { deviceStorage, readBack, scaleBy, sumSquares } from '@apertus/tensor';
 import { OptimizerError } from './errors';
 import type { FloatArray, OptimParam } from './types';
 
@@ -77,7 +77,7 @@ export function clipGradNorm(params: Iterable<OptimParam | readonly [string, Opt
       const c = g instanceof Float32Array ? Math.fround(coef) : coef;
       for (let i = 0; i < g.length; i++) g[i] = g[i]! * c;
     }
-    for (const g of grads.device) scaleInPlace(g, Math.fround(coef));
+    for (const g of grads.device) scaleBy(g, Math.fround(coef));
   }
   return total;
 }

@@ -26,7 +26,7 @@ export { rope } from './ops/rope';
 export { attention, pagedAttention, type AttentionOptions, type KVPages } from './ops/attention';
 export { crossEntropy, type CrossEntropyOptions } from './ops/cross-entropy';
 export { linearCrossEntropy, type LinearCrossEntropyOptions } from './ops/linear-cross-entropy';
-export { deviceStorage, readBack, ademamixUpdate, adamwUpdate, sumSquares, scaleInPlace } from './ops/optimizer';
+export { deviceStorage, readBack, ademamixUpdate, adamwUpdate, sumSquares, scaleBy, scaleInPlace } from './ops/optimizer';
 export { defineOp, type CustomOp, type CustomOpContext } from './ops/custom';
 export { kernelF32 } from './ops/util';
 export { gradcheck, type GradcheckResult } from './gradcheck';

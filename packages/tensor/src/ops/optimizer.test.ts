@@ -1,14 +1,19 @@
 import { describe, expect, test } from 'vitest';
 import { ShapeError } from '../errors';
-import { adamwUpdate, ademamixUpdate, scaleInPlace, sumSquares } from './optimizer';
+import { adamwUpdate, ademamixUpdate, scaleBy, scaleInPlace, sumSquares } from './optimizer';
 
 describe('optimizer updates (reference backend)', () => {
-  test('sumSquares adds Σx² to acc in double; scaleInPlace scales in place', () => {
+  test('sumSquares adds Σx² to acc in double; scaleBy scales in place or into out (and so does its deprecated alias scaleInPlace)', () => {
     const acc = Float32Array.of(0.5), x = Float32Array.of(1, -2, 3);
     sumSquares(x, acc, acc);
     expect(acc[0]).toBe(14.5);
-    scaleInPlace(x, 0.5);
+    const out = new Float32Array(3);
+    scaleBy(x, 3, out);
+    expect(Array.from(out)).toEqual([3, -6, 9]);
+    scaleBy(x, 0.5);
     expect(Array.from(x)).toEqual([0.5, -1, 1.5]);
+    scaleInPlace(x, -2);
+    expect(Array.from(x)).toEqual([-1, 2, -3]);
   });
 
   test('bad lengths give a ShapeError naming the op and the array, and change nothing', () => {

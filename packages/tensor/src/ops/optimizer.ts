@@ -41,7 +41,13 @@ export function sumSquares(x: Float32Array, acc: Float32Array | null, out: Float
   kernel('sumSquares')(x, acc, out);
 }
 
-/** x[i] ← x[i]·s in place on the backend selected for `scaleBy`. */
-export function scaleInPlace(x: Float32Array, s: number): void {
-  kernel('scaleBy')(x, s, x);
+/** out[i] = x[i]·s on the backend selected for `scaleBy`; in place by default (`out` = `x`). */
+export function scaleBy(x: Float32Array, s: number, out: Float32Array = x): void {
+  kernel('scaleBy')(x, s, out);
 }
+
+/**
+ * x[i] ← x[i]·s in place.
+ * @deprecated Use {@link scaleBy}, the name of its kernel (`scaleBy(x, s)` scales in place); this alias will be removed in a later minor version.
+ */
+export const scaleInPlace = (x: Float32Array, s: number): void => scaleBy(x, s);
