@@ -46,6 +46,9 @@ export function pagesOf(k: Float32Array, v: Float32Array, S: number, heads: numb
   return { blocks, blockSize: bs, keys, values, heads, length: S };
 }
 
+/** Queries [T, nh, d] over contiguous keys and values [S, nkv, d], query t at position qOffset + t. */
+export interface AttentionCase { T: number; nh: number; nkv: number; d: number; scale: number; qOffset: number; q: Float32Array; k: Float32Array; v: Float32Array }
+
 /**
  * Per-element bound of |o − ô| for an attention output o [T, nh, d] (keys and values [S, nkv, d],
  * query t sees the n = qOffset + t + 1 first keys) computed in arithmetic of unit roundoff `ua`,
@@ -57,52 +60,47 @@ export function pagesOf(k: Float32Array, v: Float32Array, S: number, heads: numb
  * by at most 2ε·V (V = max_s |v_se|), the sum over n keys adds n·ua·V, l and the division 3·ua·V;
  * twice that covers the second-order terms. Storing rounds once more: uo·|ô|.
  */
-export function attentionBound(a: { T: number; nh: number; nkv: number; d: number; scale: number; qOffset: number; q: Float32Array; k: Float32Array; v: Float32Array }, ua: number, uo: number, exact: Float64Array): Float64Array {
-  const { T, nh, nkv, d, scale, q, k, v } = a, rep = nh / nkv;
-  const bound = new Float64Array(T * nh * d);
-  for (let t = 0; t < T; t++) {
-    const n = a.qOffset + t + 1;
-    for (let h = 0; h < nh; h++) {
-      const g = Math.floor(h / rep), qo = (t * nh + h) * d;
-      let A = 0;
-      for (let s = 0; s < n; s++) {
-        let x = 0;
-        for (let e = 0; e < d; e++) x += Math.abs(q[qo + e]! * k[(s * nkv + g) * d + e]!);
-        A = Math.max(A, x * scale);
-      }
-      const eps = 2 * (d + 1) * ua * A + 2 * ua * A + (4 + 2 * n) * ua;
-      for (let e = 0; e < d; e++) {
-        let V = 0;
-        for (let s = 0; s < n; s++) V = Math.max(V, Math.abs(v[(s * nkv + g) * d + e]!));
-        bound[qo + e] = 2 * V * (2 * eps + (n + 3) * ua) + uo * Math.abs(exact[qo + e]!);
-      }
+export function attentionBound(a: AttentionCase, ua: number, uo: number, exact: Float64Array): Float64Array {
+  const { d, v, nkv } = a;
+  const bound = new Float64Array(a.T * a.nh * d);
+  eachQueryHead(a, (n, g, qo) => {
+    let A = 0;
+    for (let s = 0; s < n; s++) A = Math.max(A, scoreTerms(a, qo, g, s).reduce((x, y) => x + Math.abs(y), 0) * a.scale);
+    const eps = 2 * (d + 1) * ua * A + 2 * ua * A + (4 + 2 * n) * ua;
+    for (let e = 0; e < d; e++) {
+      let V = 0;
+      for (let s = 0; s < n; s++) V = Math.max(V, Math.abs(v[(s * nkv + g) * d + e]!));
+      bound[qo + e] = 2 * V * (2 * eps + (n + 3) * ua) + uo * Math.abs(exact[qo + e]!);
     }
-  }
+  });
   return bound;
 }
 
 /** Attention [T, nh, d] of queries over contiguous keys and values [S, nkv, d] in float64, two passes (max, then weights): the exact value to far below float32 rounding. */
-export function attentionF64(a: { T: number; nh: number; nkv: number; d: number; scale: number; qOffset: number; q: Float32Array; k: Float32Array; v: Float32Array }): Float64Array {
-  const { T, nh, nkv, d, scale, q, k, v } = a, rep = nh / nkv;
-  const o = new Float64Array(T * nh * d);
-  for (let t = 0; t < T; t++) {
-    const n = a.qOffset + t + 1;
-    for (let h = 0; h < nh; h++) {
-      const g = Math.floor(h / rep), qo = (t * nh + h) * d;
-      const z = Array.from({ length: n }, (_, s) => {
-        let x = 0;
-        for (let e = 0; e < d; e++) x += q[qo + e]! * k[(s * nkv + g) * d + e]!;
-        return x * scale;
-      });
-      const m = Math.max(...z), p = z.map((x) => Math.exp(x - m)), l = p.reduce((x, y) => x + y, 0);
-      for (let e = 0; e < d; e++) {
-        let x = 0;
-        for (let s = 0; s < n; s++) x += p[s]! * v[(s * nkv + g) * d + e]!;
-        o[qo + e] = x / l;
-      }
+export function attentionF64(a: AttentionCase): Float64Array {
+  const { d, v, nkv } = a;
+  const o = new Float64Array(a.T * a.nh * d);
+  eachQueryHead(a, (n, g, qo) => {
+    const z = Array.from({ length: n }, (_, s) => scoreTerms(a, qo, g, s).reduce((x, y) => x + y, 0) * a.scale);
+    const m = Math.max(...z), p = z.map((x) => Math.exp(x - m)), l = p.reduce((x, y) => x + y, 0);
+    for (let e = 0; e < d; e++) {
+      let x = 0;
+      for (let s = 0; s < n; s++) x += p[s]! * v[(s * nkv + g) * d + e]!;
+      o[qo + e] = x / l;
     }
-  }
+  });
   return o;
+}
+
+/** The products q_e·k_se of query row `qo`'s score against key s of kv head g (in float64). */
+export function scoreTerms(a: AttentionCase, qo: number, g: number, s: number): number[] {
+  return Array.from({ length: a.d }, (_, e) => a.q[qo + e]! * a.k[(s * a.nkv + g) * a.d + e]!);
+}
+
+/** Calls f for each query row t and head h of an attention case: the keys row t sees (n = qOffset + t + 1), h's kv head g and the row's offset qo in [T, nh, d]. */
+export function eachQueryHead(a: AttentionCase, f: (n: number, g: number, qo: number) => void): void {
+  const rep = a.nh / a.nkv;
+  for (let t = 0; t < a.T; t++) for (let h = 0; h < a.nh; h++) f(a.qOffset + t + 1, Math.floor(h / rep), (t * a.nh + h) * a.d);
 }
 
 /** Assert |actual − expected| ≤ bound element by element, naming the first element outside. */

@@ -3,7 +3,7 @@
 // kernels' float32 operations. A missing adapter fails the suite (webgpuKernelsForSuite).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pagesOf } from '../../ops/test-util';
+import { type AttentionCase, eachQueryHead, pagesOf, scoreTerms } from '../../ops/test-util';
 import { Rng } from '../../random';
 import { jsKernels } from '../js/index';
 import { expectAllRanIn, expectWithin, SLACK, sumErrorBound, U32, webgpuKernelsForSuite } from './testing';
@@ -13,8 +13,6 @@ const u = U32;
 const FLUSH = 2 ** -126;
 /** Runs of the property (raised ×20 once locally: `PAGED_WEBGPU_RUNS=160`). */
 const RUNS = Number(process.env.PAGED_WEBGPU_RUNS ?? 8);
-
-interface Contiguous { T: number; nh: number; nkv: number; d: number; scale: number; qOffset: number; q: Float32Array; k: Float32Array; v: Float32Array }
 
 /**
  * Per-element bound of the two forward kernels (attention.ts) against the float64 reference, for
@@ -30,38 +28,33 @@ interface Contiguous { T: number; nh: number; nkv: number; d: number; scale: num
  *    (6 + 4|x|)·u (x = z_s − lse) and the product's u, possibly flushed below 2⁻¹²⁶; the float32
  *    sum in key order (sumErrorBound); the reference's rounding u·|out|. SLACK covers second-order terms.
  */
-function webgpuBound(a: Contiguous, ref: Float32Array): Float64Array {
-  const { T, nh, nkv, d, scale, q, k, v } = a, rep = nh / nkv;
-  const bound = new Float64Array(T * nh * d);
-  for (let t = 0; t < T; t++) {
-    const n = a.qOffset + t + 1;
-    for (let h = 0; h < nh; h++) {
-      const g = Math.floor(h / rep), qo = (t * nh + h) * d;
-      const z: number[] = [], dz: number[] = [];
-      for (let s = 0; s < n; s++) {
-        const prods = Array.from({ length: d }, (_, e) => q[qo + e]! * k[(s * nkv + g) * d + e]!);
-        const zs = prods.reduce((x, y) => x + y, 0) * scale;
-        z.push(zs);
-        dz.push(scale * sumErrorBound(prods, 1) + 2 * u * Math.abs(zs));
-      }
-      const m = Math.max(...z), dm = Math.max(...dz), Z = Math.max(...z.map((x) => m - x));
-      const p = z.map((x) => Math.exp(x - m)), l = p.reduce((x, y) => x + y, 0), lse = m + Math.log(l);
-      let relL = 0;
-      z.forEach((x, s) => { relL += (p[s]! / l) * (dz[s]! + dm + u * (m - x) + (6 + 4 * (m - x)) * u); });
-      relL += (7 * n + 5 * Z) * u + n * u;
-      const eL = dm + relL + 2 ** -21 + 6 * u * Math.abs(Math.log(l)) + u * Math.abs(lse);
-      for (let e = 0; e < d; e++) {
-        const terms: number[] = [];
-        let err = 0;
-        z.forEach((x, s) => {
-          const w = Math.exp(x - lse), tv = w * v[(s * nkv + g) * d + e]!, ax = lse - x;
-          terms.push(tv);
-          err += Math.abs(tv) * (dz[s]! + eL + u * ax + (6 + 4 * ax) * u + u) + FLUSH * Math.abs(v[(s * nkv + g) * d + e]!);
-        });
-        bound[qo + e] = SLACK * (err + sumErrorBound(terms) + u * Math.abs(ref[qo + e]!));
-      }
+function webgpuBound(a: AttentionCase, ref: Float32Array): Float64Array {
+  const { d, scale, v, nkv } = a;
+  const bound = new Float64Array(a.T * a.nh * d);
+  eachQueryHead(a, (n, g, qo) => {
+    const z: number[] = [], dz: number[] = [];
+    for (let s = 0; s < n; s++) {
+      const prods = scoreTerms(a, qo, g, s), zs = prods.reduce((x, y) => x + y, 0) * scale;
+      z.push(zs);
+      dz.push(scale * sumErrorBound(prods, 1) + 2 * u * Math.abs(zs));
     }
-  }
+    const m = Math.max(...z), dm = Math.max(...dz), Z = Math.max(...z.map((x) => m - x));
+    const p = z.map((x) => Math.exp(x - m)), l = p.reduce((x, y) => x + y, 0), lse = m + Math.log(l);
+    let relL = 0;
+    z.forEach((x, s) => { relL += (p[s]! / l) * (dz[s]! + dm + u * (m - x) + (6 + 4 * (m - x)) * u); });
+    relL += (7 * n + 5 * Z) * u + n * u;
+    const eL = dm + relL + 2 ** -21 + 6 * u * Math.abs(Math.log(l)) + u * Math.abs(lse);
+    for (let e = 0; e < d; e++) {
+      const terms: number[] = [];
+      let err = 0;
+      z.forEach((x, s) => {
+        const ve = v[(s * nkv + g) * d + e]!, tv = Math.exp(x - lse) * ve, ax = lse - x;
+        terms.push(tv);
+        err += Math.abs(tv) * (dz[s]! + eL + u * ax + (6 + 4 * ax) * u + u) + FLUSH * Math.abs(ve);
+      });
+      bound[qo + e] = SLACK * (err + sumErrorBound(terms) + u * Math.abs(ref[qo + e]!));
+    }
+  });
   return bound;
 }
 
@@ -78,7 +71,7 @@ describe('paged attention in webgpu mode', { timeout: 240_000 }, () => {
       async ({ T, past, nkv, rep, d, bs, pad, seed }) => {
         const r = new Rng(seed), nh = nkv * rep, S = past + T, row = nkv * d;
         const rnd = (n: number) => Float32Array.from({ length: n }, () => r.normal());
-        const c: Contiguous = { T, nh, nkv, d, scale: 1 / Math.sqrt(d), qOffset: past, q: rnd(T * nh * d), k: rnd(S * row), v: rnd(S * row) };
+        const c: AttentionCase = { T, nh, nkv, d, scale: 1 / Math.sqrt(d), qOffset: past, q: rnd(T * nh * d), k: rnd(S * row), v: rnd(S * row) };
         // Rows past S in the last block are NaN: no kernel may read them.
         const kv = pagesOf(c.k, c.v, S, nkv, d, bs, pad, false);
         const args = (out: Float32Array) => ({ T, nh, d, q: c.q, kv, scale: c.scale, qOffset: past, out });
