@@ -29,58 +29,79 @@ const splat8 = (v) => `(v128.const i8x16 ${Array(16).fill(v).join(' ')})`;
 /** i8x16.shuffle that broadcasts i16 lane j of `v`. */
 const bcast16 = (v, j) => `(i8x16.shuffle ${Array.from({ length: 8 }, () => `${2 * j} ${2 * j + 1}`).join(' ')} ${v} ${v})`;
 /** f32 lane k of `v` in every lane (as extract + splat V8 emits one or two shuffles without a constant, as i8x16.shuffle a pshufb and a 128-bit constant). */
-const bcast32 = (v, k) => `(f32x4.splat (f32x4.extract_lane ${k} ${v}))`;
 
 /**
  * Q8_0 (34-byte blocks: f16 d, 32 int8), $n = blocks per row; x = the activation quants split by
- * sign, 64 bytes per block (quant_q8_0 with split), d_x at $xd. Blocks in groups of 4, the
- * leftover ones (n mod 4) one at a time.
+ * sign, 64 bytes per block (quant_q8_0 with split), d_x at $xd; $sc scratch for $n floats. Two
+ * passes per row and activation row: the first writes every block's d_w·d_x to $sc (four f16
+ * scales widened in one vector; it also brings the row into L1), the second takes blocks in
+ * pairs (then a leftover one), each an int8 dot product scaled by its d_w·d_x splat from $sc in
+ * one fused multiply-add, two accumulators. Few values live at once: V8 hoists every load of a
+ * loop body to its start, and the one-pass form (four blocks and their scales per iteration)
+ * spilled a quarter of its instructions.
  */
 export function q8_0Decode() {
   // i32x4 of the block at $p + o against the split activations at $xb + xo.
-  const block = (o, xo) => {
+  const block = (o, xo, v) => {
     const half = (h) => `(i32x4.dot_i16x8_s (local.get $ones) (i16x8.sub
-              (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v${h}) (v128.load offset=${xo + 16 * h} (local.get $xb)))
-              (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v${h}) (v128.load offset=${xo + 32 + 16 * h} (local.get $xb)))))`;
-    return `(local.set $v0 (v128.load offset=${o + 2} (local.get $p)))
-          (local.set $v1 (v128.load offset=${o + 18} (local.get $p)))
-          (i32x4.add ${half(0)} ${half(1)})`;
+              (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v${v + h}) (v128.load offset=${xo + 16 * h} (local.get $xb)))
+              (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v${v + h}) (v128.load offset=${xo + 32 + 16 * h} (local.get $xb)))))`;
+    return `(i32x4.add ${half(0)} ${half(1)})`;
   };
-  const groupBlocks = [0, 1, 2, 3].map((k) => `(local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (f32x4.convert_i32x4_s (block (result v128) ${block(34 * k, 64 * k)})) ${bcast32('(local.get $h)', k)})))`).join('\n            ');
+  const loadW = (o, v) => `(local.set $v${v} (v128.load offset=${o + 2} (local.get $p)))
+            (local.set $v${v + 1} (v128.load offset=${o + 18} (local.get $p)))`;
+  const madd = (a, o, xo, v, so) => `(local.set $a${a} (f32x4.relaxed_madd (f32x4.convert_i32x4_s ${block(o, xo, v)}) (v128.load32_splat offset=${so} (local.get $s)) (local.get $a${a})))`;
   // f16 → f32 of four i32 lanes holding f16 bits: magnitude by the exponent shift (exact), then the sign.
   const dw = `(v128.or
-            (f32x4.mul (i32x4.shl (v128.and (local.get $h) (local.get $c7fff)) (i32.const 13)) (local.get $c2p112))
-            (i32x4.shl (v128.and (local.get $h) (local.get $c8000)) (i32.const 16)))`;
+              (f32x4.mul (i32x4.shl (v128.and (local.get $h) (local.get $c7fff)) (i32.const 13)) (local.get $c2p112))
+              (i32x4.shl (v128.and (local.get $h) (local.get $c8000)) (i32.const 16)))`;
   const body = `
-        (local.set $a0 (v128.const f32x4 0 0 0 0))
-        (local.set $bi (i32.mul (local.get $m) (local.get $n)))
-        (local.set $end (i32.add (local.get $bi) (local.get $n)))
-        (local.set $end4 (i32.add (local.get $bi) (i32.and (local.get $n) (i32.const -4))))
+        (local.set $xq (i32.add (local.get $xd) (i32.shl (i32.mul (local.get $m) (local.get $n)) (i32.const 2))))
+        (local.set $s (local.get $sc))
         (local.set $p (local.get $w0))
-        (block $groupsDone
-          (br_if $groupsDone (i32.ge_u (local.get $bi) (local.get $end4)))
-          (loop $groups
-            (local.set $xb (i32.add (local.get $x) (i32.shl (local.get $bi) (i32.const 6))))
+        (local.set $end (i32.add (local.get $sc) (i32.shl (i32.and (local.get $n) (i32.const -4)) (i32.const 2))))
+        (block $scalesDone
+          (br_if $scalesDone (i32.ge_u (local.get $s) (local.get $end)))
+          (loop $scales
             (local.set $h (v128.load16_lane offset=102 6 (local.get $p) (v128.load16_lane offset=68 4 (local.get $p) (v128.load16_lane offset=34 2 (local.get $p) (v128.load16_lane 0 (local.get $p) (local.get $zero))))))
-            (local.set $h (f32x4.mul ${dw} (v128.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2))))))
-            ${groupBlocks}
+            (v128.store (local.get $s) (f32x4.mul ${dw} (v128.load (local.get $xq))))
             (local.set $p (i32.add (local.get $p) (i32.const 136)))
-            (br_if $groups (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 4))) (local.get $end4)))))
+            (local.set $xq (i32.add (local.get $xq) (i32.const 16)))
+            (br_if $scales (i32.lt_u (local.tee $s (i32.add (local.get $s) (i32.const 16))) (local.get $end)))))
+        (local.set $end (i32.add (local.get $sc) (i32.shl (local.get $n) (i32.const 2))))
         (block $tailDone
-          (br_if $tailDone (i32.ge_u (local.get $bi) (local.get $end)))
+          (br_if $tailDone (i32.ge_u (local.get $s) (local.get $end)))
           (loop $tail
-            (local.set $xb (i32.add (local.get $x) (i32.shl (local.get $bi) (i32.const 6))))
-            (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (f32x4.convert_i32x4_s (block (result v128) ${block(0, 0)}))
-              (f32x4.splat (f32.mul ${f16('(i32.load16_u (local.get $p))')} (f32.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))))))
+            (f32.store (local.get $s) (f32.mul ${f16('(i32.load16_u (local.get $p))')} (f32.load (local.get $xq))))
             (local.set $p (i32.add (local.get $p) (i32.const 34)))
-            (br_if $tail (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 1))) (local.get $end)))))
-        (local.set $out0 ${fsum('(local.get $a0)')})`;
+            (local.set $xq (i32.add (local.get $xq) (i32.const 4)))
+            (br_if $tail (i32.lt_u (local.tee $s (i32.add (local.get $s) (i32.const 4))) (local.get $end)))))
+        (local.set $a0 (v128.const f32x4 0 0 0 0))
+        (local.set $a1 (v128.const f32x4 0 0 0 0))
+        (local.set $s (local.get $sc))
+        (local.set $p (local.get $w0))
+        (local.set $xb (i32.add (local.get $x) (i32.shl (i32.mul (local.get $m) (local.get $n)) (i32.const 6))))
+        (local.set $end (i32.add (local.get $sc) (i32.shl (i32.and (local.get $n) (i32.const -2)) (i32.const 2))))
+        (block $pairsDone
+          (br_if $pairsDone (i32.ge_u (local.get $s) (local.get $end)))
+          (loop $pairs
+            ${loadW(0, 0)}
+            ${loadW(34, 2)}
+            ${madd(0, 0, 0, 0, 0)}
+            ${madd(1, 34, 64, 2, 4)}
+            (local.set $p (i32.add (local.get $p) (i32.const 68)))
+            (local.set $xb (i32.add (local.get $xb) (i32.const 128)))
+            (br_if $pairs (i32.lt_u (local.tee $s (i32.add (local.get $s) (i32.const 8))) (local.get $end)))))
+        (if (i32.and (local.get $n) (i32.const 1)) (then
+            ${loadW(0, 0)}
+            ${madd(0, 0, 0, 0, 0)}))
+        (local.set $out0 ${fsum('(f32x4.add (local.get $a0) (local.get $a1))')})`;
   const init = `(local.set $ones (v128.const i16x8 1 1 1 1 1 1 1 1))
     (local.set $c7fff (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff))
     (local.set $c8000 (v128.const i32x4 0x8000 0x8000 0x8000 0x8000))
     (local.set $c2p112 (v128.const f32x4 0x1p112 0x1p112 0x1p112 0x1p112))`;
-  return kernel('q8_0_1', 1, '(param $xd i32)', `(local $bi i32) (local $end i32) (local $end4 i32) (local $p i32) (local $xb i32)
-    (local $a0 v128) (local $v0 v128) (local $v1 v128) (local $h v128) (local $ones v128) (local $zero v128)
+  return kernel('q8_0_1', 1, '(param $xd i32) (param $sc i32)', `(local $end i32) (local $p i32) (local $xb i32) (local $xq i32) (local $s i32)
+    (local $a0 v128) (local $a1 v128) (local $v0 v128) (local $v1 v128) (local $v2 v128) (local $v3 v128) (local $h v128) (local $ones v128) (local $zero v128)
     (local $c7fff v128) (local $c8000 v128) (local $c2p112 v128)`, body, init);
 }
 

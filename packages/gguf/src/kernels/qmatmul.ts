@@ -162,6 +162,7 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
   else (slab.exports.quant_q8_0 as QuantKernel)(xf!, M * K, xq!, xd!, split);
   if (rows) q4kRows(slab, w, N, K, M, { xq: xq!, xd: xd!, xs: xs!, xp: xp!, yo: yo! });
   else if (many) igemm(slab, name, w, N, K, M, { xq: xq!, xd: xd!, xsf: xsf!, yo: yo!, w16: w16!, sw: sw!, mw: mw!, ch });
+  // The k-quant kernels read the per-32 sums at xs; the relaxed Q8_0 one takes it as scratch for a row's K/32 block scales.
   else slab.kernel(`${name}_1`)(w.offset, rs, N, K / type.blockSize, xq!, M, yo!, N, xd!, xs!);
   y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
 }
