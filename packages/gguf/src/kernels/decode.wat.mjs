@@ -23,7 +23,7 @@
 // Per block (Q8_0) or super-block: acc += d_w·d_x·isum in f32x4 lanes, summed across lanes once
 // per output: the same integers as ggml's vec_dot kernels, float32 sums in another order.
 
-import { f16, fsum, kernel, loadScalesMins } from './wat.mjs';
+import { f16, fsum, kernel, loadScalesMinsWith, SCALES_MINS_MASKS } from './wat.mjs';
 
 const splat8 = (v) => `(v128.const i8x16 ${Array(16).fill(v).join(' ')})`;
 /** i8x16.shuffle that broadcasts i16 lane j of `v`. */
@@ -32,7 +32,7 @@ const bcast16 = (v, j) => `(i8x16.shuffle ${Array.from({ length: 8 }, () => `${2
 
 /**
  * Q8_0 (34-byte blocks: f16 d, 32 int8), $n = blocks per row; x = the activation quants split by
- * sign, 64 bytes per block (quant_q8_0 with split), d_x at $xd; $sc scratch for $n floats. Two
+ * sign, 64 bytes per block (quant_q8_0 with split), d_x at $xd ($xs unused), $sc scratch for $n floats. Two
  * passes per row and activation row: the first writes every block's d_w·d_x to $sc (four f16
  * scales widened in one vector; it also brings the row into L1), the second takes blocks in
  * pairs (then a leftover one), each an int8 dot product scaled by its d_w·d_x splat from $sc in
@@ -100,7 +100,7 @@ export function q8_0Decode() {
     (local.set $c7fff (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff))
     (local.set $c8000 (v128.const i32x4 0x8000 0x8000 0x8000 0x8000))
     (local.set $c2p112 (v128.const f32x4 0x1p112 0x1p112 0x1p112 0x1p112))`;
-  return kernel('q8_0_1', 1, '(param $xd i32) (param $sc i32)', `(local $end i32) (local $p i32) (local $xb i32) (local $xq i32) (local $s i32)
+  return kernel('q8_0_1', 1, '(param $xd i32) (param $xs i32) (param $sc i32)', `(local $end i32) (local $p i32) (local $xb i32) (local $xq i32) (local $s i32)
     (local $a0 v128) (local $a1 v128) (local $v0 v128) (local $v1 v128) (local $v2 v128) (local $v3 v128) (local $h v128) (local $ones v128) (local $zero v128)
     (local $c7fff v128) (local $c8000 v128) (local $c2p112 v128)`, body, init);
 }
@@ -121,42 +121,63 @@ const superBlocks = (bytes, body) => `(local.set $bi (i32.mul (local.get $m) (lo
 /**
  * Q4_K (144-byte super-blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128 bytes of
  * nibbles), $n = super-blocks per row; x = Q8_K quants [M, K] int8, $xd [M, nb] f32, $xs [M, K/32]
- * i32 sums: y += d8·(d·Σ_j scale_j·isum_j − dmin·Σ_j min_j·bsum_j).
+ * i32 sums, $sc 32 bytes of scratch: y += d8·(d·Σ_j scale_j·isum_j − dmin·Σ_j min_j·bsum_j).
+ * Per super-block: the scales and mins decoded and stored as i16 at $sc (each scale then read as
+ * a splat: one instruction, no shuffle); a loop over the four 32-byte chunks of nibbles
+ * (sub-blocks 2c and 2c + 1); then d and dmin widened together and the mins term. Nothing but the
+ * accumulators lives across the loop: V8 hoists every load of an unrolled super-block to its
+ * start and spills them.
  */
 export function q4_kDecode() {
-  const sub = [];
-  for (let c = 0; c < 4; c++) {
-    // The 32 bytes of chunk c hold sub-block 2c (low nibbles) and 2c + 1 (high nibbles).
-    sub.push(`(local.set $q0 (v128.load offset=${16 + 32 * c} (local.get $p)))
-          (local.set $q1 (v128.load offset=${32 + 32 * c} (local.get $p)))`);
-    for (const high of [0, 1]) {
-      const nib = (k) => high ? `(v128.and (i16x8.shr_u (local.get $q${k}) (i32.const 4)) (local.get $m15))` : `(v128.and (local.get $q${k}) (local.get $m15))`;
-      const xo = 64 * c + 32 * high;
-      sub.push(`(local.set $s (i32x4.add (local.get $s) (i32x4.dot_i16x8_s
-            (i16x8.add (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${xo} (local.get $xb)) ${nib(0)}) (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${xo + 16} (local.get $xb)) ${nib(1)}))
-            ${bcast16('(local.get $sc)', 2 * c + high)})))`);
-    }
-  }
+  const nib = (k, high) => high ? `(v128.and (i16x8.shr_u (local.get $q${k}) (i32.const 4)) (local.get $m15))` : `(v128.and (local.get $q${k}) (local.get $m15))`;
+  const sub = (high) => `(local.set $s (i32x4.add (local.get $s) (i32x4.dot_i16x8_s
+              (i16x8.add (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${32 * high} (local.get $xq)) ${nib(0, high)}) (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${32 * high + 16} (local.get $xq)) ${nib(1, high)}))
+              (v128.load16_splat offset=${2 * high} (local.get $sq)))))`;
+  // d and dmin (f16 bits in i32 lanes 0, 1) → f32: magnitude by the exponent shift (exact), then the sign; times d8.
+  const dd = `(f32x4.mul (v128.or
+              (f32x4.mul (i32x4.shl (v128.and (local.get $h) (local.get $c7fff)) (i32.const 13)) (local.get $c2p112))
+              (i32x4.shl (v128.and (local.get $h) (local.get $c8000)) (i32.const 16)))
+            (v128.load32_splat (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))`;
   const body = `
         (local.set $a0 (v128.const f32x4 0 0 0 0))
         (local.set $am (v128.const f32x4 0 0 0 0))
+        (local.set $end4 (i32.add (local.get $sc) (i32.const 16)))
         ${superBlocks(144, `
-          (local.set $xsb (i32.add (local.get $xs) (i32.shl (local.get $bi) (i32.const 5))))
-          (local.set $d8 (f32.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))
-          ${loadScalesMins}
-          (local.set $sc (i16x8.extend_low_i8x16_u (local.get $scm)))
-          ;; Σ_j min_j·bsum_j, scaled by dmin·d8.
-          (local.set $am (f32x4.add (local.get $am) (f32x4.mul
-            (f32x4.convert_i32x4_s (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_u (local.get $scm)) (i16x8.narrow_i32x4_s (v128.load (local.get $xsb)) (v128.load offset=16 (local.get $xsb)))))
-            (f32x4.splat (f32.mul ${f16('(i32.load16_u offset=2 (local.get $p))')} (local.get $d8))))))
+          ${loadScalesMinsWith({ sel: '(local.get $sel)', low: '(local.get $low)', high: '(local.get $high)' })}
+          (v128.store (local.get $sc) (i16x8.extend_low_i8x16_u (local.get $scm)))
+          (v128.store offset=16 (local.get $sc) (i16x8.extend_high_i8x16_u (local.get $scm)))
           (local.set $s (v128.const i32x4 0 0 0 0))
-          ${sub.join('\n          ')}
-          (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (f32x4.convert_i32x4_s (local.get $s)) (f32x4.splat (f32.mul ${f16('(i32.load16_u (local.get $p))')} (local.get $d8))))))
+          (local.set $wq (i32.add (local.get $p) (i32.const 16)))
+          (local.set $xq (local.get $xb))
+          (local.set $sq (local.get $sc))
+          (loop $chunks
+            (local.set $q0 (v128.load (local.get $wq)))
+            (local.set $q1 (v128.load offset=16 (local.get $wq)))
+            ${sub(0)}
+            ${sub(1)}
+            (local.set $wq (i32.add (local.get $wq) (i32.const 32)))
+            (local.set $xq (i32.add (local.get $xq) (i32.const 64)))
+            (br_if $chunks (i32.lt_u (local.tee $sq (i32.add (local.get $sq) (i32.const 4))) (local.get $end4))))
+          (local.set $h (i32x4.extend_low_i16x8_u (v128.load32_zero (local.get $p))))
+          (local.set $dd ${dd})
+          (local.set $a0 (f32x4.relaxed_madd (f32x4.convert_i32x4_s (local.get $s)) (f32x4.splat (f32x4.extract_lane 0 (local.get $dd))) (local.get $a0)))
+          ;; Σ_j min_j·bsum_j, times dmin·d8 (lane 1 of $dd).
+          (local.set $xsb (i32.add (local.get $xs) (i32.shl (local.get $bi) (i32.const 5))))
+          (local.set $am (f32x4.relaxed_madd
+            (f32x4.convert_i32x4_s (i32x4.dot_i16x8_s (v128.load offset=16 (local.get $sc)) (i16x8.narrow_i32x4_s (v128.load (local.get $xsb)) (v128.load offset=16 (local.get $xsb)))))
+            (f32x4.splat (f32x4.extract_lane 1 (local.get $dd))) (local.get $am)))
           `)}
         (local.set $out0 (f32.sub ${fsum('(local.get $a0)')} ${fsum('(local.get $am)')}))`;
-  return kernel('q4_k_1', 1, '(param $xd i32) (param $xs i32)', `(local $bi i32) (local $end i32) (local $p i32) (local $xb i32) (local $xsb i32) (local $d8 f32)
-    (local $sv v128) (local $scm v128) (local $sc v128) (local $s v128) (local $q0 v128) (local $q1 v128) (local $a0 v128) (local $am v128) (local $m15 v128)`,
-  body, `(local.set $m15 ${splat8(15)})`);
+  return kernel('q4_k_1', 1, '(param $xd i32) (param $xs i32) (param $sc i32)', `(local $bi i32) (local $end i32) (local $end4 i32) (local $p i32) (local $xb i32) (local $xsb i32) (local $wq i32) (local $xq i32) (local $sq i32)
+    (local $sv v128) (local $scm v128) (local $h v128) (local $dd v128) (local $s v128) (local $q0 v128) (local $q1 v128) (local $a0 v128) (local $am v128) (local $m15 v128)
+    (local $c7fff v128) (local $c8000 v128) (local $c2p112 v128) (local $sel v128) (local $low v128) (local $high v128)`,
+  body, `(local.set $m15 ${splat8(15)})
+    (local.set $c7fff (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff))
+    (local.set $c8000 (v128.const i32x4 0x8000 0x8000 0x8000 0x8000))
+    (local.set $c2p112 (v128.const f32x4 0x1p112 0x1p112 0x1p112 0x1p112))
+    (local.set $sel ${SCALES_MINS_MASKS.sel})
+    (local.set $low ${SCALES_MINS_MASKS.low})
+    (local.set $high ${SCALES_MINS_MASKS.high})`);
 }
 
 /**

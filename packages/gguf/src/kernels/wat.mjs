@@ -43,16 +43,25 @@ export function kernel(name, R, extraParams, extraLocals, body, init = '') {
  * $p + 4, ggml's get_scale_min_k4) as one i8x16: lanes 0–7 the scales, 8–15 the mins. Scale j < 4
  * is b[j] & 63 and min j < 4 is b[j + 4] & 63; for j ≥ 4 the low four bits come from b[j + 4]
  * (low nibble: scale, high nibble: min) and the high two from the top bits of b[j − 4] (scale) or b[j].
+ * Both shuffles move whole 32-bit words (one pshufd), the shifts are i16 shifts whose bits from the
+ * neighbouring byte the masks clear (V8 emulates an i8x16 shift with five instructions). `c` holds
+ * the three masks: inline constants, or locals set once by a kernel that decodes in a loop (V8
+ * rebuilds a v128.const at every use inside a loop).
  */
-const scalesMins = `(v128.or
-            (v128.and
-              (v128.bitselect
-                (i8x16.shr_u (i8x16.shuffle 0 1 2 3 8 9 10 11 4 5 6 7 8 9 10 11 (local.get $sv) (local.get $sv)) (i32.const 4))
-                (i8x16.shuffle 0 1 2 3 8 9 10 11 4 5 6 7 8 9 10 11 (local.get $sv) (local.get $sv))
-                (v128.const i8x16 0 0 0 0 0 0 0 0 0 0 0 0 -1 -1 -1 -1))
-              (v128.const i8x16 63 63 63 63 15 15 15 15 63 63 63 63 -1 -1 -1 -1))
-            (i8x16.shl (i8x16.shr_u (i8x16.shuffle 16 16 16 16 0 1 2 3 16 16 16 16 4 5 6 7 (local.get $sv) (v128.const i32x4 0 0 0 0)) (i32.const 6)) (i32.const 4)))`;
+export const SCALES_MINS_MASKS = {
+  sel: '(v128.const i8x16 0 0 0 0 0 0 0 0 0 0 0 0 -1 -1 -1 -1)',
+  low: '(v128.const i8x16 63 63 63 63 15 15 15 15 63 63 63 63 15 15 15 15)',
+  high: '(v128.const i8x16 0 0 0 0 48 48 48 48 0 0 0 0 48 48 48 48)',
+};
+const scalesMins = (c) => {
+  const words = '(i8x16.shuffle 0 1 2 3 8 9 10 11 4 5 6 7 8 9 10 11 (local.get $sv) (local.get $sv))';
+  return `(v128.or
+            (v128.and (v128.bitselect (i16x8.shr_u ${words} (i32.const 4)) ${words} ${c.sel}) ${c.low})
+            (v128.and (i16x8.shr_u (i8x16.shuffle 0 1 2 3 0 1 2 3 4 5 6 7 4 5 6 7 (local.get $sv) (local.get $sv)) (i32.const 2)) ${c.high}))`;
+};
 
+/** Decode the scales and mins of the super-block at $p into $scm (via $sv), with the masks `c`. */
+export const loadScalesMinsWith = (c) => `(local.set $sv (v128.load offset=4 (local.get $p)))
+          (local.set $scm ${scalesMins(c)})`;
 /** Decode the scales and mins of the super-block at $p into $scm (via $sv). */
-export const loadScalesMins = `(local.set $sv (v128.load offset=4 (local.get $p)))
-          (local.set $scm ${scalesMins})`;
+export const loadScalesMins = loadScalesMinsWith(SCALES_MINS_MASKS);
