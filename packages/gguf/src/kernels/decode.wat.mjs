@@ -26,9 +26,6 @@
 import { f16, fsum, kernel, loadScalesMinsWith, SCALES_MINS_MASKS } from './wat.mjs';
 
 const splat8 = (v) => `(v128.const i8x16 ${Array(16).fill(v).join(' ')})`;
-/** i8x16.shuffle that broadcasts i16 lane j of `v`. */
-const bcast16 = (v, j) => `(i8x16.shuffle ${Array.from({ length: 8 }, () => `${2 * j} ${2 * j + 1}`).join(' ')} ${v} ${v})`;
-/** f32 lane k of `v` in every lane (as extract + splat V8 emits one or two shuffles without a constant, as i8x16.shuffle a pshufb and a 128-bit constant). */
 
 /**
  * Q8_0 (34-byte blocks: f16 d, 32 int8), $n = blocks per row; x = the activation quants split by
@@ -182,45 +179,53 @@ export function q4_kDecode() {
 
 /**
  * Q6_K (210-byte super-blocks: 128 bytes of low nibbles ql, 64 bytes of 2-bit highs qh, 16 int8
- * scales, f16 d), $n = super-blocks per row; x = Q8_K quants [M, K] int8, $xd [M, nb] f32:
- * y += d8·d·Σ_j scale_j·Σ (q − 32)·x over sub-blocks of 16 values. Value 128h + l0 + 32s + i
- * (i < 16) is nibble (s < 2: low, else high) of ql[64h + l0 + 32(s & 1) + i] with bits 2s, 2s + 1
- * of qh[32h + l0 + i] above it; its scale is sc[8h + l0/16 + 2s].
+ * scales, f16 d), $n = super-blocks per row; x = Q8_K quants [M, K] int8, $xd [M, nb] f32, $sc 32
+ * bytes of scratch: y += d8·d·Σ_j scale_j·Σ (q − 32)·x over sub-blocks of 16 values. Value
+ * 128h + l0 + 32s + i (i < 16) is nibble (s < 2: low, else high) of ql[64h + l0 + 32(s & 1) + i]
+ * with bits 2s, 2s + 1 of qh[32h + l0 + i] above it; its scale is sc[8h + l0/16 + 2s]. Per
+ * super-block the sixteen scales are stored as i16 at $sc (each then read as a splat), then a
+ * loop over h and one over l0 take 64 values an iteration: few live values (V8 hoists every load
+ * of an unrolled super-block and spills them).
  */
 export function q6_kDecode() {
   const sub = [];
-  for (let h = 0; h < 2; h++) {
-    for (let l0 = 0; l0 < 32; l0 += 16) {
-      sub.push(`(local.set $qa (v128.load offset=${64 * h + l0} (local.get $p)))
-          (local.set $qb (v128.load offset=${64 * h + l0 + 32} (local.get $p)))
-          (local.set $qh (v128.load offset=${128 + 32 * h + l0} (local.get $p)))`);
-      for (let s = 0; s < 4; s++) {
-        const ql = s & 1 ? '(local.get $qb)' : '(local.get $qa)';
-        const nib = s < 2 ? `(v128.and ${ql} (local.get $m15))` : `(v128.and (i16x8.shr_u ${ql} (i32.const 4)) (local.get $m15))`;
-        // Bits 2s, 2s + 1 of each qh byte moved to bits 4, 5 (i16 shifts by ≤ 4 keep them in their byte).
-        const shifted = ['(i16x8.shl (local.get $qh) (i32.const 4))', '(i16x8.shl (local.get $qh) (i32.const 2))', '(local.get $qh)', '(i16x8.shr_u (local.get $qh) (i32.const 2))'][s];
-        const xo = 128 * h + l0 + 32 * s, j = (l0 >> 4) + 2 * s;
-        sub.push(`(local.set $v (v128.load offset=${xo} (local.get $xb)))
-          (local.set $s (i32x4.add (local.get $s) (i32x4.dot_i16x8_s
-            (i16x8.sub (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v) (v128.or ${nib} (v128.and ${shifted} (local.get $m48)))) (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v) (local.get $m32)))
-            ${bcast16(`(local.get $sc${h})`, j)})))`);
-      }
-    }
+  for (let s = 0; s < 4; s++) {
+    const ql = s & 1 ? '(local.get $qb)' : '(local.get $qa)';
+    const nib = s < 2 ? `(v128.and ${ql} (local.get $m15))` : `(v128.and (i16x8.shr_u ${ql} (i32.const 4)) (local.get $m15))`;
+    // Bits 2s, 2s + 1 of each qh byte moved to bits 4, 5 (i16 shifts by ≤ 4 keep them in their byte).
+    const shifted = ['(i16x8.shl (local.get $qh) (i32.const 4))', '(i16x8.shl (local.get $qh) (i32.const 2))', '(local.get $qh)', '(i16x8.shr_u (local.get $qh) (i32.const 2))'][s];
+    sub.push(`(local.set $v (v128.load offset=${32 * s} (local.get $xq)))
+              (local.set $s (i32x4.add (local.get $s) (i32x4.dot_i16x8_s
+                (i16x8.sub (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v) (v128.or ${nib} (v128.and ${shifted} (local.get $m48)))) (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v) (local.get $m32)))
+                (v128.load16_splat offset=${4 * s} (local.get $sq)))))`);
   }
   const body = `
         (local.set $a0 (v128.const f32x4 0 0 0 0))
         ${superBlocks(210, `
           (local.set $v (v128.load offset=192 (local.get $p)))
-          (local.set $sc0 (i16x8.extend_low_i8x16_s (local.get $v)))
-          (local.set $sc1 (i16x8.extend_high_i8x16_s (local.get $v)))
+          (v128.store (local.get $sc) (i16x8.extend_low_i8x16_s (local.get $v)))
+          (v128.store offset=16 (local.get $sc) (i16x8.extend_high_i8x16_s (local.get $v)))
           (local.set $s (v128.const i32x4 0 0 0 0))
-          ${sub.join('\n          ')}
-          (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (f32x4.convert_i32x4_s (local.get $s))
-            (f32x4.splat (f32.mul ${f16('(i32.load16_u offset=208 (local.get $p))')} (f32.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))))))
+          (local.set $h (i32.const 0))
+          (loop $halves
+            (local.set $l0 (i32.const 0))
+            (loop $quarters
+              (local.set $wq (i32.add (local.get $p) (i32.add (i32.shl (local.get $h) (i32.const 6)) (local.get $l0))))
+              (local.set $xq (i32.add (local.get $xb) (i32.add (i32.shl (local.get $h) (i32.const 7)) (local.get $l0))))
+              (local.set $sq (i32.add (local.get $sc) (i32.add (i32.shl (local.get $h) (i32.const 4)) (i32.shr_u (local.get $l0) (i32.const 3)))))
+              (local.set $qa (v128.load (local.get $wq)))
+              (local.set $qb (v128.load offset=32 (local.get $wq)))
+              (local.set $qh (v128.load offset=128 (i32.sub (local.get $wq) (i32.shl (local.get $h) (i32.const 5)))))
+              ${sub.join('\n              ')}
+              (br_if $quarters (i32.lt_u (local.tee $l0 (i32.add (local.get $l0) (i32.const 16))) (i32.const 32))))
+            (br_if $halves (i32.lt_u (local.tee $h (i32.add (local.get $h) (i32.const 1))) (i32.const 2))))
+          (local.set $a0 (f32x4.relaxed_madd (f32x4.convert_i32x4_s (local.get $s))
+            (f32x4.splat (f32.mul ${f16('(i32.load16_u offset=208 (local.get $p))')} (f32.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2))))))
+            (local.get $a0)))
           `)}
         (local.set $out0 ${fsum('(local.get $a0)')})`;
-  return kernel('q6_k_1', 1, '(param $xd i32) (param $xs i32)', `(local $bi i32) (local $end i32) (local $p i32) (local $xb i32)
-    (local $v v128) (local $s v128) (local $qa v128) (local $qb v128) (local $qh v128) (local $sc0 v128) (local $sc1 v128) (local $a0 v128) (local $m15 v128) (local $m32 v128) (local $m48 v128)`,
+  return kernel('q6_k_1', 1, '(param $xd i32) (param $xs i32) (param $sc i32)', `(local $bi i32) (local $end i32) (local $p i32) (local $xb i32) (local $h i32) (local $l0 i32) (local $wq i32) (local $xq i32) (local $sq i32)
+    (local $v v128) (local $s v128) (local $qa v128) (local $qb v128) (local $qh v128) (local $a0 v128) (local $m15 v128) (local $m32 v128) (local $m48 v128)`,
   body, `(local.set $m15 ${splat8(15)})
     (local.set $m32 ${splat8(32)})
     (local.set $m48 ${splat8(48)})`);

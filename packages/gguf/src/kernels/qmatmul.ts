@@ -21,7 +21,7 @@ interface Wasm {
  */
 type Kernel = (w: number, rs: number, nr: number, n: number, x: number, M: number, y: number, ldy: number, xd?: number, xs?: number, sc?: number) => void;
 
-/** Scratch of the relaxed matrix-vector kernels for rows of n blocks: a Q8_0 row's block scales (4 bytes each), a Q4_K super-block's scales and mins as i16 (32 bytes). */
+/** Scratch of the relaxed matrix-vector kernels for rows of n blocks: a Q8_0 row's block scales (4 bytes each), a Q4_K super-block's scales and mins or a Q6_K super-block's scales as i16 (32 bytes). */
 const DECODE_SCRATCH_BYTES = (n: number) => Math.max(4 * n, 32);
 
 interface Instance { memory: { buffer: ArrayBuffer; grow(pages: number): number }; [kernel: string]: unknown }
