@@ -23,7 +23,12 @@
 // Per block (Q8_0) or super-block: acc += d_w·d_x·isum in f32x4 lanes, summed across lanes once
 // per output: the same integers as ggml's vec_dot kernels, float32 sums in another order.
 
-import { f16, fsum, kernel, loadScalesMinsWith, SCALES_MINS_MASKS } from './wat.mjs';
+import { F16X4_CONSTS, f16, f16x4, fsum, kernel, loadScalesMinsWith, SCALES_MINS_MASKS } from './wat.mjs';
+
+/** The constants of f16x4 as locals (set once per call by f16Init). */
+const F16_LOCALS = { c7fff: '(local.get $c7fff)', c8000: '(local.get $c8000)', bias: '(local.get $bias)', c2m14: '(local.get $c2m14)', zero: '(local.get $zero)' };
+const f16Locals = '(local $c7fff v128) (local $c8000 v128) (local $bias v128) (local $c2m14 v128) (local $zero v128)';
+const f16Init = Object.entries(F16_LOCALS).filter(([k]) => k !== 'zero').map(([k]) => `(local.set $${k} ${F16X4_CONSTS[k]})`).join('\n    ');
 
 const splat8 = (v) => `(v128.const i8x16 ${Array(16).fill(v).join(' ')})`;
 
@@ -48,10 +53,6 @@ export function q8_0Decode() {
   const loadW = (o, v) => `(local.set $v${v} (v128.load offset=${o + 2} (local.get $p)))
             (local.set $v${v + 1} (v128.load offset=${o + 18} (local.get $p)))`;
   const madd = (a, o, xo, v, so) => `(local.set $a${a} (f32x4.relaxed_madd (f32x4.convert_i32x4_s ${block(o, xo, v)}) (v128.load32_splat offset=${so} (local.get $s)) (local.get $a${a})))`;
-  // f16 → f32 of four i32 lanes holding f16 bits: magnitude by the exponent shift (exact), then the sign.
-  const dw = `(v128.or
-              (f32x4.mul (i32x4.shl (v128.and (local.get $h) (local.get $c7fff)) (i32.const 13)) (local.get $c2p112))
-              (i32x4.shl (v128.and (local.get $h) (local.get $c8000)) (i32.const 16)))`;
   const body = `
         (local.set $xq (i32.add (local.get $xd) (i32.shl (i32.mul (local.get $m) (local.get $n)) (i32.const 2))))
         (local.set $s (local.get $sc))
@@ -61,7 +62,7 @@ export function q8_0Decode() {
           (br_if $scalesDone (i32.ge_u (local.get $s) (local.get $end)))
           (loop $scales
             (local.set $h (v128.load16_lane offset=102 6 (local.get $p) (v128.load16_lane offset=68 4 (local.get $p) (v128.load16_lane offset=34 2 (local.get $p) (v128.load16_lane 0 (local.get $p) (local.get $zero))))))
-            (v128.store (local.get $s) (f32x4.mul ${dw} (v128.load (local.get $xq))))
+            (v128.store (local.get $s) (f32x4.mul ${f16x4('(local.get $h)', F16_LOCALS)} (v128.load (local.get $xq))))
             (local.set $p (i32.add (local.get $p) (i32.const 136)))
             (local.set $xq (i32.add (local.get $xq) (i32.const 16)))
             (br_if $scales (i32.lt_u (local.tee $s (i32.add (local.get $s) (i32.const 16))) (local.get $end)))))
@@ -94,12 +95,9 @@ export function q8_0Decode() {
             ${madd(0, 0, 0, 0, 0)}))
         (local.set $out0 ${fsum('(f32x4.add (local.get $a0) (local.get $a1))')})`;
   const init = `(local.set $ones (v128.const i16x8 1 1 1 1 1 1 1 1))
-    (local.set $c7fff (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff))
-    (local.set $c8000 (v128.const i32x4 0x8000 0x8000 0x8000 0x8000))
-    (local.set $c2p112 (v128.const f32x4 0x1p112 0x1p112 0x1p112 0x1p112))`;
+    ${f16Init}`;
   return kernel('q8_0_1', 1, '(param $xd i32) (param $xs i32) (param $sc i32)', `(local $end i32) (local $p i32) (local $xb i32) (local $xq i32) (local $s i32)
-    (local $a0 v128) (local $a1 v128) (local $v0 v128) (local $v1 v128) (local $v2 v128) (local $v3 v128) (local $h v128) (local $ones v128) (local $zero v128)
-    (local $c7fff v128) (local $c8000 v128) (local $c2p112 v128)`, body, init);
+    (local $a0 v128) (local $a1 v128) (local $v0 v128) (local $v1 v128) (local $v2 v128) (local $v3 v128) (local $h v128) (local $ones v128) ${f16Locals}`, body, init);
 }
 
 /**
@@ -130,11 +128,8 @@ export function q4_kDecode() {
   const sub = (high) => `(local.set $s (i32x4.add (local.get $s) (i32x4.dot_i16x8_s
               (i16x8.add (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${32 * high} (local.get $xq)) ${nib(0, high)}) (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${32 * high + 16} (local.get $xq)) ${nib(1, high)}))
               (v128.load16_splat offset=${2 * high} (local.get $sq)))))`;
-  // d and dmin (f16 bits in i32 lanes 0, 1) → f32: magnitude by the exponent shift (exact), then the sign; times d8.
-  const dd = `(f32x4.mul (v128.or
-              (f32x4.mul (i32x4.shl (v128.and (local.get $h) (local.get $c7fff)) (i32.const 13)) (local.get $c2p112))
-              (i32x4.shl (v128.and (local.get $h) (local.get $c8000)) (i32.const 16)))
-            (v128.load32_splat (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))`;
+  // d and dmin (f16 bits in i32 lanes 0, 1) → f32, times d8.
+  const dd = `(f32x4.mul ${f16x4('(local.get $h)', F16_LOCALS)} (v128.load32_splat (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))`;
   const body = `
         (local.set $a0 (v128.const f32x4 0 0 0 0))
         (local.set $am (v128.const f32x4 0 0 0 0))
@@ -167,11 +162,9 @@ export function q4_kDecode() {
         (local.set $out0 (f32.sub ${fsum('(local.get $a0)')} ${fsum('(local.get $am)')}))`;
   return kernel('q4_k_1', 1, '(param $xd i32) (param $xs i32) (param $sc i32)', `(local $bi i32) (local $end i32) (local $end4 i32) (local $p i32) (local $xb i32) (local $xsb i32) (local $wq i32) (local $xq i32) (local $sq i32)
     (local $sv v128) (local $scm v128) (local $h v128) (local $dd v128) (local $s v128) (local $q0 v128) (local $q1 v128) (local $a0 v128) (local $am v128) (local $m15 v128)
-    (local $c7fff v128) (local $c8000 v128) (local $c2p112 v128) (local $sel v128) (local $low v128) (local $high v128)`,
+    ${f16Locals} (local $sel v128) (local $low v128) (local $high v128)`,
   body, `(local.set $m15 ${splat8(15)})
-    (local.set $c7fff (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff))
-    (local.set $c8000 (v128.const i32x4 0x8000 0x8000 0x8000 0x8000))
-    (local.set $c2p112 (v128.const f32x4 0x1p112 0x1p112 0x1p112 0x1p112))
+    ${f16Init}
     (local.set $sel ${SCALES_MINS_MASKS.sel})
     (local.set $low ${SCALES_MINS_MASKS.low})
     (local.set $high ${SCALES_MINS_MASKS.high})`);
