@@ -3,18 +3,17 @@
 // blocks. Written for what V8 (Node 20, x64) makes of them (read with --print-wasm-code): every
 // vector constant lives in a local set once per call (a v128.const or i8x16.splat inside the loop
 // is rebuilt at each use, 3–4 instructions), shifts are i16x8 shifts and a mask (an i8x16 shift is
-// emulated with 5), each stored byte is loaded once, and no two-operand i8x16.shuffle (two pshufb,
-// an or and two 128-bit constants). Tried and dropped: a loop over Q4_K's four chunks instead of
-// the unrolled super-block, and a store ordering the loads after the arithmetic before them (V8
-// hoists the loads of an unrolled super-block and spills them): both spilled more (≈ 380 and 335
-// instructions per super-block against 295).
+// emulated with 5), each stored byte is loaded once, no two-operand i8x16.shuffle (two pshufb, an
+// or and two 128-bit constants), and few loads per basic block: V8 hoists every load of a block
+// to its start and spills what passes 15 registers, so a super-block is a loop over chunks (a
+// branch is a barrier) whose block scales were decoded before it into scratch ($sc), read back as
+// splats (load16_splat, load32_splat: one instruction each). Instructions per 32 weights in V8's
+// code: Q8_0 24, Q4_K 23, Q6_K ≈ 42 (tooling/bench/results/gguf-decode.md).
 //
 // Integer dot products: i16x8.relaxed_dot_i8x16_i7x16_s(a, b) with b's lanes in [0, 127]
 // (pmaddubsw; exact on every CPU for such b).
 //  - Q8_0: the activation quants split by sign (q⁺, q⁻ both in [0, 127]) as b and the int8
 //    weights as a: Σ w·x = dot(w, q⁺) − dot(w, q⁻), pairs ≤ 2·128·127 in i16, summed in i32.
-//    Blocks go in fours: their f16 weight scales widened in one vector (four 16-bit lane loads)
-//    times the four d_x, each block's i32x4 converted and scaled by its lane.
 //  - Q4_K: activations as a, nibbles in [0, 15] as b, 32 values per sub-block, pairs summed in
 //    i16 (≤ 4·15·128), then × scale_j and summed in i32 by one i32x4.dot_i16x8_s; the mins as one
 //    i32x4.dot_i16x8_s of the 6-bit mins with the per-32 activation sums narrowed to i16 (≤ 32·127).
@@ -25,7 +24,7 @@
 
 import { F16X4_CONSTS, f16, f16x4, fsum, kernel, loadScalesMinsWith, SCALES_MINS_MASKS } from './wat.mjs';
 
-/** The constants of f16x4 as locals (set once per call by f16Init). */
+/** The constants of f16x4 as locals, set once per call by f16Init ($zero: a local's initial value). */
 const F16_LOCALS = { c7fff: '(local.get $c7fff)', c8000: '(local.get $c8000)', bias: '(local.get $bias)', c2m14: '(local.get $c2m14)', zero: '(local.get $zero)' };
 const f16Locals = '(local $c7fff v128) (local $c8000 v128) (local $bias v128) (local $c2m14 v128) (local $zero v128)';
 const f16Init = Object.entries(F16_LOCALS).filter(([k]) => k !== 'zero').map(([k]) => `(local.set $${k} ${F16X4_CONSTS[k]})`).join('\n    ');
