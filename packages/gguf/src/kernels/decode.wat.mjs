@@ -3,18 +3,17 @@
 // blocks. Written for what V8 (Node 20, x64) makes of them (read with --print-wasm-code): every
 // vector constant lives in a local set once per call (a v128.const or i8x16.splat inside the loop
 // is rebuilt at each use, 3–4 instructions), shifts are i16x8 shifts and a mask (an i8x16 shift is
-// emulated with 5), each stored byte is loaded once, and no two-operand i8x16.shuffle (two pshufb,
-// an or and two 128-bit constants). Tried and dropped: a loop over Q4_K's four chunks instead of
-// the unrolled super-block, and a store ordering the loads after the arithmetic before them (V8
-// hoists the loads of an unrolled super-block and spills them): both spilled more (≈ 380 and 335
-// instructions per super-block against 295).
+// emulated with 5), each stored byte is loaded once, no two-operand i8x16.shuffle (two pshufb, an
+// or and two 128-bit constants), and few loads per basic block: V8 hoists every load of a block
+// to its start and spills what passes 15 registers, so a super-block is a loop over chunks (a
+// branch is a barrier) whose block scales were decoded before it into scratch ($sc), read back as
+// splats (load16_splat, load32_splat: one instruction each). Instructions per 32 weights in V8's
+// code: Q8_0 24, Q4_K 23, Q6_K ≈ 42 (tooling/bench/results/gguf-decode.md).
 //
 // Integer dot products: i16x8.relaxed_dot_i8x16_i7x16_s(a, b) with b's lanes in [0, 127]
 // (pmaddubsw; exact on every CPU for such b).
 //  - Q8_0: the activation quants split by sign (q⁺, q⁻ both in [0, 127]) as b and the int8
 //    weights as a: Σ w·x = dot(w, q⁺) − dot(w, q⁻), pairs ≤ 2·128·127 in i16, summed in i32.
-//    Blocks go in fours: their f16 weight scales widened in one vector (four 16-bit lane loads)
-//    times the four d_x, each block's i32x4 converted and scaled by its lane.
 //  - Q4_K: activations as a, nibbles in [0, 15] as b, 32 values per sub-block, pairs summed in
 //    i16 (≤ 4·15·128), then × scale_j and summed in i32 by one i32x4.dot_i16x8_s; the mins as one
 //    i32x4.dot_i16x8_s of the 6-bit mins with the per-32 activation sums narrowed to i16 (≤ 32·127).
@@ -23,65 +22,81 @@
 // Per block (Q8_0) or super-block: acc += d_w·d_x·isum in f32x4 lanes, summed across lanes once
 // per output: the same integers as ggml's vec_dot kernels, float32 sums in another order.
 
-import { f16, fsum, kernel, loadScalesMins } from './wat.mjs';
+import { F16X4_CONSTS, f16, f16x4, fsum, kernel, loadScalesMinsWith, SCALES_MINS_MASKS } from './wat.mjs';
+
+/** The constants of f16x4 as locals, set once per call by f16Init ($zero: a local's initial value). */
+const F16_LOCALS = { c7fff: '(local.get $c7fff)', c8000: '(local.get $c8000)', bias: '(local.get $bias)', c2m14: '(local.get $c2m14)', zero: '(local.get $zero)' };
+const f16Locals = '(local $c7fff v128) (local $c8000 v128) (local $bias v128) (local $c2m14 v128) (local $zero v128)';
+const f16Init = Object.entries(F16_LOCALS).filter(([k]) => k !== 'zero').map(([k]) => `(local.set $${k} ${F16X4_CONSTS[k]})`).join('\n    ');
 
 const splat8 = (v) => `(v128.const i8x16 ${Array(16).fill(v).join(' ')})`;
-/** i8x16.shuffle that broadcasts i16 lane j of `v`. */
-const bcast16 = (v, j) => `(i8x16.shuffle ${Array.from({ length: 8 }, () => `${2 * j} ${2 * j + 1}`).join(' ')} ${v} ${v})`;
-/** f32 lane k of `v` in every lane (as extract + splat V8 emits one or two shuffles without a constant, as i8x16.shuffle a pshufb and a 128-bit constant). */
-const bcast32 = (v, k) => `(f32x4.splat (f32x4.extract_lane ${k} ${v}))`;
 
 /**
  * Q8_0 (34-byte blocks: f16 d, 32 int8), $n = blocks per row; x = the activation quants split by
- * sign, 64 bytes per block (quant_q8_0 with split), d_x at $xd. Blocks in groups of 4, the
- * leftover ones (n mod 4) one at a time.
+ * sign, 64 bytes per block (quant_q8_0 with split), d_x at $xd ($xs unused), $sc scratch for $n floats. Two
+ * passes per row and activation row: the first writes every block's d_w·d_x to $sc (four f16
+ * scales widened in one vector; it also brings the row into L1), the second takes blocks in
+ * pairs (then a leftover one), each an int8 dot product scaled by its d_w·d_x splat from $sc in
+ * one fused multiply-add, two accumulators. Few values live at once: V8 hoists every load of a
+ * loop body to its start, and the one-pass form (four blocks and their scales per iteration)
+ * spilled a quarter of its instructions.
  */
 export function q8_0Decode() {
   // i32x4 of the block at $p + o against the split activations at $xb + xo.
-  const block = (o, xo) => {
+  const block = (o, xo, v) => {
     const half = (h) => `(i32x4.dot_i16x8_s (local.get $ones) (i16x8.sub
-              (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v${h}) (v128.load offset=${xo + 16 * h} (local.get $xb)))
-              (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v${h}) (v128.load offset=${xo + 32 + 16 * h} (local.get $xb)))))`;
-    return `(local.set $v0 (v128.load offset=${o + 2} (local.get $p)))
-          (local.set $v1 (v128.load offset=${o + 18} (local.get $p)))
-          (i32x4.add ${half(0)} ${half(1)})`;
+              (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v${v + h}) (v128.load offset=${xo + 16 * h} (local.get $xb)))
+              (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v${v + h}) (v128.load offset=${xo + 32 + 16 * h} (local.get $xb)))))`;
+    return `(i32x4.add ${half(0)} ${half(1)})`;
   };
-  const groupBlocks = [0, 1, 2, 3].map((k) => `(local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (f32x4.convert_i32x4_s (block (result v128) ${block(34 * k, 64 * k)})) ${bcast32('(local.get $h)', k)})))`).join('\n            ');
-  // f16 → f32 of four i32 lanes holding f16 bits: magnitude by the exponent shift (exact), then the sign.
-  const dw = `(v128.or
-            (f32x4.mul (i32x4.shl (v128.and (local.get $h) (local.get $c7fff)) (i32.const 13)) (local.get $c2p112))
-            (i32x4.shl (v128.and (local.get $h) (local.get $c8000)) (i32.const 16)))`;
+  const loadW = (o, v) => `(local.set $v${v} (v128.load offset=${o + 2} (local.get $p)))
+            (local.set $v${v + 1} (v128.load offset=${o + 18} (local.get $p)))`;
+  const madd = (a, o, xo, v, so) => `(local.set $a${a} (f32x4.relaxed_madd (f32x4.convert_i32x4_s ${block(o, xo, v)}) (v128.load32_splat offset=${so} (local.get $s)) (local.get $a${a})))`;
   const body = `
-        (local.set $a0 (v128.const f32x4 0 0 0 0))
-        (local.set $bi (i32.mul (local.get $m) (local.get $n)))
-        (local.set $end (i32.add (local.get $bi) (local.get $n)))
-        (local.set $end4 (i32.add (local.get $bi) (i32.and (local.get $n) (i32.const -4))))
+        (local.set $xq (i32.add (local.get $xd) (i32.shl (i32.mul (local.get $m) (local.get $n)) (i32.const 2))))
+        (local.set $s (local.get $sc))
         (local.set $p (local.get $w0))
-        (block $groupsDone
-          (br_if $groupsDone (i32.ge_u (local.get $bi) (local.get $end4)))
-          (loop $groups
-            (local.set $xb (i32.add (local.get $x) (i32.shl (local.get $bi) (i32.const 6))))
+        (local.set $end (i32.add (local.get $sc) (i32.shl (i32.and (local.get $n) (i32.const -4)) (i32.const 2))))
+        (block $scalesDone
+          (br_if $scalesDone (i32.ge_u (local.get $s) (local.get $end)))
+          (loop $scales
             (local.set $h (v128.load16_lane offset=102 6 (local.get $p) (v128.load16_lane offset=68 4 (local.get $p) (v128.load16_lane offset=34 2 (local.get $p) (v128.load16_lane 0 (local.get $p) (local.get $zero))))))
-            (local.set $h (f32x4.mul ${dw} (v128.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2))))))
-            ${groupBlocks}
+            (v128.store (local.get $s) (f32x4.mul ${f16x4('(local.get $h)', F16_LOCALS)} (v128.load (local.get $xq))))
             (local.set $p (i32.add (local.get $p) (i32.const 136)))
-            (br_if $groups (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 4))) (local.get $end4)))))
+            (local.set $xq (i32.add (local.get $xq) (i32.const 16)))
+            (br_if $scales (i32.lt_u (local.tee $s (i32.add (local.get $s) (i32.const 16))) (local.get $end)))))
+        (local.set $end (i32.add (local.get $sc) (i32.shl (local.get $n) (i32.const 2))))
         (block $tailDone
-          (br_if $tailDone (i32.ge_u (local.get $bi) (local.get $end)))
+          (br_if $tailDone (i32.ge_u (local.get $s) (local.get $end)))
           (loop $tail
-            (local.set $xb (i32.add (local.get $x) (i32.shl (local.get $bi) (i32.const 6))))
-            (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (f32x4.convert_i32x4_s (block (result v128) ${block(0, 0)}))
-              (f32x4.splat (f32.mul ${f16('(i32.load16_u (local.get $p))')} (f32.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))))))
+            (f32.store (local.get $s) (f32.mul ${f16('(i32.load16_u (local.get $p))')} (f32.load (local.get $xq))))
             (local.set $p (i32.add (local.get $p) (i32.const 34)))
-            (br_if $tail (i32.lt_u (local.tee $bi (i32.add (local.get $bi) (i32.const 1))) (local.get $end)))))
-        (local.set $out0 ${fsum('(local.get $a0)')})`;
+            (local.set $xq (i32.add (local.get $xq) (i32.const 4)))
+            (br_if $tail (i32.lt_u (local.tee $s (i32.add (local.get $s) (i32.const 4))) (local.get $end)))))
+        (local.set $a0 (v128.const f32x4 0 0 0 0))
+        (local.set $a1 (v128.const f32x4 0 0 0 0))
+        (local.set $s (local.get $sc))
+        (local.set $p (local.get $w0))
+        (local.set $xb (i32.add (local.get $x) (i32.shl (i32.mul (local.get $m) (local.get $n)) (i32.const 6))))
+        (local.set $end (i32.add (local.get $sc) (i32.shl (i32.and (local.get $n) (i32.const -2)) (i32.const 2))))
+        (block $pairsDone
+          (br_if $pairsDone (i32.ge_u (local.get $s) (local.get $end)))
+          (loop $pairs
+            ${loadW(0, 0)}
+            ${loadW(34, 2)}
+            ${madd(0, 0, 0, 0, 0)}
+            ${madd(1, 34, 64, 2, 4)}
+            (local.set $p (i32.add (local.get $p) (i32.const 68)))
+            (local.set $xb (i32.add (local.get $xb) (i32.const 128)))
+            (br_if $pairs (i32.lt_u (local.tee $s (i32.add (local.get $s) (i32.const 8))) (local.get $end)))))
+        (if (i32.and (local.get $n) (i32.const 1)) (then
+            ${loadW(0, 0)}
+            ${madd(0, 0, 0, 0, 0)}))
+        (local.set $out0 ${fsum('(f32x4.add (local.get $a0) (local.get $a1))')})`;
   const init = `(local.set $ones (v128.const i16x8 1 1 1 1 1 1 1 1))
-    (local.set $c7fff (v128.const i32x4 0x7fff 0x7fff 0x7fff 0x7fff))
-    (local.set $c8000 (v128.const i32x4 0x8000 0x8000 0x8000 0x8000))
-    (local.set $c2p112 (v128.const f32x4 0x1p112 0x1p112 0x1p112 0x1p112))`;
-  return kernel('q8_0_1', 1, '(param $xd i32)', `(local $bi i32) (local $end i32) (local $end4 i32) (local $p i32) (local $xb i32)
-    (local $a0 v128) (local $v0 v128) (local $v1 v128) (local $h v128) (local $ones v128) (local $zero v128)
-    (local $c7fff v128) (local $c8000 v128) (local $c2p112 v128)`, body, init);
+    ${f16Init}`;
+  return kernel('q8_0_1', 1, '(param $xd i32) (param $xs i32) (param $sc i32)', `(local $end i32) (local $p i32) (local $xb i32) (local $xq i32) (local $s i32)
+    (local $a0 v128) (local $a1 v128) (local $v0 v128) (local $v1 v128) (local $v2 v128) (local $v3 v128) (local $h v128) (local $ones v128) ${f16Locals}`, body, init);
 }
 
 /**
@@ -100,85 +115,109 @@ const superBlocks = (bytes, body) => `(local.set $bi (i32.mul (local.get $m) (lo
 /**
  * Q4_K (144-byte super-blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128 bytes of
  * nibbles), $n = super-blocks per row; x = Q8_K quants [M, K] int8, $xd [M, nb] f32, $xs [M, K/32]
- * i32 sums: y += d8·(d·Σ_j scale_j·isum_j − dmin·Σ_j min_j·bsum_j).
+ * i32 sums, $sc 32 bytes of scratch: y += d8·(d·Σ_j scale_j·isum_j − dmin·Σ_j min_j·bsum_j).
+ * Per super-block: the scales and mins decoded and stored as i16 at $sc (each scale then read as
+ * a splat: one instruction, no shuffle); a loop over the four 32-byte chunks of nibbles
+ * (sub-blocks 2c and 2c + 1); then d and dmin widened together and the mins term. Nothing but the
+ * accumulators lives across the loop: V8 hoists every load of an unrolled super-block to its
+ * start and spills them.
  */
 export function q4_kDecode() {
-  const sub = [];
-  for (let c = 0; c < 4; c++) {
-    // The 32 bytes of chunk c hold sub-block 2c (low nibbles) and 2c + 1 (high nibbles).
-    sub.push(`(local.set $q0 (v128.load offset=${16 + 32 * c} (local.get $p)))
-          (local.set $q1 (v128.load offset=${32 + 32 * c} (local.get $p)))`);
-    for (const high of [0, 1]) {
-      const nib = (k) => high ? `(v128.and (i16x8.shr_u (local.get $q${k}) (i32.const 4)) (local.get $m15))` : `(v128.and (local.get $q${k}) (local.get $m15))`;
-      const xo = 64 * c + 32 * high;
-      sub.push(`(local.set $s (i32x4.add (local.get $s) (i32x4.dot_i16x8_s
-            (i16x8.add (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${xo} (local.get $xb)) ${nib(0)}) (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${xo + 16} (local.get $xb)) ${nib(1)}))
-            ${bcast16('(local.get $sc)', 2 * c + high)})))`);
-    }
-  }
+  const nib = (k, high) => high ? `(v128.and (i16x8.shr_u (local.get $q${k}) (i32.const 4)) (local.get $m15))` : `(v128.and (local.get $q${k}) (local.get $m15))`;
+  const sub = (high) => `(local.set $s (i32x4.add (local.get $s) (i32x4.dot_i16x8_s
+              (i16x8.add (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${32 * high} (local.get $xq)) ${nib(0, high)}) (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${32 * high + 16} (local.get $xq)) ${nib(1, high)}))
+              (v128.load16_splat offset=${2 * high} (local.get $sq)))))`;
+  // d and dmin (f16 bits in i32 lanes 0, 1) → f32, times d8.
+  const dd = `(f32x4.mul ${f16x4('(local.get $h)', F16_LOCALS)} (v128.load32_splat (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))`;
   const body = `
         (local.set $a0 (v128.const f32x4 0 0 0 0))
         (local.set $am (v128.const f32x4 0 0 0 0))
+        (local.set $end4 (i32.add (local.get $sc) (i32.const 16)))
         ${superBlocks(144, `
-          (local.set $xsb (i32.add (local.get $xs) (i32.shl (local.get $bi) (i32.const 5))))
-          (local.set $d8 (f32.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))
-          ${loadScalesMins}
-          (local.set $sc (i16x8.extend_low_i8x16_u (local.get $scm)))
-          ;; Σ_j min_j·bsum_j, scaled by dmin·d8.
-          (local.set $am (f32x4.add (local.get $am) (f32x4.mul
-            (f32x4.convert_i32x4_s (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_u (local.get $scm)) (i16x8.narrow_i32x4_s (v128.load (local.get $xsb)) (v128.load offset=16 (local.get $xsb)))))
-            (f32x4.splat (f32.mul ${f16('(i32.load16_u offset=2 (local.get $p))')} (local.get $d8))))))
+          ${loadScalesMinsWith({ sel: '(local.get $sel)', low: '(local.get $low)', high: '(local.get $high)' })}
+          (v128.store (local.get $sc) (i16x8.extend_low_i8x16_u (local.get $scm)))
+          (v128.store offset=16 (local.get $sc) (i16x8.extend_high_i8x16_u (local.get $scm)))
           (local.set $s (v128.const i32x4 0 0 0 0))
-          ${sub.join('\n          ')}
-          (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (f32x4.convert_i32x4_s (local.get $s)) (f32x4.splat (f32.mul ${f16('(i32.load16_u (local.get $p))')} (local.get $d8))))))
+          (local.set $wq (i32.add (local.get $p) (i32.const 16)))
+          (local.set $xq (local.get $xb))
+          (local.set $sq (local.get $sc))
+          (loop $chunks
+            (local.set $q0 (v128.load (local.get $wq)))
+            (local.set $q1 (v128.load offset=16 (local.get $wq)))
+            ${sub(0)}
+            ${sub(1)}
+            (local.set $wq (i32.add (local.get $wq) (i32.const 32)))
+            (local.set $xq (i32.add (local.get $xq) (i32.const 64)))
+            (br_if $chunks (i32.lt_u (local.tee $sq (i32.add (local.get $sq) (i32.const 4))) (local.get $end4))))
+          (local.set $h (i32x4.extend_low_i16x8_u (v128.load32_zero (local.get $p))))
+          (local.set $dd ${dd})
+          (local.set $a0 (f32x4.relaxed_madd (f32x4.convert_i32x4_s (local.get $s)) (f32x4.splat (f32x4.extract_lane 0 (local.get $dd))) (local.get $a0)))
+          ;; Σ_j min_j·bsum_j, times dmin·d8 (lane 1 of $dd).
+          (local.set $xsb (i32.add (local.get $xs) (i32.shl (local.get $bi) (i32.const 5))))
+          (local.set $am (f32x4.relaxed_madd
+            (f32x4.convert_i32x4_s (i32x4.dot_i16x8_s (v128.load offset=16 (local.get $sc)) (i16x8.narrow_i32x4_s (v128.load (local.get $xsb)) (v128.load offset=16 (local.get $xsb)))))
+            (f32x4.splat (f32x4.extract_lane 1 (local.get $dd))) (local.get $am)))
           `)}
         (local.set $out0 (f32.sub ${fsum('(local.get $a0)')} ${fsum('(local.get $am)')}))`;
-  return kernel('q4_k_1', 1, '(param $xd i32) (param $xs i32)', `(local $bi i32) (local $end i32) (local $p i32) (local $xb i32) (local $xsb i32) (local $d8 f32)
-    (local $sv v128) (local $scm v128) (local $sc v128) (local $s v128) (local $q0 v128) (local $q1 v128) (local $a0 v128) (local $am v128) (local $m15 v128)`,
-  body, `(local.set $m15 ${splat8(15)})`);
+  return kernel('q4_k_1', 1, '(param $xd i32) (param $xs i32) (param $sc i32)', `(local $bi i32) (local $end i32) (local $end4 i32) (local $p i32) (local $xb i32) (local $xsb i32) (local $wq i32) (local $xq i32) (local $sq i32)
+    (local $sv v128) (local $scm v128) (local $h v128) (local $dd v128) (local $s v128) (local $q0 v128) (local $q1 v128) (local $a0 v128) (local $am v128) (local $m15 v128)
+    ${f16Locals} (local $sel v128) (local $low v128) (local $high v128)`,
+  body, `(local.set $m15 ${splat8(15)})
+    ${f16Init}
+    (local.set $sel ${SCALES_MINS_MASKS.sel})
+    (local.set $low ${SCALES_MINS_MASKS.low})
+    (local.set $high ${SCALES_MINS_MASKS.high})`);
 }
 
 /**
  * Q6_K (210-byte super-blocks: 128 bytes of low nibbles ql, 64 bytes of 2-bit highs qh, 16 int8
- * scales, f16 d), $n = super-blocks per row; x = Q8_K quants [M, K] int8, $xd [M, nb] f32:
- * y += d8·d·Σ_j scale_j·Σ (q − 32)·x over sub-blocks of 16 values. Value 128h + l0 + 32s + i
- * (i < 16) is nibble (s < 2: low, else high) of ql[64h + l0 + 32(s & 1) + i] with bits 2s, 2s + 1
- * of qh[32h + l0 + i] above it; its scale is sc[8h + l0/16 + 2s].
+ * scales, f16 d), $n = super-blocks per row; x = Q8_K quants [M, K] int8, $xd [M, nb] f32, $sc 32
+ * bytes of scratch: y += d8·d·Σ_j scale_j·Σ (q − 32)·x over sub-blocks of 16 values. Value
+ * 128h + l0 + 32s + i (i < 16) is nibble (s < 2: low, else high) of ql[64h + l0 + 32(s & 1) + i]
+ * with bits 2s, 2s + 1 of qh[32h + l0 + i] above it; its scale is sc[8h + l0/16 + 2s]. Per
+ * super-block the sixteen scales are stored as i16 at $sc (each then read as a splat), then a
+ * loop over h and one over l0 take 64 values an iteration: few live values (V8 hoists every load
+ * of an unrolled super-block and spills them).
  */
 export function q6_kDecode() {
   const sub = [];
-  for (let h = 0; h < 2; h++) {
-    for (let l0 = 0; l0 < 32; l0 += 16) {
-      sub.push(`(local.set $qa (v128.load offset=${64 * h + l0} (local.get $p)))
-          (local.set $qb (v128.load offset=${64 * h + l0 + 32} (local.get $p)))
-          (local.set $qh (v128.load offset=${128 + 32 * h + l0} (local.get $p)))`);
-      for (let s = 0; s < 4; s++) {
-        const ql = s & 1 ? '(local.get $qb)' : '(local.get $qa)';
-        const nib = s < 2 ? `(v128.and ${ql} (local.get $m15))` : `(v128.and (i16x8.shr_u ${ql} (i32.const 4)) (local.get $m15))`;
-        // Bits 2s, 2s + 1 of each qh byte moved to bits 4, 5 (i16 shifts by ≤ 4 keep them in their byte).
-        const shifted = ['(i16x8.shl (local.get $qh) (i32.const 4))', '(i16x8.shl (local.get $qh) (i32.const 2))', '(local.get $qh)', '(i16x8.shr_u (local.get $qh) (i32.const 2))'][s];
-        const xo = 128 * h + l0 + 32 * s, j = (l0 >> 4) + 2 * s;
-        sub.push(`(local.set $v (v128.load offset=${xo} (local.get $xb)))
-          (local.set $s (i32x4.add (local.get $s) (i32x4.dot_i16x8_s
-            (i16x8.sub (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v) (v128.or ${nib} (v128.and ${shifted} (local.get $m48)))) (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v) (local.get $m32)))
-            ${bcast16(`(local.get $sc${h})`, j)})))`);
-      }
-    }
+  for (let s = 0; s < 4; s++) {
+    const ql = s & 1 ? '(local.get $qb)' : '(local.get $qa)';
+    const nib = s < 2 ? `(v128.and ${ql} (local.get $m15))` : `(v128.and (i16x8.shr_u ${ql} (i32.const 4)) (local.get $m15))`;
+    // Bits 2s, 2s + 1 of each qh byte moved to bits 4, 5 (i16 shifts by ≤ 4 keep them in their byte).
+    const shifted = ['(i16x8.shl (local.get $qh) (i32.const 4))', '(i16x8.shl (local.get $qh) (i32.const 2))', '(local.get $qh)', '(i16x8.shr_u (local.get $qh) (i32.const 2))'][s];
+    sub.push(`(local.set $v (v128.load offset=${32 * s} (local.get $xq)))
+              (local.set $s (i32x4.add (local.get $s) (i32x4.dot_i16x8_s
+                (i16x8.sub (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v) (v128.or ${nib} (v128.and ${shifted} (local.get $m48)))) (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $v) (local.get $m32)))
+                (v128.load16_splat offset=${4 * s} (local.get $sq)))))`);
   }
   const body = `
         (local.set $a0 (v128.const f32x4 0 0 0 0))
         ${superBlocks(210, `
           (local.set $v (v128.load offset=192 (local.get $p)))
-          (local.set $sc0 (i16x8.extend_low_i8x16_s (local.get $v)))
-          (local.set $sc1 (i16x8.extend_high_i8x16_s (local.get $v)))
+          (v128.store (local.get $sc) (i16x8.extend_low_i8x16_s (local.get $v)))
+          (v128.store offset=16 (local.get $sc) (i16x8.extend_high_i8x16_s (local.get $v)))
           (local.set $s (v128.const i32x4 0 0 0 0))
-          ${sub.join('\n          ')}
-          (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (f32x4.convert_i32x4_s (local.get $s))
-            (f32x4.splat (f32.mul ${f16('(i32.load16_u offset=208 (local.get $p))')} (f32.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2)))))))))
+          (local.set $h (i32.const 0))
+          (loop $halves
+            (local.set $l0 (i32.const 0))
+            (loop $quarters
+              (local.set $wq (i32.add (local.get $p) (i32.add (i32.shl (local.get $h) (i32.const 6)) (local.get $l0))))
+              (local.set $xq (i32.add (local.get $xb) (i32.add (i32.shl (local.get $h) (i32.const 7)) (local.get $l0))))
+              (local.set $sq (i32.add (local.get $sc) (i32.add (i32.shl (local.get $h) (i32.const 4)) (i32.shr_u (local.get $l0) (i32.const 3)))))
+              (local.set $qa (v128.load (local.get $wq)))
+              (local.set $qb (v128.load offset=32 (local.get $wq)))
+              (local.set $qh (v128.load offset=128 (i32.sub (local.get $wq) (i32.shl (local.get $h) (i32.const 5)))))
+              ${sub.join('\n              ')}
+              (br_if $quarters (i32.lt_u (local.tee $l0 (i32.add (local.get $l0) (i32.const 16))) (i32.const 32))))
+            (br_if $halves (i32.lt_u (local.tee $h (i32.add (local.get $h) (i32.const 1))) (i32.const 2))))
+          (local.set $a0 (f32x4.relaxed_madd (f32x4.convert_i32x4_s (local.get $s))
+            (f32x4.splat (f32.mul ${f16('(i32.load16_u offset=208 (local.get $p))')} (f32.load (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2))))))
+            (local.get $a0)))
           `)}
         (local.set $out0 ${fsum('(local.get $a0)')})`;
-  return kernel('q6_k_1', 1, '(param $xd i32) (param $xs i32)', `(local $bi i32) (local $end i32) (local $p i32) (local $xb i32)
-    (local $v v128) (local $s v128) (local $qa v128) (local $qb v128) (local $qh v128) (local $sc0 v128) (local $sc1 v128) (local $a0 v128) (local $m15 v128) (local $m32 v128) (local $m48 v128)`,
+  return kernel('q6_k_1', 1, '(param $xd i32) (param $xs i32) (param $sc i32)', `(local $bi i32) (local $end i32) (local $p i32) (local $xb i32) (local $h i32) (local $l0 i32) (local $wq i32) (local $xq i32) (local $sq i32)
+    (local $v v128) (local $s v128) (local $qa v128) (local $qb v128) (local $qh v128) (local $a0 v128) (local $m15 v128) (local $m32 v128) (local $m48 v128)`,
   body, `(local.set $m15 ${splat8(15)})
     (local.set $m32 ${splat8(32)})
     (local.set $m48 ${splat8(48)})`);

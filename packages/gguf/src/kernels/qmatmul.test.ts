@@ -1,7 +1,7 @@
 // The WebAssembly matrix kernels against a double-precision reference on the dequantized weights
 // and the rounded activations (quant/activations.ts, checked against numpy), over random shapes
 // that cover the two-row tiles and the leftover rows and activation rows, and Q8_0 rows of 1 to 11
-// blocks (its matrix-vector kernel takes blocks in fours, then the leftover ones) (fast-check), and the committed module
+// blocks (the relaxed matrix-vector kernel widens scales in fours and takes blocks in pairs, then the leftover ones) (fast-check), and the committed module
 // against a fresh build of kernels.wat.mjs, in both builds (SIMD128 and relaxed SIMD). Integer sums
 // are exact in the kernels, so the only differences are the order, rounding and (relaxed) fusing
 // of float32 additions: |y − ref| ≤ 1e-5 · Σ|x_k·w_k|. With unit block scales and small integer
@@ -17,10 +17,10 @@ import { GGML_TYPES, QK_K, type GgmlTypeName } from '../types';
 import { hasKernel, kernelVariantAvailable, moduleQuantizedActivations, residentBytes, WeightArena, type KernelVariant } from './qmatmul';
 import { QUANT_KERNELS_WASM, QUANT_KERNELS_WASM_RELAXED } from './module.generated';
 
-/** Random Q6_K super-blocks (no quantizer is written for Q6_K): random quants and scales, d a small f16. */
-function randomQ6K(rng: Rng, n: number): Uint8Array {
+/** Random Q6_K super-blocks (no quantizer is written for Q6_K): random quants and scales, d an f16 in [scale, 2·scale). */
+function randomQ6K(rng: Rng, n: number, scale = 1e-3): Uint8Array {
   const size = GGML_TYPES.Q6_K.typeSize, out = Uint8Array.from({ length: (n / QK_K) * size }, () => Math.floor(rng.uniform() * 256));
-  const d = f32ToF16Bits(1e-3 * (1 + rng.uniform()));
+  const d = f32ToF16Bits(scale * (1 + rng.uniform()));
   for (let o = 0; o < out.length; o += size) { out[o + 208] = d & 255; out[o + 209] = d >> 8; }
   return out;
 }
@@ -109,6 +109,26 @@ describe('matrix kernels on resident weights', () => {
             for (let m = 0; m < M; m++) for (let n = 0; n < N; n++) { let s = 0; for (let k = 0; k < K; k++) s += x[m * K + k]! * w[n * K + k]!; ref[m * N + n] = s; }
             new QuantMatrix(t, [N, K], data, new WeightArena(variant)).matmulT(x, M, y);
             expect(y).toEqual(ref);
+          }), { numRuns: 40 });
+      });
+    }
+  }
+
+  // Weights of 1e-7 to 1e-5: block scales (Q8_0 d, Q4_K d and dmin, Q6_K d) that are f16
+  // subnormals, which the kernels widen without a subnormal float operand (wat.mjs).
+  for (const variant of VARIANTS) {
+    for (const type of ['Q8_0', 'Q4_K', 'Q6_K'] as const) {
+      it(`${type} (${variant}): f16-subnormal block scales, y = x·Wᵀ within 1e-5·Σ|x·w| (1 to 5 activation rows)`, () => {
+        const t = GGML_TYPES[type];
+        fc.assert(fc.property(
+          fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 9 }), fc.integer({ min: 1, max: t.blockSize === 32 ? 11 : 2 }), fc.integer({ min: -7, max: -5 }), fc.integer({ min: 0, max: 1000 }),
+          (M, N, blocks, e, seed) => {
+            const K = blocks * t.blockSize, rng = new Rng(seed);
+            const data = type === 'Q6_K' ? randomQ6K(rng, N * K, 10 ** e) : quantize(type, Float32Array.from({ length: N * K }, () => rng.normal() * 10 ** e));
+            const x = Float32Array.from({ length: M * K }, () => rng.normal());
+            const y = new Float32Array(M * N);
+            new QuantMatrix(t, [N, K], data, new WeightArena(variant)).matmulT(x, M, y);
+            expect(relError(type, data, x, M, N, K, y)).toBeLessThan(1e-5);
           }), { numRuns: 40 });
       });
     }

@@ -15,8 +15,14 @@ interface Wasm {
   Instance: new (module: object, imports: object) => { exports: unknown };
 }
 
-/** A matrix-vector kernel: y[m·ldy + r] = x[m] · W[r] for r < nr, m < M. */
-type Kernel = (w: number, rs: number, nr: number, n: number, x: number, M: number, y: number, ldy: number, xd?: number, xs?: number) => void;
+/**
+ * A matrix-vector kernel: y[m·ldy + r] = x[m] · W[r] for r < nr, m < M (quantized: activation
+ * scales at xd, k-quant per-32 sums at xs, scratch at sc for the relaxed kernels).
+ */
+type Kernel = (w: number, rs: number, nr: number, n: number, x: number, M: number, y: number, ldy: number, xd?: number, xs?: number, sc?: number) => void;
+
+/** Scratch of the relaxed matrix-vector kernels for rows of n blocks: a Q8_0 row's block scales (4 bytes each), a Q4_K super-block's scales and mins or a Q6_K super-block's scales as i16 (32 bytes). */
+const DECODE_SCRATCH_BYTES = (n: number) => Math.max(4 * n, 32);
 
 interface Instance { memory: { buffer: ArrayBuffer; grow(pages: number): number }; [kernel: string]: unknown }
 
@@ -155,14 +161,14 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
   const split = !isK && !many && slab.variant === 'relaxed' ? 1 : 0;
   const ch = Math.max(2, Math.floor(CHUNK_BYTES / (2 * K)) & ~1), nb = K / B, nsub = K / 32;
   const rows = many && name === 'q4_k' && slab.variant === 'relaxed';
-  const [xf, xq, xd, xs, xsf, yo, w16, sw, mw, xp] = scratch(slab, [4 * M * K, (1 + split) * M * K, 4 * M * nb, 4 * M * nsub, 4 * M * nsub, 4 * M * N,
-    ...(many && !rows ? [2 * ch * K, 4 * ch * nb, 4 * ch * nsub] : [0, 0, 0]), rows ? packedBytes(M, nb) : 0]);
+  const [xf, xq, xd, xs, xsf, yo, w16, sw, mw, xp, sc] = scratch(slab, [4 * M * K, (1 + split) * M * K, 4 * M * nb, 4 * M * nsub, 4 * M * nsub, 4 * M * N,
+    ...(many && !rows ? [2 * ch * K, 4 * ch * nb, 4 * ch * nsub] : [0, 0, 0]), rows ? packedBytes(M, nb) : 0, many ? 0 : DECODE_SCRATCH_BYTES(nb)]);
   f32().set(x.subarray(0, M * K), xf! / 4);
   if (isK) (slab.exports.quant_q8_k as QuantKernel)(xf!, M * K, xq!, xd!, xs!, xsf!);
   else (slab.exports.quant_q8_0 as QuantKernel)(xf!, M * K, xq!, xd!, split);
   if (rows) q4kRows(slab, w, N, K, M, { xq: xq!, xd: xd!, xs: xs!, xp: xp!, yo: yo! });
   else if (many) igemm(slab, name, w, N, K, M, { xq: xq!, xd: xd!, xsf: xsf!, yo: yo!, w16: w16!, sw: sw!, mw: mw!, ch });
-  else slab.kernel(`${name}_1`)(w.offset, rs, N, K / type.blockSize, xq!, M, yo!, N, xd!, xs!);
+  else slab.kernel(`${name}_1`)(w.offset, rs, N, K / type.blockSize, xq!, M, yo!, N, xd!, xs!, sc!);
   y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
 }
 
