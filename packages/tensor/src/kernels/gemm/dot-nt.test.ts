@@ -3,8 +3,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { checkGemmArgs, type GemmArgs } from './args';
 import { sgemmReference } from './reference';
-import { dotScratchBytes } from './wasm/dot-nt';
+import { DOT_CLASSES, dotNtFn, dotPackFn, dotScratchBytes } from './wasm/dot-nt';
+import { encodeModule } from './wasm/encoder';
 import { variantBytes, WasmGemmEngine } from './wasm/engine';
+import { GEMM_VARIANTS } from './wasm/variants';
 import { wasmApi } from './wasm/wasm-api';
 import { heapF32, heapRelease, heapU16 } from '../cpu/heap';
 import { ODD_SIZES, errorBound, randomArray, worstRatio } from './test-util';
@@ -131,6 +133,36 @@ describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', 
         expect(worstRatio(f32.slice(oC / 4, oC / 4 + M * N), want, errorBound(args))).toBeLessThanOrEqual(1);
       }),
       { numRuns: 60 },
+    );
+  });
+
+  it('gives the same bits with and without the page touches ahead, which reach the end of W but not past it', () => {
+    // The committed classes touch pages `ahead` tiles on; a module generated without touches must
+    // agree bit for bit. W ends at the end of the memory, so a touch past its last row would trap.
+    const bare = DOT_CLASSES.map((x) => ({ ...x, ahead: 0 }));
+    const o = GEMM_VARIANTS[variant];
+    const memory = new wasmApi!.Memory({ initial: 16, maximum: 16, shared: true });
+    type Dot = { dot_pack(...args: number[]): void; dot_nt(...args: number[]): number };
+    const instance = (bytes: Uint8Array): Dot => new wasmApi!.Instance(new wasmApi!.Module(bytes), { env: { memory } }).exports as unknown as Dot;
+    const touching = instance(variantBytes(variant));
+    const plain = instance(encodeModule([dotNtFn(o, bare), dotPackFn(o, bare)], 1, 16));
+    const bytes = memory.buffer.byteLength;
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 16 }), fc.integer({ min: 1, max: 700 }), size, fc.boolean(), fc.nat(), (M, N, K, bf16, seed) => {
+        const es = bf16 ? 2 : 4, oB = bytes - N * K * es;
+        const A = randomArray(M * K, seed + 1), W = bf16Of(randomArray(N * K, seed + 2));
+        const f32 = new Float32Array(memory.buffer), oC = 4 * M * K, oS = oC + 4 * M * N;
+        f32.set(A, 0);
+        if (bf16) new Uint16Array(memory.buffer, oB, N * K).set(W.bits);
+        else f32.set(W.values, oB / 4);
+        const run = (ex: Dot): Uint32Array => {
+          ex.dot_pack(M, K, 0, K, 1, oS);
+          ex.dot_nt(M, N, K, oS, oB, K, bf16 ? 1 : 0, oC, N, 0);
+          return new Uint32Array(memory.buffer.slice(oC, oC + 4 * M * N));
+        };
+        expect(run(touching)).toEqual(run(plain));
+      }),
+      { numRuns: 40 },
     );
   });
 

@@ -17,14 +17,16 @@
  * find it in L1, so the weights are read from memory once. The accumulators are reduced
  * horizontally at the end of the pass and the K % 4 tail is added in scalar.
  *
- * With several row groups, the memory would idle during the passes that find their tile in L1.
- * So each pass also touches (loads 2 bytes, summed into the value `dot_nt` returns so the loads
- * stay) a share of the tile `ahead` tiles further on, one load per k step: the passes of one tile
- * together touch all nb rows of the later tile, whose lines then stream in while the current one
- * is computed (WebAssembly has no prefetch instruction). The touches stay inside W's rows j..N-1
- * of the call and change no result. Every element of C is one dot product in a fixed order (four
- * k lanes, then their sum, then the tail), whatever the tile, row group or column range, so a
- * split of the columns over threads gives the same bits.
+ * Before each tile, `dot_nt` touches (loads 2 bytes of, summed into the value it returns so the
+ * loads stay) the first line of every 4 KiB page that starts inside the tile `ahead` tiles
+ * further on (WebAssembly has no prefetch instruction). The hardware prefetchers follow each
+ * B row's stream, but only within a page: without the touches every new page of every stream
+ * starts with demand misses at full memory latency (a 3 KiB row at K = 768 crosses one almost
+ * every row), which the passes that find their tile in L1 cannot hide. The touches stay inside
+ * W's rows j..N-1 of the call (cut at the end of the last row) and change no result. Every
+ * element of C is one dot product in a fixed order (four k lanes, then their sum, then the
+ * tail), whatever the tile, row group or column range, so a split of the columns over threads
+ * gives the same bits.
  *
  * Signatures: `dot_pack(M, K, pA, lda, alpha, packed)`, then `dot_nt(M, N, K, packed, pB, ldb,
  * bf16, pC, ldc, accumulate)` (returns the touched values' sum): byte pointers, element strides;
@@ -41,13 +43,17 @@ import { madd, type GemmCodegenOptions } from './codegen';
  * fit its 15 allocatable xmm registers (8 rows x 1 column spills: 17; so does unrolling k by 2).
  * Measured on x86-64 (AMD EPYC, Zen 3) over the weights of a `small` decode step (400 MB, so W
  * streams from memory): 1 x 6 beats 1 x 4 at M = 1 (more streams in flight), 2 x 4 and 4 x 2 tie
- * for M > 1 (3 x 3 and 1 x 6 slower, 8 x 1 1.7x slower). Touching one tile ahead saves ~8 % of the
- * time at M = 8 and ~10 % at M = 4, two tiles ahead no more; at M = 1 (one pass per tile, bound by
- * the stream alone) touches cost 45 %, so that class has none.
+ * for M > 1 (3 x 3 and 1 x 6 slower, 8 x 1 1.7x slower). On an AMD EPYC with AVX-512 (Zen 4,
+ * one thread, CPU time, best of 6-10 interleaved rounds on a loaded machine), touching the pages
+ * 4 tiles ahead saves 13 % of the time at M = 1, 24 % at M = 2, 18 % at M = 4, 9-13 % at M = 8
+ * and 7 % at M = 16 against touching a share of the next tile at every k step (what this file
+ * did before; that cost 45 % at M = 1); 2 or 8 tiles ahead do the same as 4, a touch every 2 KiB
+ * or 1 KiB, or of 2 or 4 lines per page, less. Cutting K into L1-sized chunks (every row group
+ * over one chunk of the tile before the next) gained nothing measurable, even at K = 3072.
  */
 export const DOT_CLASSES: readonly DotClass[] = [
-  { maxM: 1, group: 1, nb: 6, ahead: 0 },
-  { maxM: Infinity, group: 2, nb: 4, ahead: 1 },
+  { maxM: 1, group: 1, nb: 6, ahead: 4 },
+  { maxM: Infinity, group: 2, nb: 4, ahead: 4 },
 ];
 
 /** One row of {@link DOT_CLASSES}. */
@@ -58,7 +64,7 @@ export interface DotClass {
   group: number;
   /** Rows of W per column tile. */
   nb: number;
-  /** Tiles ahead that the passes touch (0: none; see the file comment). */
+  /** Tiles ahead whose pages are touched before each tile (0: none; see the file comment). */
   ahead: number;
 }
 
@@ -92,7 +98,7 @@ function dotFn(name: 'dot_pack' | 'dot_nt', o: GemmCodegenOptions, table: readon
   const r = L.add(I32), k = L.add(I32), src = L.add(I32), dst = L.add(I32), stride = L.add(I32);
   const g0 = L.add(I32), mg = L.add(I32), pa0 = L.add(I32), j = L.add(I32), pa = L.add(I32), dC = L.add(I32);
   const alphaV = L.add(V128), av = L.add(V128), bs = L.add(F32);
-  const paEnd = L.add(I32), pf = L.add(I32), rowsPerPass = L.add(I32), touchStep = L.add(I32), pass = L.add(I32), sink = L.add(I32);
+  const paEnd = L.add(I32), pf = L.add(I32), pEnd = L.add(I32), wEnd = L.add(I32), sink = L.add(I32);
   const maxGroup = Math.max(...table.map((x) => x.group)), maxNb = Math.max(...table.map((x) => x.nb));
   const ptrB = Array.from({ length: maxNb }, () => L.add(I32));
   const bv = Array.from({ length: maxNb }, () => L.add(V128));
@@ -142,26 +148,15 @@ function dotFn(name: 'dot_pack' | 'dot_nt', o: GemmCodegenOptions, table: readon
     );
 
   /** C[g0 .. g0 + m - 1, j .. j + nb - 1]: the m rows of the group at pa0 against B rows j .. j + nb - 1. */
-  const tile = (m: number, nb: number, bf16: boolean, ahead: number): Code => {
+  const tile = (m: number, nb: number, bf16: boolean): Code => {
     const rows = range(m), cols = range(nb);
-    // This pass's rows of W to touch: rowsPerPass rows from tile j + ahead * nb on (the last
-    // rowsPerPass rows of W near its end), read 2 bytes every rowsPerPass * 4 elements.
-    const touchRow = i32.min_s(
-      i32.add(i32.add(get(j), c(ahead * nb)), i32.mul(get(pass), get(rowsPerPass))),
-      i32.sub(get(P.N), get(rowsPerPass)),
-    );
     return seq(
-      ahead > 0 ? set(pf, i32.add(get(P.pB), i32.mul(i32.mul(touchRow, get(P.ldb)), get(es)))) : [],
       ...cols.map((q) => set(ptrB[q]!, i32.add(get(P.pB), i32.mul(i32.mul(i32.add(get(j), c(q)), get(P.ldb)), get(es))))),
       set(pa, get(pa0)),
       ...rows.flatMap((i) => cols.map((q) => set(acc[i]![q]!, v128.zero()))),
       // k steps until pa reaches the tail block (a bottom-tested loop: one branch per step).
       set(paEnd, i32.add(get(pa0), i32.mul(get(kb), c(16 * m)))),
       if_(get(kb), loop(
-        ...(ahead > 0 ? [
-          set(sink, i32.add(get(sink), i32.load16_u(get(pf)))),
-          set(pf, i32.add(get(pf), get(touchStep))),
-        ] : []),
         ...cols.map((q) => seq(
           set(bv[q]!, bLoad(bf16, ptrB[q]!)),
           set(ptrB[q]!, i32.add(get(ptrB[q]!), c(bf16 ? 8 : 16))),
@@ -191,32 +186,49 @@ function dotFn(name: 'dot_pack' | 'dot_nt', o: GemmCodegenOptions, table: readon
     );
   };
 
+  /**
+   * Touch (load 2 bytes of) the first line of every 4 KiB page that starts inside tile j + ahead
+   * (rows j + ahead * nb .. j + (ahead + 1) * nb - 1, cut at row N and at the end of W's last row).
+   */
+  const touchPages = (nb: number, ahead: number): Code => {
+    const rowAt = (row: Code): Code => i32.add(get(P.pB), i32.mul(i32.mul(row, get(P.ldb)), get(es)));
+    const clamp = (d: number): Code => i32.min_s(i32.add(get(j), c(d)), get(P.N));
+    return seq(
+      set(pf, i32.and(i32.add(rowAt(clamp(ahead * nb)), c(4095)), c(-4096))),
+      set(pEnd, rowAt(clamp((ahead + 1) * nb))),
+      set(pEnd, select(get(pEnd), get(wEnd), i32.lt_u(get(pEnd), get(wEnd)))),
+      block(loop(
+        brIf(1, i32.ge_u(i32.add(get(pf), c(2)), get(pEnd))),
+        set(sink, i32.add(get(sink), i32.load16_u(get(pf)))),
+        set(pf, i32.add(get(pf), c(4096))),
+        br(0),
+      )),
+    );
+  };
   /** Columns j .. j + nb - 1 for every row group (groups of G rows, the last one mg <= G). */
-  const columns = (G: number, nb: number, bf16: boolean, ahead: number): Code => {
+  const columns = (G: number, nb: number, bf16: boolean): Code => {
     const bySize = (m: number): Code =>
-      (m === 1 ? tile(1, nb, bf16, ahead) : if_(i32.eq(get(mg), c(m)), tile(m, nb, bf16, ahead), bySize(m - 1)));
-    return seq(set(pass, c(0)), eachGroup(G, bySize(G), set(pass, i32.add(get(pass), c(1)))));
+      (m === 1 ? tile(1, nb, bf16) : if_(i32.eq(get(mg), c(m)), tile(m, nb, bf16), bySize(m - 1)));
+    return eachGroup(G, bySize(G));
   };
-  /** ceil(nb / passes) for passes = ceil(M / G) (G a power of 2), so the passes of a tile touch nb rows. */
-  const touchRows = (G: number, nb: number): Code => {
-    const passes = i32.shr_u(i32.add(get(P.M), c(G - 1)), c(Math.log2(G)));
-    let r: Code = c(1);
-    for (let p = nb - 1; p >= 1; p--) r = select(c(Math.ceil(nb / p)), r, i32.eq(passes, c(p)));
-    return r;
-  };
-  /** The whole product for one class: tiles of nb columns, then single columns. */
+  /** The whole product for one class: tiles of nb columns (touching pages `ahead` tiles on), then single columns. */
   const product = (G: number, nb: number, bf16: boolean, ahead: number): Code => {
-    const run = (w: number): Code => seq(
-      ...(ahead > 0 ? [set(rowsPerPass, touchRows(G, w)), set(touchStep, i32.mul(get(rowsPerPass), c(bf16 ? 8 : 16)))] : []),
-      block(
-        loop(
-          brIf(1, i32.gt_s(i32.add(get(j), c(w)), get(P.N))),
-          columns(G, w, bf16, ahead),
-          set(j, i32.add(get(j), c(w))),
-          br(0),
-        ),
-      ));
-    return seq(set(j, c(0)), run(nb), nb > 1 ? run(1) : []);
+    const run = (w: number, touch: boolean): Code => block(
+      loop(
+        brIf(1, i32.gt_s(i32.add(get(j), c(w)), get(P.N))),
+        touch ? touchPages(w, ahead) : [],
+        columns(G, w, bf16),
+        set(j, i32.add(get(j), c(w))),
+        br(0),
+      ),
+    );
+    return seq(
+      set(j, c(0)),
+      // The end of W: where its last row ends (rows are ldb apart, K long).
+      set(wEnd, i32.add(get(P.pB), i32.mul(i32.add(i32.mul(i32.sub(get(P.N), c(1)), get(P.ldb)), get(P.K)), get(es)))),
+      run(nb, ahead > 0),
+      nb > 1 ? run(1, false) : [],
+    );
   };
   const classes = (i: number): Code => {
     const { maxM, group, nb, ahead } = table[i]!;

@@ -124,6 +124,7 @@ export const i32 = {
   gt_s: bin(0x4a),
   le_s: bin(0x4c),
   ge_s: bin(0x4e),
+  ge_u: bin(0x4f),
   add: bin(0x6a),
   sub: bin(0x6b),
   mul: bin(0x6c),
