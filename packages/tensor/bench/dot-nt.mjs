@@ -12,7 +12,7 @@ import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
-import { lscpu } from './gemm-common.mjs';
+import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
 
 const argv = process.argv.slice(2);
 const opt = (name, dflt) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : dflt; };
@@ -70,7 +70,7 @@ function step(ex, M) {
   return cpuMs() - t0;
 }
 
-console.log(`CPU: ${lscpu()}`);
+console.log(`CPU: ${cpuDescription()}`);
 console.log(`Node ${process.version}; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} (start)`);
 console.log(`small decode step: ${shapes.length} products, ${(4 * weights / 1e6).toFixed(0)} MB of f32 weights; one thread, CPU time, best of ${rounds} alternating rounds`);
 console.log('| M | page touches ms (GFLOPS) | no touches ms (GFLOPS) | no touches / touches |');
