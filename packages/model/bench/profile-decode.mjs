@@ -19,10 +19,10 @@ step(m, caches.map((cache) => ({ cache, tokens: Array.from({ length: T }, () => 
 const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
 /** The decode steps (a named frame: the profile below it leaves the prefill out). */
 function decodeSteps() {
-  const times = [];
+  const times = [], logits = new Float32Array(B * config.vocab_size);
   for (let i = 0; i < steps; i++) {
     const t0 = cpu();
-    step(m, caches.map((cache) => ({ cache, tokens: [rng.int(config.vocab_size)] })));
+    step(m, caches.map((cache) => ({ cache, tokens: [rng.int(config.vocab_size)] })), logits);
     times.push(cpu() - t0);
   }
   return times;
