@@ -4,8 +4,8 @@
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof packages/model/bench/profile-decode.mjs small 8 64 32 [threads]
 //
 // (arguments: preset, B, T, decode steps, GEMM threads — default 1). Prints the median ms per
-// step and tokens/s of process CPU time. Open the .cpuprofile in Chrome DevTools or summarise its
-// self times below `decodeSteps` (the prefill left out). Needs built packages.
+// step and tokens/s of process CPU time. Open the .cpuprofile in Chrome DevTools, or split it by
+// what the steps spend their time on with profile-split.mjs (the prefill left out). Needs built packages.
 import { ApertusModel, KVCache, presetConfig, step } from '@apertus/model';
 import { Rng, setGemmThreads } from '@apertus/tensor';
 
@@ -19,10 +19,10 @@ step(m, caches.map((cache) => ({ cache, tokens: Array.from({ length: T }, () => 
 const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
 /** The decode steps (a named frame: the profile below it leaves the prefill out). */
 function decodeSteps() {
-  const times = [];
+  const times = [], logits = new Float32Array(B * config.vocab_size);
   for (let i = 0; i < steps; i++) {
     const t0 = cpu();
-    step(m, caches.map((cache) => ({ cache, tokens: [rng.int(config.vocab_size)] })));
+    step(m, caches.map((cache) => ({ cache, tokens: [rng.int(config.vocab_size)] })), logits);
     times.push(cpu() - t0);
   }
   return times;

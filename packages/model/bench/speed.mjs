@@ -75,9 +75,11 @@ function ours(mode, config, { B, T, steps, bf16 = false }) {
   }
   const caches = Array.from({ length: B }, () => new KVCache(config, T + steps + 1));
   step(m, caches.map((cache) => ({ cache, tokens: Array.from({ length: T }, () => rng.int(config.vocab_size)) })));
+  // One logits array for every step, as `generate` and the server's scheduler pass it.
+  const logits = new Float32Array(B * config.vocab_size);
   for (let i = 0; i <= steps; i++) {
     const t0 = now();
-    step(m, caches.map((cache) => ({ cache, tokens: [rng.int(config.vocab_size)] })));
+    step(m, caches.map((cache) => ({ cache, tokens: [rng.int(config.vocab_size)] })), logits);
     if (i > 0) times.push(now() - t0);
   }
   return { seconds: median(times) / 1000, tokens_per_s: B / (median(times) / 1000) };

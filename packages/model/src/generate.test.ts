@@ -45,6 +45,19 @@ describe('KV-cache inference', () => {
     expect(maxDiff(together.subarray(V, 2 * V), fullLogits([1, 2, 12, 13, 14]).subarray(4 * V))).toBeLessThan(1e-5);
     expect(maxDiff(together.subarray(2 * V), fullLogits([1]))).toBeLessThan(1e-5);
   });
+  test('logits written into a reused `out` are those of a fresh array, bit for bit; too small an `out` is a typed error', () => {
+    const a = new KVCache(config, 16), b = new KVCache(config, 16), a2 = new KVCache(config, 16), b2 = new KVCache(config, 16);
+    const out = new Float32Array(3 * V).fill(7);
+    for (const tokens of [[1, 4, 8], [9], [30]]) {
+      const fresh = step(model, [{ cache: a, tokens }, { cache: b, tokens: [tokens[0]! + 1] }]);
+      const got = step(model, [{ cache: a2, tokens }, { cache: b2, tokens: [tokens[0]! + 1] }], out);
+      expect(got.buffer).toBe(out.buffer);
+      expect(Array.from(got)).toEqual(Array.from(fresh));
+      expect(out[2 * V]).toBe(7);
+    }
+    expect(() => step(model, [{ cache: a, tokens: [3] }, { cache: b, tokens: [4] }], new Float32Array(2 * V - 1))).toThrow(/out: .*cannot hold the logits of 2 sequences/);
+    expect(a.length).toBe(5);
+  });
   test('context overflow and bad ids are typed errors and leave the cache untouched', () => {
     const cache = new KVCache(config, 4);
     step(model, [{ cache, tokens: [1, 2, 3] }]);

@@ -94,9 +94,11 @@ export function generateBatch(model: ApertusModel, prompts: readonly (readonly n
   // Prefill: feed prompts in chunks; the last chunk's logits give each sequence's first token.
   const pending = new Map<Seq, number>(seqs.map((s) => [s, 0]));
   let next = new Map<Seq, number>();
+  // One logits array for every step (each step's rows are sampled before the next step).
+  const out = new Float32Array(seqs.length * model.config.vocab_size);
   while (pending.size > 0) {
     const batch = [...pending].map(([s, off]) => ({ s, tokens: s.prompt.slice(off, off + chunk) }));
-    const logits = step(model, batch.map(({ s, tokens }) => ({ cache: s.cache, tokens })));
+    const logits = step(model, batch.map(({ s, tokens }) => ({ cache: s.cache, tokens })), out);
     const V = model.config.vocab_size;
     batch.forEach(({ s, tokens }, i) => {
       const off = pending.get(s)! + tokens.length;
@@ -113,7 +115,7 @@ export function generateBatch(model: ApertusModel, prompts: readonly (readonly n
       if (!s.done) live.push(s);
     }
     if (live.length === 0) break;
-    const logits = step(model, live.map((s) => ({ cache: s.cache, tokens: [next.get(s)!] })));
+    const logits = step(model, live.map((s) => ({ cache: s.cache, tokens: [next.get(s)!] })), out);
     const V = model.config.vocab_size;
     next = new Map(live.map((s, i) => [s, s.sampler.sample(logits.subarray(i * V, (i + 1) * V))]));
   }
@@ -133,9 +135,10 @@ export async function* generateStream(model: ApertusModel, prompt: readonly numb
   const s = newSeq(model, prompt, opts);
   const V = model.config.vocab_size;
   const chunk = opts.prefillChunk ?? 512;
+  const out = new Float32Array(V);
   let logits: Float32Array = new Float32Array(0);
   for (let off = 0; off < prompt.length; off += chunk) {
-    logits = step(model, [{ cache: s.cache, tokens: prompt.slice(off, off + chunk) }]);
+    logits = step(model, [{ cache: s.cache, tokens: prompt.slice(off, off + chunk) }], out);
     await nextTurn();
   }
   let tok = s.sampler.sample(logits.subarray(0, V));
@@ -145,7 +148,7 @@ export async function* generateStream(model: ApertusModel, prompt: readonly numb
     const done = checkStop(s, tok);
     if (s.out.length > before) yield tok;
     if (done) return done;
-    logits = step(model, [{ cache: s.cache, tokens: [tok] }]);
+    logits = step(model, [{ cache: s.cache, tokens: [tok] }], out);
     await nextTurn();
     tok = s.sampler.sample(logits.subarray(0, V));
   }

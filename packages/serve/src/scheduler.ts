@@ -192,6 +192,8 @@ export class Scheduler {
   private nextId = 1;
   private scheduled = false;
   private idleWaiters: (() => void)[] = [];
+  /** The logits of every step, reused (each step's rows are consumed before the next step). */
+  private logits = new Float32Array(0);
 
   /** A scheduler for one served model. Throws GenerationError (naming the option) for invalid limits. */
   constructor(served: ServedModel, options: SchedulerOptions = {}) {
@@ -408,7 +410,9 @@ export class Scheduler {
     if (batch.length === 0) return;
     let logits: Float32Array;
     try {
-      logits = step(this.served.model, batch);
+      const need = batch.length * this.served.model.config.vocab_size;
+      if (this.logits.length < need) this.logits = new Float32Array(need);
+      logits = step(this.served.model, batch, this.logits);
     } catch (e) {
       const groups = new Set(owners.map((o) => o.group));
       for (const g of groups) {
