@@ -61,9 +61,14 @@ export class QuantMatrix implements PackedMatrix {
       return;
     }
     if (name === 'BF16') {
-      // The rounded input in tensor storage (cpu device memory), which the GEMM reads in place.
-      const x = roundBf16Into(input.subarray(0, M * K), Tensor.zeros([M * K]).data as Float32Array);
-      sgemmBf16({ transA: false, transB: true, M, N, K, A: x, B: new Uint16Array(bytes.buffer, bytes.byteOffset, N * K), C: y });
+      // The rounded input in tensor storage (cpu device memory), which the GEMM reads in place;
+      // its block goes back to the pool at once.
+      const t = Tensor.zeros([M * K]);
+      try {
+        sgemmBf16({ transA: false, transB: true, M, N, K, A: roundBf16Into(input.subarray(0, M * K), t.data as Float32Array), B: new Uint16Array(bytes.buffer, bytes.byteOffset, N * K), C: y });
+      } finally {
+        t.dispose();
+      }
       return;
     }
     const x = roundActivations(this.type, input.subarray(0, M * K));
