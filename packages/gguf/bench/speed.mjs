@@ -1,7 +1,8 @@
 // Prefill and decode tokens/s on one thread: our GGUF inference vs llama.cpp (node-llama-cpp
 // 3.22.1, its prebuilt CPU binary) on the same file, for F32, BF16, Q8_0 and Q4_K, plus our decode
 // at batch 8 (eight sequences per step: a GEMM of 8 rows) against our batch 1.
-//   node packages/gguf/bench/speed.mjs [--quick] [--write] [--cpu-time] [--presets small,0.5b] [--types F32,Q4_K] [--rounds 3]
+//   node packages/gguf/bench/speed.mjs [--quick] [--write] [--cpu-time] [--presets small,0.5b] [--types F32,Q4_K] [--rounds 3] [--batch 8]
+// (--batch 0 leaves the batched decode out).
 // Each case writes a random-weight model of the preset as GGUF and loads it on both sides once;
 // a first round, left out of the ratios, warms both sides (ours: the cpu device memory grows to hold
 // a prefill's activations, fresh pages; its prefill tokens/s are printed as "first prefill"), then
@@ -23,7 +24,7 @@ import { getLlama } from 'node-llama-cpp';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name, dflt) => { const i = process.argv.indexOf(name); return i >= 0 ? process.argv[i + 1] : dflt; };
 const quick = process.argv.includes('--quick');
-const PREFILL = quick ? 32 : 128, DECODE = quick ? 8 : 32, BATCH = 8, ROUNDS = Number(arg('--rounds', quick ? 1 : 3));
+const PREFILL = quick ? 32 : 128, DECODE = quick ? 8 : 32, BATCH = Number(arg('--batch', 8)), ROUNDS = Number(arg('--rounds', quick ? 1 : 3));
 /** `small` and a ≈0.5B configuration (the small preset widened and deepened; 32k vocabulary). */
 const PRESETS = {
   small: presetConfig('small'),
@@ -101,7 +102,7 @@ for (const name of presets) {
     for (let round = 0; round < ROUNDS; round++) {
       const a = ours(model, 1), b = await theirs(peer);
       // Batch 8 once per case (its prefill of 8 prompts is the slow part).
-      if (round === 0) r.b8.push(ours(model, BATCH).decode);
+      if (round === 0 && BATCH > 0) r.b8.push(ours(model, BATCH).decode);
       r.a.push(a); r.b.push(b);
       r.pre.push(a.prefill / b.prefill); r.dec.push(a.decode / b.decode);
       load.push(os.loadavg()[0]);
@@ -109,7 +110,7 @@ for (const name of presets) {
     await peer.dispose();
     const m = (k, side) => median(r[side].map((x) => x[k]));
     const dec1 = m('decode', 'a');
-    rows.push(`| ${name} | ${type} | ${m('prefill', 'a').toFixed(1)} | ${m('prefill', 'b').toFixed(1)} | ${median(r.pre).toFixed(2)}× | ${dec1.toFixed(2)} | ${m('decode', 'b').toFixed(2)} | ${median(r.dec).toFixed(2)}× | ${median(r.b8).toFixed(1)} (${(median(r.b8) / dec1).toFixed(1)}×) | ${first.a.prefill.toFixed(1)} / ${first.b.prefill.toFixed(1)} | ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} |`);
+    rows.push(`| ${name} | ${type} | ${m('prefill', 'a').toFixed(1)} | ${m('prefill', 'b').toFixed(1)} | ${median(r.pre).toFixed(2)}× | ${dec1.toFixed(2)} | ${m('decode', 'b').toFixed(2)} | ${median(r.dec).toFixed(2)}× | ${r.b8.length ? `${median(r.b8).toFixed(1)} (${(median(r.b8) / dec1).toFixed(1)}×)` : '–'} | ${first.a.prefill.toFixed(1)} / ${first.b.prefill.toFixed(1)} | ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} |`);
     console.log(rows.at(-1));
     fs.rmSync(file);
   }
