@@ -8,9 +8,9 @@
 // computes what llama.cpp computes on the same file.
 
 import type { PackedMatrix } from '@apertus/model';
-import { sgemm, sgemmBf16 } from '@apertus/tensor';
+import { sgemm, sgemmBf16, Tensor } from '@apertus/tensor';
 import { hasKernel, residentBytes, residentMatmulT, WeightArena, type Resident } from './kernels/qmatmul';
-import { roundActivations } from './quant/activations';
+import { roundActivations, roundBf16Into } from './quant/activations';
 import { dequantizeInto } from './quant/index';
 import { rowBytes, type GgmlType } from './types';
 
@@ -51,18 +51,27 @@ export class QuantMatrix implements PackedMatrix {
     const [N, K] = this.shape, name = this.type.name, float = name === 'F32' || name === 'BF16';
     const kernel = this.stored.slab !== null && hasKernel(this.type, K);
     if (kernel && !(float && M >= FLOAT_GEMM_MIN_ROWS)) {
-      residentMatmulT(this.type, this.stored, N, K, float ? roundActivations(this.type, input.subarray(0, M * K)) : input, M, y);
+      // The kernels round BF16's input to bf16 as they copy it in.
+      residentMatmulT(this.type, this.stored, N, K, input.subarray(0, M * K), M, y);
       return;
     }
-    const x = roundActivations(this.type, input.subarray(0, M * K)), bytes = residentBytes(this.stored);
+    const bytes = residentBytes(this.stored);
     if (name === 'F32') {
-      sgemm({ transA: false, transB: true, M, N, K, A: x, B: new Float32Array(bytes.buffer, bytes.byteOffset, N * K), C: y });
+      sgemm({ transA: false, transB: true, M, N, K, A: input.subarray(0, M * K), B: new Float32Array(bytes.buffer, bytes.byteOffset, N * K), C: y });
       return;
     }
     if (name === 'BF16') {
-      sgemmBf16({ transA: false, transB: true, M, N, K, A: x, B: new Uint16Array(bytes.buffer, bytes.byteOffset, N * K), C: y });
+      // The rounded input in tensor storage (cpu device memory), which the GEMM reads in place;
+      // its block goes back to the pool at once.
+      const t = Tensor.zeros([M * K]);
+      try {
+        sgemmBf16({ transA: false, transB: true, M, N, K, A: roundBf16Into(input.subarray(0, M * K), t.data as Float32Array), B: new Uint16Array(bytes.buffer, bytes.byteOffset, N * K), C: y });
+      } finally {
+        t.dispose();
+      }
       return;
     }
+    const x = roundActivations(this.type, input.subarray(0, M * K));
     const nt = Math.max(1, Math.min(N, Math.floor(TILE_FLOATS / K)));
     if (!this.tile || this.tile.length < nt * K) this.tile = new Float32Array(nt * K);
     const C = M > 1 ? new Float32Array(M * nt) : null;

@@ -3,9 +3,10 @@
 // copies only its activations in and its outputs out. The activations are quantized as llama.cpp
 // quantizes them (Q8_0 blocks for Q8_0 weights, Q8_K super-blocks for the k-quants) by the module
 // itself (quant_q8_0, quant_q8_k: the same float32 operations as quant/activations.ts); float
-// activations go in as float32 (BF16 weights take them rounded to bf16 by the caller).
+// activations go in as float32 (rounded to bf16 as they are copied in, for BF16 weights).
 
 import { relaxedSimdAvailable, wasmKernels } from '@apertus/tensor';
+import { roundBf16Into } from '../quant/activations';
 import { GGML_TYPES, rowBytes, type GgmlType } from '../types';
 import { QUANT_KERNELS_WASM, QUANT_KERNELS_WASM_RELAXED } from './module.generated';
 
@@ -143,14 +144,16 @@ function scratch(slab: Slab, sizes: readonly number[]): number[] {
 
 /**
  * y [M, N] = x [M, K] · Wᵀ for W [N, K] of `type` resident in its arena (`hasKernel(type, K)`).
- * Float activations are used as given; quantized types quantize them as llama.cpp does.
+ * The activations are rounded as llama.cpp rounds them: to bf16 for BF16 (as they are copied in),
+ * quantized for the quantized types; F32 uses them as given.
  */
 export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: number, x: Float32Array, M: number, y: Float32Array): void {
   const slab = w.slab!, name = KERNELS[type.name]!, rs = rowBytes(type, K);
   const f32 = () => new Float32Array(slab.exports.memory.buffer);
   if (name === 'f32' || name === 'bf16') {
     const [xo, yo] = scratch(slab, [4 * M * K, 4 * M * N]);
-    f32().set(x.subarray(0, M * K), xo! / 4);
+    if (name === 'bf16') roundBf16Into(x.subarray(0, M * K), f32().subarray(xo! / 4, xo! / 4 + M * K));
+    else f32().set(x.subarray(0, M * K), xo! / 4);
     if (name === 'bf16') (slab.exports.split_pairs as (x: number, n: number) => void)(xo!, M * K);
     slab.kernel(`${name}_1`)(w.offset, rs, N, K, xo!, M, yo!, N);
     y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));

@@ -3,7 +3,6 @@
 // weights, Q8_K super-blocks for the k-quants, bf16 for BF16 weights. Rounding our float32
 // activations the same way makes a GGUF model compute what llama.cpp computes (the products then
 // differ only in the order of float32 additions).
-import { bf16BitsToF32, f32ToBf16Bits } from '@apertus/tensor';
 import type { GgmlType } from '../types';
 import { QK_K } from '../types';
 import { rint, toF16 } from './rounding';
@@ -45,12 +44,26 @@ function decode(a: QuantizedActivations): Float32Array {
   return Float32Array.from(a.q, (q, i) => a.d[Math.floor(i / per)]! * q);
 }
 
+/**
+ * `x` rounded to bf16 (nearest, ties to even; a NaN becomes the quiet NaN of its sign), as float32
+ * into `out` (x itself allowed): `bf16BitsToF32(f32ToBf16Bits(v))` per value, on the bits, with no
+ * call or allocation per value (a prefill rounds every input of every BF16 product).
+ */
+export function roundBf16Into(x: Float32Array, out: Float32Array): Float32Array {
+  const n = x.length, src = new Uint32Array(x.buffer, x.byteOffset, n), dst = new Uint32Array(out.buffer, out.byteOffset, n);
+  for (let i = 0; i < n; i++) {
+    const u = src[i]!;
+    dst[i] = (u & 0x7fffffff) > 0x7f800000 ? (u & 0x80000000) | 0x7fc00000 : (u + 0x7fff + ((u >>> 16) & 1)) & 0xffff0000;
+  }
+  return out;
+}
+
 /** `x` rounded as llama.cpp rounds a matmul's input for weights of `type` (a copy; x itself when nothing changes). */
 export function roundActivations(type: GgmlType, x: Float32Array): Float32Array {
   switch (type.name) {
     case 'Q4_0': case 'Q8_0': return decode(quantizeActivationsQ8_0(x));
     case 'Q4_K': case 'Q6_K': return decode(quantizeActivationsQ8_K(x));
-    case 'BF16': return x.map((v) => bf16BitsToF32(f32ToBf16Bits(v)));
+    case 'BF16': return roundBf16Into(x, new Float32Array(x.length));
     default: return x;
   }
 }
