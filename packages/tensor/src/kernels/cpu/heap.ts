@@ -23,7 +23,7 @@
  * not run soon), falls back to ordinary JavaScript arrays, which the GEMM then stages (counted in
  * `gemmKernelInfo().bytesStaged`); inside a scope, where release is certain, the memory may grow
  * to its 4 GiB maximum. Once the memory is at its maximum, a request no block of its class can
- * serve takes a pooled block of a larger class; storage that still finds no room is a plain
+ * serve takes a pooled block of a larger class (at most twice its size); storage that still finds no room is a plain
  * array, and the kernels stage it through scratch, or in row chunks through the staging reserve
  * at the bottom of the memory ({@link stagedRows}) when even the scratch finds no room.
  */
@@ -132,10 +132,10 @@ function take(bytes: number, limit: number): (Block & { fresh: boolean }) | null
   return b;
 }
 
-/** The smallest pooled block of a class above `cls` (the memory cannot grow), or null. */
+/** The smallest pooled block of a class above `cls` and at most twice it (the memory cannot grow), or null. */
 function larger(cls: number): (Block & { fresh: boolean }) | null {
   let best = 0;
-  for (const [c, list] of free) if (c > cls && list.length > 0 && (best === 0 || c < best)) best = c;
+  for (const [c, list] of free) if (c > cls && c <= 2 * cls && list.length > 0 && (best === 0 || c < best)) best = c;
   if (best === 0) return null;
   liveBytes += best;
   return { addr: free.get(best)!.pop()!, bytes: best, fresh: false };
