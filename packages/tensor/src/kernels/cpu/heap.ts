@@ -23,9 +23,10 @@
  * not run soon), falls back to ordinary JavaScript arrays, which the GEMM then stages (counted in
  * `gemmKernelInfo().bytesStaged`); inside a scope, where release is certain, the memory may grow
  * to its 4 GiB maximum. Once the memory is at its maximum, a request no block of its class can
- * serve takes a pooled block of a larger class (at most twice its size); storage that still finds no room is a plain
- * array, and the kernels stage it through scratch, or in row chunks through the staging reserve
- * at the bottom of the memory ({@link stagedRows}) when even the scratch finds no room.
+ * serve takes a pooled block of a larger class (at most twice its size); storage that still
+ * finds no room is a plain array, and the kernels stage it through scratch, or in row chunks
+ * through the staging reserve at the bottom of the memory ({@link stagedRows}) when even the
+ * scratch finds no room.
  */
 import { HeapError } from '../../errors';
 import { releaseResident } from '../../residency';
