@@ -17,3 +17,6 @@ export class AutogradError extends TensorError {}
 
 /** A requested kernel backend is not available here; nothing falls back silently. */
 export class BackendError extends TensorError {}
+
+/** The cpu device memory (a wasm32 memory, at most 4 GiB) cannot hold a kernel's operands (the message names the op and the sizes). */
+export class HeapError extends TensorError {}

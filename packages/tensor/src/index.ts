@@ -5,7 +5,7 @@
 export { Tensor, type GradNode, type NestedArray } from './tensor';
 export { type DType, type Storage, f32ToBf16Bits, bf16BitsToF32, f32ToF16Bits, f16BitsToF32, f32ArrayToBf16, bf16ArrayToF32, f32ArrayToF16, f16ArrayToF32 } from './dtype';
 export { type Shape, numel, broadcastShapes } from './shape';
-export { TensorError, ShapeError, DTypeError, AutogradError, BackendError } from './errors';
+export { TensorError, ShapeError, DTypeError, AutogradError, BackendError, HeapError } from './errors';
 export { Rng } from './random';
 export { backward, noGrad, isGradEnabled, record } from './autograd';
 export { tidy } from './tidy';

@@ -22,8 +22,13 @@
  * bytes (much of it perhaps waiting for a garbage collection that V8, blind to this memory, may
  * not run soon), falls back to ordinary JavaScript arrays, which the GEMM then stages (counted in
  * `gemmKernelInfo().bytesStaged`); inside a scope, where release is certain, the memory may grow
- * to its 4 GiB maximum.
+ * to its 4 GiB maximum. Once the memory is at its maximum, a request no block of its class can
+ * serve takes a pooled block of a larger class (at most twice its size); storage that still
+ * finds no room is a plain array, and the kernels stage it through scratch, or in row chunks
+ * through the staging reserve at the bottom of the memory ({@link stagedRows}) when even the
+ * scratch finds no room.
  */
+import { HeapError } from '../../errors';
 import { releaseResident } from '../../residency';
 import { encodeModule, forLoop, get, i32, v128, ValType } from '../gemm/wasm/encoder';
 import { wasmApi, type WasmMemory } from '../gemm/wasm/wasm-api';
@@ -33,6 +38,8 @@ const PAGE = 65536;
 const MAX_PAGES = 65536;
 /** Bytes below this address are never handed out (0 stays an invalid address). */
 const BASE = 1024;
+/** Bytes at BASE kept for {@link stagedRows}: operands staged in row chunks when the heap has no room left. */
+export const STAGING_RESERVE = 1 << 20;
 /** Tensor storage allocated outside a scope beyond this many heap bytes goes to plain JavaScript arrays instead. */
 export const HEAP_SOFT_LIMIT = 256 << 20;
 
@@ -49,7 +56,10 @@ let memory: WasmMemory | null | undefined;
 let lastBuffer: ArrayBufferLike | null = null;
 /** Every SharedArrayBuffer object this memory has handed out (a new one after each grow). */
 const buffers = new WeakSet<object>();
-let top = BASE;
+let top = BASE + STAGING_RESERVE;
+/** The most bytes the memory may hold (lowered by tests through {@link setHeapMaxBytes}). */
+let maxBytes = MAX_PAGES * PAGE;
+let reserveInUse = false;
 const free = new Map<number, number[]>();
 /** The block of a live heap array (storage or scratch), kept on the array itself (a WeakMap costs the GC far more). */
 const BLOCK: unique symbol = Symbol('apertus.heap.block');
@@ -65,7 +75,7 @@ let liveBytes = 0;
 export function heapMemory(): WasmMemory | null {
   if (memory === undefined) {
     try {
-      memory = wasmApi === null ? null : new wasmApi.Memory({ initial: 16, maximum: MAX_PAGES, shared: true });
+      memory = wasmApi === null ? null : new wasmApi.Memory({ initial: Math.ceil(top / PAGE), maximum: MAX_PAGES, shared: true });
     } catch {
       memory = null;
     }
@@ -106,21 +116,35 @@ function take(bytes: number, limit: number): (Block & { fresh: boolean }) | null
     return { addr: list.pop()!, bytes: cls, fresh: false };
   }
   const end = top + cls;
-  if (end > limit) return null;
+  if (end > Math.min(limit, maxBytes)) return larger(cls);
   const have = mem.buffer.byteLength;
   if (end > have) {
     // Grow by at least a quarter of the current size, so a growing workload grows rarely.
-    const pages = Math.min(MAX_PAGES, Math.max(Math.ceil(end / PAGE), Math.ceil((have * 1.25) / PAGE)));
+    const pages = Math.min(maxBytes / PAGE, Math.max(Math.ceil(end / PAGE), Math.ceil((have * 1.25) / PAGE)));
     try {
       mem.grow(pages - have / PAGE);
     } catch {
-      try { mem.grow(Math.ceil(end / PAGE) - have / PAGE); } catch { return null; }
+      try { mem.grow(Math.ceil(end / PAGE) - have / PAGE); } catch { return larger(cls); }
     }
   }
   const b = { addr: top, bytes: cls, fresh: true };
   top = end;
   liveBytes += cls;
   return b;
+}
+
+/** The smallest pooled block of a class above `cls` and at most twice it (the memory cannot grow), or null. */
+function larger(cls: number): (Block & { fresh: boolean }) | null {
+  let best = 0;
+  for (const [c, list] of free) if (c > cls && c <= 2 * cls && list.length > 0 && (best === 0 || c < best)) best = c;
+  if (best === 0) return null;
+  liveBytes += best;
+  return { addr: free.get(best)!.pop()!, bytes: best, fresh: false };
+}
+
+/** Cap the memory at `bytes` (at least its current size; default the 4 GiB of wasm32): a hook for tests of a full heap. */
+export function setHeapMaxBytes(bytes: number = MAX_PAGES * PAGE): void {
+  maxBytes = Math.min(MAX_PAGES * PAGE, Math.max(Math.ceil(bytes / PAGE) * PAGE, heapMemory()?.buffer.byteLength ?? 0));
 }
 
 /**
@@ -151,7 +175,7 @@ export function persistentF32(n: number): Float32Array {
  * only where the memory cannot grow: returns null then.
  */
 export function heapScratch(bytes: number): Float32Array | null {
-  const b = take(Math.max(4, bytes), MAX_PAGES * PAGE);
+  const b = take(Math.max(4, bytes), maxBytes);
   if (b === null) return null;
   const a = new Float32Array(buffer(), b.addr, Math.ceil(bytes / 4));
   (a as Owned)[BLOCK] = { addr: b.addr, bytes: b.bytes };
@@ -164,7 +188,7 @@ export function scratchF32(n: number): Float32Array {
 }
 
 function storage<T extends Float32Array | Uint16Array>(n: number, es: number, ctor: new (b: ArrayBufferLike, o: number, n: number) => T, persistent = false): T {
-  const b = n === 0 ? null : take(n * es, scope || persistent ? MAX_PAGES * PAGE : HEAP_SOFT_LIMIT);
+  const b = n === 0 ? null : take(n * es, scope || persistent ? maxBytes : HEAP_SOFT_LIMIT);
   if (b === null) return new ctor(new ArrayBuffer(n * es), 0, n);
   const a = new ctor(buffer(), b.addr, n);
   if (!b.fresh) zero(a, b.addr, n * es);
@@ -242,32 +266,104 @@ export function heapAddress(a: ArrayBufferView): number {
 
 const noop = (): void => {};
 
-/**
- * Byte addresses of `arrays` on the heap, staging those that are not (inputs copied in); `done`
- * copies staged outputs back and releases the scratch.
- */
-export function staged(arrays: Float32Array[], outputs: Float32Array[]): { at: number[]; done(): void } {
+/** Addresses of `arrays` on the heap, those that are not staged whole into scratch; null (nothing held) when the scratch finds no room. */
+function stageWhole(arrays: Float32Array[], outputs: Float32Array[]): { at: number[]; done(): void } | null {
   const direct = arrays.map(heapAddress);
   if (!direct.includes(-1)) return { at: direct, done: noop };
   const copies = new Map<Float32Array, Float32Array>();
-  const at = arrays.map((a) => {
-    const p = heapAddress(a);
-    if (p >= 0) return p;
-    let s = copies.get(a);
-    if (!s) { s = scratchF32(Math.max(1, a.length)); s.set(a); copies.set(a, s); }
-    const q = heapAddress(s);
-    if (q < 0) throw new Error('cpu kernels: the heap cannot hold the staged operands');
-    return q;
-  });
-  return {
-    at,
-    done() {
-      for (const [a, s] of copies) {
-        if (outputs.includes(a)) a.set(s.subarray(0, a.length));
-        heapRelease(s);
-      }
-    },
+  const done = (copyOut: boolean): void => {
+    for (const [a, s] of copies) {
+      if (copyOut && outputs.includes(a)) a.set(s.subarray(0, a.length));
+      heapRelease(s);
+    }
   };
+  const at: number[] = [];
+  for (const a of arrays) {
+    const p = heapAddress(a);
+    if (p >= 0) { at.push(p); continue; }
+    let s = copies.get(a);
+    if (!s) {
+      const b = heapScratch(4 * Math.max(1, a.length));
+      if (b === null) { done(false); return null; }
+      b.set(a);
+      copies.set(a, (s = b));
+    }
+    at.push(heapAddress(s));
+  }
+  return { at, done: () => done(true) };
+}
+
+const bytesOf = (arrays: Float32Array[]): string => arrays.map((a) => 4 * a.length).join(', ');
+
+/**
+ * Byte addresses of `arrays` on the heap, staging those that are not (inputs copied in); `done`
+ * copies staged outputs back and releases the scratch. Throws a {@link HeapError} naming `op`
+ * when the heap has no room for the copies (row kernels use {@link stagedRows}, which cannot fail so).
+ */
+export function staged(arrays: Float32Array[], outputs: Float32Array[], op = 'cpu kernel'): { at: number[]; done(): void } {
+  const s = stageWhole(arrays, outputs);
+  if (s === null) throw new HeapError(`${op}: the cpu device memory (${heapStats().memoryBytes} bytes, at its maximum) has no room to stage operands of ${bytesOf(arrays)} bytes`);
+  return s;
+}
+
+/**
+ * Run a row kernel with every operand on the heap: `arrays[i]` holds `widths[i]` floats per row
+ * of `rows` (width 0: read whole by every row, such as a weight), `outputs` are copied back.
+ * `kernel(at, r0, count)` runs rows [r0, r0 + count) given the byte addresses of their first
+ * rows. Operands not on the heap are staged whole into scratch (one call), or where the heap has
+ * no room, in chunks of rows through the staging reserve; only operands whose width-0 part and
+ * one row together exceed the reserve throw a {@link HeapError} naming `op`.
+ */
+export function stagedRows(op: string, arrays: Float32Array[], widths: number[], outputs: Float32Array[], rows: number, kernel: (at: number[], r0: number, count: number) => void): void {
+  const whole = stageWhole(arrays, outputs);
+  if (whole !== null) {
+    try { kernel(whole.at, 0, rows); } finally { whole.done(); }
+    return;
+  }
+  const mem = heapMemory()!;
+  const away = (i: number): boolean => heapAddress(arrays[i]!) < 0;
+  const a16 = (bytes: number): number => Math.ceil(bytes / 16) * 16;
+  // Width-0 operands not on the heap first, staged once; then a slot of `count` rows per row operand.
+  let fixed = 0, perRow = 0;
+  arrays.forEach((a, i) => {
+    if (!away(i)) return;
+    if (widths[i] === 0) fixed += a16(4 * a.length);
+    else perRow += 4 * widths[i]!;
+  });
+  const fit = Math.floor((STAGING_RESERVE - fixed - 16 * arrays.length) / Math.max(1, perRow));
+  const count = Math.min(rows, fit);
+  if (fit < 1 || reserveInUse) {
+    throw new HeapError(`${op}: the cpu device memory is full and operands of ${bytesOf(arrays)} bytes do not fit its ${STAGING_RESERVE}-byte staging reserve one row at a time`);
+  }
+  const f32 = (at: number, n: number): Float32Array => new Float32Array(mem.buffer, at, n);
+  const slot: number[] = [];
+  let at = BASE;
+  arrays.forEach((a, i) => {
+    if (!away(i)) { slot.push(-1); return; }
+    slot.push(at);
+    if (widths[i] === 0) f32(at, a.length).set(a);
+    at += a16(4 * (widths[i] === 0 ? a.length : count * widths[i]!));
+  });
+  reserveInUse = true;
+  try {
+    for (let r0 = 0; r0 < rows; r0 += count) {
+      const c = Math.min(count, rows - r0);
+      const ptr = arrays.map((a, i) => {
+        const w = widths[i]!;
+        if (slot[i]! < 0) return heapAddress(a) + 4 * w * r0;
+        if (w > 0) f32(slot[i]!, c * w).set(a.subarray(r0 * w, (r0 + c) * w));
+        return slot[i]!;
+      });
+      kernel(ptr, r0, c);
+      arrays.forEach((a, i) => {
+        const w = widths[i]!;
+        if (w > 0 && slot[i]! >= 0 && outputs.includes(a)) a.set(f32(slot[i]!, c * w), r0 * w);
+      });
+    }
+    arrays.forEach((a, i) => { if (widths[i] === 0 && slot[i]! >= 0 && outputs.includes(a)) a.set(f32(slot[i]!, a.length)); });
+  } finally {
+    reserveInUse = false;
+  }
 }
 
 /** `storage.subarray(begin, end)` that keeps `storage` (and so its heap block) alive as long as the view. */

@@ -7,11 +7,12 @@
  *
  * The sums run in f64 lanes (squares and products of f32 values formed in f64, as the reference
  * does); the elementwise parts are f32 lane operations. Arrays that are not on the heap are
- * staged into heap scratch, so the bits never depend on where a tensor lives.
+ * staged (`stagedRows`: whole, or by rows when the heap is full), so the bits never depend on where
+ * a tensor lives (the sums are per row; gw accumulates row after row either way).
  */
 import { f32, f64, forLoop, get, i32, seq, set, v128, ValType, type Code, type FuncDef, Locals } from '../gemm/wasm/encoder';
 import type { F32, KernelSet } from '../types';
-import { staged } from './heap';
+import { stagedRows } from './heap';
 import { instantiateOnHeap } from './wasm-module';
 
 const { i32: I32, f32: F32T, f64: F64T, v128: V128 } = ValType;
@@ -134,14 +135,12 @@ function ex(): RmsExports {
 /** The `rmsnorm` and `rmsnormBackward` kernels of the `cpu` backend. */
 export const simdRmsnorm: Pick<KernelSet, 'rmsnorm' | 'rmsnormBackward'> = {
   rmsnorm(x, w, rows, n, eps, out, rstd) {
-    const s = staged([x, w, out, rstd], [out, rstd]);
-    ex().rmsnorm(s.at[0]!, s.at[1]!, rows, n, eps, s.at[2]!, s.at[3]!);
-    s.done();
+    const m = ex();
+    stagedRows('rmsnorm', [x, w, out, rstd], [n, 0, n, 1], [out, rstd], rows, (at, _r0, r) => m.rmsnorm(at[0]!, at[1]!, r, n, eps, at[2]!, at[3]!));
   },
   rmsnormBackward(x, w, rstd, gy, rows, n, gx, gw) {
     gw.fill(0); // the wasm kernel accumulates; the contract overwrites
-    const s = staged([x, w, rstd, gy, gx, gw], [gx, gw]);
-    ex().rmsnorm_backward(s.at[0]!, s.at[1]!, s.at[2]!, s.at[3]!, rows, n, s.at[4]!, s.at[5]!);
-    s.done();
+    const m = ex();
+    stagedRows('rmsnormBackward', [x, w, rstd, gy, gx, gw], [n, 0, 1, n, n, 0], [gx, gw], rows, (at, _r0, r) => m.rmsnorm_backward(at[0]!, at[1]!, at[2]!, at[3]!, r, n, at[4]!, at[5]!));
   },
 };

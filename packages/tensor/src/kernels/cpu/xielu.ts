@@ -1,6 +1,5 @@
 /**
- * xIELU forward and backward in WebAssembly SIMD (four f32 lanes), on the cpu device memory of
- * the cpu device memory; `xieluForwardJs` / `xieluBackwardJs` (`kernels/js/xielu.ts`, float64, rounded
+ * xIELU forward and backward in WebAssembly SIMD (four f32 lanes), on the cpu device memory; `xieluForwardJs` / `xieluBackwardJs` (`kernels/js/xielu.ts`, float64, rounded
  * once) are the reference, and `simdXielu` the `cpu` backend's `xielu` / `xieluBackward`.
  *
  * Both kernels are in use. The forward was once kept scalar: while xIELU still ran on the host
@@ -25,6 +24,7 @@
 import * as W from '../../wasm-kernels';
 import type { F32 } from '../types';
 import { checkXielu } from '../js/xielu';
+import { stagedRows } from './heap';
 
 const { f32, f64, forLoop, get, i32, seq, set, v128, types, Locals } = W;
 type Code = W.Code;
@@ -183,45 +183,23 @@ export function xieluSimdAvailable(): boolean {
 }
 
 /**
- * Byte addresses of `arrays` on the heap, staging those that are not into heap scratch (inputs
- * copied in), so the bits never depend on where a tensor lives; `done` copies `output` back and
- * releases the scratch.
+ * y = xielu(x) with αp = softplus(a_p), αn = β + softplus(a_n), all four rounded to f32. Operands
+ * not on the heap are staged (`stagedRows`), so the bits never depend on where a tensor lives.
  */
-function onHeap(arrays: Float32Array[], output: Float32Array): { at: number[]; done(): void } {
-  const staged: [Float32Array, Float32Array][] = [];
-  const at = arrays.map((a) => {
-    const p = W.heapAddress(a);
-    if (p >= 0) return p;
-    const s = W.scratchF32(Math.max(1, a.length));
-    if (W.heapAddress(s) < 0) throw new Error('xielu: the cpu heap cannot hold the staged operands');
-    if (a !== output) s.set(a);
-    staged.push([a, s]);
-    return W.heapAddress(s);
-  });
-  return {
-    at,
-    done() {
-      for (const [a, s] of staged) {
-        if (a === output) a.set(s.subarray(0, a.length));
-        W.heapRelease(s);
-      }
-    },
-  };
-}
-
-/** y = xielu(x) with αp = softplus(a_p), αn = β + softplus(a_n), all four rounded to f32. */
 export function xieluForwardSimd(x: Float32Array, y: Float32Array, alpha_p: number, alpha_n: number, beta: number, eps: number): void {
-  const s = onHeap([x, y], y);
-  module()!.xielu_forward(s.at[0]!, s.at[1]!, x.length, alpha_p, alpha_n, beta, eps);
-  s.done();
+  const m = module()!;
+  stagedRows('xielu', [x, y], [1, 1], [y], x.length, (at, _r0, n) => m.xielu_forward(at[0]!, at[1]!, n, alpha_p, alpha_n, beta, eps));
 }
 
-/** gx = gy·∂y/∂x; returns [Σ gy·x² over x > 0, Σ gy·(expm1(min(x, ε)) − x) over x ≤ 0]. */
+/** gx = gy·∂y/∂x; returns [Σ gy·x² over x > 0, Σ gy·(expm1(min(x, ε)) − x) over x ≤ 0] (staged chunks add their sums). */
 export function xieluBackwardSimd(x: Float32Array, gy: Float32Array, gx: Float32Array, alpha_p: number, alpha_n: number, beta: number, eps: number): [number, number] {
-  const s = onHeap([x, gy, gx], gx);
-  const sums = module()!.xielu_backward(s.at[0]!, s.at[1]!, s.at[2]!, x.length, alpha_p, alpha_n, beta, eps);
-  s.done();
-  return [sums[0], sums[1]];
+  const m = module()!;
+  const sums: [number, number] = [0, 0];
+  stagedRows('xieluBackward', [x, gy, gx], [1, 1, 1], [gx], x.length, (at, _r0, n) => {
+    const [p, q] = m.xielu_backward(at[0]!, at[1]!, at[2]!, n, alpha_p, alpha_n, beta, eps);
+    sums[0] += p; sums[1] += q;
+  });
+  return sums;
 }
 
 /** The `cpu` backend's xIELU kernels (where WebAssembly SIMD is available). */
