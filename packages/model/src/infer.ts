@@ -79,7 +79,8 @@ export function step(model: ApertusModel, batch: readonly StepInput[], out?: Flo
       for (const s of batch) for (let t = 0; t < s.tokens.length; t++, r++) { ids[r] = s.tokens[t]!; pos[r] = s.cache.length + t; }
       const positions = Tensor.from(pos, [1, rows]), attend = cachedAttend(batch);
       let h = embedRows(model, embed, ids);
-      for (let l = 0; l < model.layers.length; l++) h = decoderLayer(model, l, h, positions, attend);
+      // Each layer's intermediates go back to the pool when it ends: a long prefill holds one layer's, not all of them.
+      for (let l = 0; l < model.layers.length; l++) h = tidy(() => decoderLayer(model, l, h, positions, attend));
       for (const s of batch) s.cache.advance(s.tokens.length);
       // Only the last row of each sequence goes through the final norm and the LM head.
       const last = Tensor.zeros([batch.length, c.hidden_size]), hd = h.data;
