@@ -32,6 +32,20 @@ function onHeap<T extends Float32Array | Uint16Array>(x: T): T {
   return h;
 }
 
+/**
+ * Lays out a random M×K input A at 0 and an N×K weight W (f32, or bf16 bits) ending at the very
+ * end of `memory` (a read past W traps); returns the byte offsets the kernels take and the values.
+ */
+function placeAtEnd(memory: { buffer: ArrayBufferLike }, M: number, N: number, K: number, bf16: boolean, seed: number) {
+  const bytes = memory.buffer.byteLength, oB = bytes - N * K * (bf16 ? 2 : 4);
+  const A = randomArray(M * K, seed + 1), W = bf16Of(randomArray(N * K, seed + 2));
+  const oC = 4 * M * K, oS = oC + 4 * M * N;
+  new Float32Array(memory.buffer).set(A, 0);
+  if (bf16) new Uint16Array(memory.buffer, oB, N * K).set(W.bits);
+  else new Float32Array(memory.buffer).set(W.values, oB / 4);
+  return { A, W, oB, oC, oS };
+}
+
 const rows = fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 9, max: 32 }));
 const size = fc.oneof(fc.constantFrom(...ODD_SIZES), fc.integer({ min: 1, max: 200 }));
 
@@ -116,21 +130,15 @@ describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', 
   it('reads no byte past W: W at the very end of the wasm memory (a read past it traps), f32 and bf16', () => {
     const memory = new wasmApi!.Memory({ initial: 8, maximum: 8, shared: true });
     const ex = new wasmApi!.Instance(new wasmApi!.Module(variantBytes(variant)), { env: { memory } }).exports as { dot_pack(...args: number[]): void; dot_nt(...args: number[]): number };
-    const bytes = memory.buffer.byteLength;
     fc.assert(
       fc.property(rows, size, size, fc.boolean(), fc.nat(), (M, N, K, bf16, seed) => {
-        const es = bf16 ? 2 : 4, oB = bytes - N * K * es;
-        const A = randomArray(M * K, seed + 1), W = bf16Of(randomArray(N * K, seed + 2));
-        const f32 = new Float32Array(memory.buffer), oC = 4 * M * K, oS = oC + 4 * M * N;
-        f32.set(A, 0);
-        if (bf16) new Uint16Array(memory.buffer, oB, N * K).set(W.bits);
-        else f32.set(W.values, oB / 4);
+        const { A, W, oB, oC, oS } = placeAtEnd(memory, M, N, K, bf16, seed);
         ex.dot_pack(M, K, 0, K, 1, oS);
         ex.dot_nt(M, N, K, oS, oB, K, bf16 ? 1 : 0, oC, N, 0);
         const args: GemmArgs = { transA: false, transB: true, M, N, K, A, B: W.values, C: new Float32Array(M * N) };
         const want = new Float32Array(M * N);
         sgemmReference({ ...args, C: want });
-        expect(worstRatio(f32.slice(oC / 4, oC / 4 + M * N), want, errorBound(args))).toBeLessThanOrEqual(1);
+        expect(worstRatio(new Float32Array(memory.buffer).slice(oC / 4, oC / 4 + M * N), want, errorBound(args))).toBeLessThanOrEqual(1);
       }),
       { numRuns: 60 },
     );
@@ -146,15 +154,9 @@ describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', 
     const instance = (bytes: Uint8Array): Dot => new wasmApi!.Instance(new wasmApi!.Module(bytes), { env: { memory } }).exports as unknown as Dot;
     const touching = instance(variantBytes(variant));
     const plain = instance(encodeModule([dotNtFn(o, bare), dotPackFn(o, bare)], 1, 16));
-    const bytes = memory.buffer.byteLength;
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 16 }), fc.integer({ min: 1, max: 700 }), size, fc.boolean(), fc.nat(), (M, N, K, bf16, seed) => {
-        const es = bf16 ? 2 : 4, oB = bytes - N * K * es;
-        const A = randomArray(M * K, seed + 1), W = bf16Of(randomArray(N * K, seed + 2));
-        const f32 = new Float32Array(memory.buffer), oC = 4 * M * K, oS = oC + 4 * M * N;
-        f32.set(A, 0);
-        if (bf16) new Uint16Array(memory.buffer, oB, N * K).set(W.bits);
-        else f32.set(W.values, oB / 4);
+        const { oB, oC, oS } = placeAtEnd(memory, M, N, K, bf16, seed);
         const run = (ex: Dot): Uint32Array => {
           ex.dot_pack(M, K, 0, K, 1, oS);
           ex.dot_nt(M, N, K, oS, oB, K, bf16 ? 1 : 0, oC, N, 0);
