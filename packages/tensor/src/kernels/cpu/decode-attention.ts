@@ -150,8 +150,10 @@ export function decodeAttentionRuns(d: number): boolean {
 export function decodeAttention(a: DecodeAttentionArgs): void {
   const { T, nh, nkv, d, blockSize } = a, nb = a.kBlocks.length, S = a.qOffset + T;
   const io = staged([a.q, a.out, ...a.kBlocks, ...a.vBlocks], [a.out]);
-  const tab = scratchF32(2 * nb), scores = scratchF32(S), stats = scratchF32(8 * T * nh);
-  const tabI = new Int32Array(tab.buffer, tab.byteOffset, 2 * nb);
+  // One scratch block: the statistics (8 floats per row and head, 32-byte aligned for their f64
+  // lanes), the scores of one row, then the block tables.
+  const scratch = scratchF32(8 * T * nh + S + 2 * nb), stats = scratch.subarray(0, 8 * T * nh), scores = scratch.subarray(8 * T * nh, 8 * T * nh + S);
+  const tab = scratch.subarray(8 * T * nh + S), tabI = new Int32Array(tab.buffer, tab.byteOffset, 2 * nb);
   for (let b = 0; b < 2 * nb; b++) tabI[b] = io.at[2 + b]!;
   const at = heapAddress(tab);
   ex()!.decode_attention(io.at[0]!, io.at[1]!, T, nh, nkv, nh / nkv, d, a.qOffset, a.scale, at, at + 4 * nb, blockSize, heapAddress(scores), heapAddress(stats));
@@ -165,5 +167,5 @@ export function decodeAttention(a: DecodeAttentionArgs): void {
       }
     }
   }
-  for (const x of [tab, scores, stats]) heapRelease(x);
+  heapRelease(scratch);
 }
