@@ -31,16 +31,18 @@ function embedRows(model: ApertusModel, table: Weight, ids: Int32Array): Tensor 
 function cachedAttend(batch: readonly StepInput[]): Attend {
   return (l, q, k, v) => {
     const [, , nh, d] = q.shape as [number, number, number, number];
-    const o = Tensor.zeros(q.shape), out = o.data as Float32Array;
+    // One sequence (a single decode stream): its attention output is the layer's, no copy into a batch array.
+    const o = batch.length === 1 ? null : Tensor.zeros(q.shape);
     let r0 = 0;
     for (const s of batch) {
       const T = s.tokens.length, rows = (t: Tensor, w: number) => t.data.subarray(r0 * w, (r0 + T) * w);
       const kv = s.cache.update(l, rows(k, s.cache.rowSize), rows(v, s.cache.rowSize));
       const a = pagedAttention(Tensor.from(rows(q, nh * d), [1, T, nh, d]), kv, { qOffset: s.cache.length });
-      out.set(a.data, r0 * nh * d);
+      if (!o) return a;
+      (o.data as Float32Array).set(a.data, r0 * nh * d);
       r0 += T;
     }
-    return o;
+    return o!;
   };
 }
 

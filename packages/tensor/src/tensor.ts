@@ -207,7 +207,8 @@ export class Tensor {
   /** The value of a one-element tensor. */
   item(): number {
     if (this.size !== 1) throw new ShapeError(`item: tensor has ${this.size} elements`);
-    return this.dtype === 'i32' ? this.materialize().ints[0]! : this.toFloat32()[0]!;
+    // f32 and i32: the one element read where it is, without copying it out (ops read scalars such as xIELU's β on every call).
+    return this.dtype === 'f32' || this.dtype === 'i32' ? this.storage[this.offset]! : this.toFloat32()[0]!;
   }
 
   /** A copy converted to `dtype` (round to nearest even for bf16/f16); no autograd. */

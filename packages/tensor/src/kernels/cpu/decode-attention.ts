@@ -126,10 +126,14 @@ export interface DecodeAttentionArgs {
   scale: number;
   /** Position of the first query row (keys s ≤ qOffset + t are visible to row t). */
   qOffset: number;
-  /** Key blocks, each from its first token row ([blockSize, nkv, d]); block b holds tokens [b·blockSize, (b + 1)·blockSize). */
+  /** Key blocks ([blockSize, nkv, d] from float `kAt` of each); block b holds tokens [b·blockSize, (b + 1)·blockSize). */
   kBlocks: readonly F32[];
-  /** Value blocks, laid out as the key blocks. */
+  /** Value blocks, laid out as the key blocks (from float `vAt`); may be the same arrays as `kBlocks` (a paged cache's blocks hold both). */
   vBlocks: readonly F32[];
+  /** Float offset of the first key row in every key block (default 0). */
+  kAt?: number;
+  /** Float offset of the first value row in every value block (default 0). */
+  vAt?: number;
   blockSize: number;
   /** Where to write the log-sum-exp m + ln l of row t, head h: lse[lseAt + h·lseStride + t]. */
   lse?: F32;
@@ -149,10 +153,14 @@ export function decodeAttentionRuns(d: number): boolean {
  */
 export function decodeAttention(a: DecodeAttentionArgs): void {
   const { T, nh, nkv, d, blockSize } = a, nb = a.kBlocks.length, S = a.qOffset + T;
-  const io = staged([a.q, a.out, ...a.kBlocks, ...a.vBlocks], [a.out]);
-  const tab = scratchF32(2 * nb), scores = scratchF32(S), stats = scratchF32(8 * T * nh);
-  const tabI = new Int32Array(tab.buffer, tab.byteOffset, 2 * nb);
-  for (let b = 0; b < 2 * nb; b++) tabI[b] = io.at[2 + b]!;
+  // Blocks shared by keys and values are staged (and looked up) once; the tables point into them, so no view per block is made.
+  const shared = a.kBlocks === a.vBlocks, io = staged(shared ? [a.q, a.out, ...a.kBlocks] : [a.q, a.out, ...a.kBlocks, ...a.vBlocks], [a.out]);
+  // One scratch block: the statistics (8 floats per row and head, 32-byte aligned for their f64
+  // lanes), the scores of one row, then the block tables.
+  const scratch = scratchF32(8 * T * nh + S + 2 * nb), stats = scratch.subarray(0, 8 * T * nh), scores = scratch.subarray(8 * T * nh, 8 * T * nh + S);
+  const tab = scratch.subarray(8 * T * nh + S), tabI = new Int32Array(tab.buffer, tab.byteOffset, 2 * nb);
+  const kAt = 4 * (a.kAt ?? 0), vAt = 4 * (a.vAt ?? 0);
+  for (let b = 0; b < nb; b++) { tabI[b] = io.at[2 + b]! + kAt; tabI[nb + b] = io.at[2 + (shared ? b : nb + b)]! + vAt; }
   const at = heapAddress(tab);
   ex()!.decode_attention(io.at[0]!, io.at[1]!, T, nh, nkv, nh / nkv, d, a.qOffset, a.scale, at, at + 4 * nb, blockSize, heapAddress(scores), heapAddress(stats));
   io.done();
@@ -165,5 +173,5 @@ export function decodeAttention(a: DecodeAttentionArgs): void {
       }
     }
   }
-  for (const x of [tab, scores, stats]) heapRelease(x);
+  heapRelease(scratch);
 }

@@ -10,7 +10,7 @@ import { DECODE_MAX_ROWS, decodeAttention, decodeAttentionRuns } from './decode-
  */
 export function pagedDecodeAttention(cpuAttention: KernelSet['attention']): KernelSet['pagedAttention'] {
   return (a: PagedAttentionArgs) => {
-    const { T, nh, d, kv } = a, bs = kv.blockSize, n = bs * kv.heads * d;
+    const { T, nh, d, kv } = a, bs = kv.blockSize;
     if (T > DECODE_MAX_ROWS || !decodeAttentionRuns(d)) {
       cpuAttention(pagesAsAttention(a));
       return;
@@ -18,7 +18,7 @@ export function pagedDecodeAttention(cpuAttention: KernelSet['attention']): Kern
     const blocks = kv.blocks.slice(0, Math.ceil((a.qOffset + T) / bs));
     decodeAttention({
       q: a.q, out: a.out, T, nh, nkv: kv.heads, d, scale: a.scale, qOffset: a.qOffset, blockSize: bs,
-      kBlocks: blocks.map((b) => b.subarray(kv.keys, kv.keys + n)), vBlocks: blocks.map((b) => b.subarray(kv.values, kv.values + n)),
+      kBlocks: blocks, vBlocks: blocks, kAt: kv.keys, vAt: kv.values,
     });
   };
 }

@@ -45,9 +45,14 @@ export function xieluBackwardJs(xs: F32, gy: F32, gx: F32, alpha_p: number, alph
 
 /** The shared argument checks of every backend's xIELU kernels. */
 export function checkXielu(op: string, x: F32, alpha_p: F32, softplus_n: F32, outs: Record<string, F32>): void {
-  const want: [string, F32, number][] = [['alpha_p', alpha_p, 1], ['softplus_n', softplus_n, 1]];
-  for (const [name, a] of Object.entries(outs)) want.push([name, a, name.startsWith('sum') ? 1 : x.length]);
-  for (const [name, a, n] of want) if (a.length !== n) throw new ShapeError(`${op}: ${name} has ${a.length} elements, expected ${n}`);
+  expectLength(op, 'alpha_p', alpha_p, 1);
+  expectLength(op, 'softplus_n', softplus_n, 1);
+  for (const name in outs) expectLength(op, name, outs[name]!, name.startsWith('sum') ? 1 : x.length);
+}
+
+/** Throw unless `a` has `n` elements (no arrays built: the check runs on every decode step's activations). */
+function expectLength(op: string, name: string, a: F32, n: number): void {
+  if (a.length !== n) throw new ShapeError(`${op}: ${name} has ${a.length} elements, expected ${n}`);
 }
 
 /** `KernelSet.xielu`. */
