@@ -1,5 +1,4 @@
-import { isGradEnabled, record } from '../autograd';
-import { heapRelease, scratchF32 } from '../kernels/cpu/heap';
+import { record } from '../autograd';
 import { kernel } from '../backend';
 import { ShapeError } from '../errors';
 import type { Tensor } from '../tensor';
@@ -12,11 +11,8 @@ export function rmsnorm(x: Tensor, w: Tensor, eps: number): Tensor {
   const rows = x.size / n;
   const xs = kernelF32(x, 'rmsnorm'), ws = kernelF32(w, 'rmsnorm');
   const res = out(x.shape);
-  // 1/rms per row, for the backward: kernel scratch, given back at once, where nothing is recorded (inference).
-  const saved = isGradEnabled() && (x.requiresGrad || w.requiresGrad);
-  const rstd = saved ? zerosF32(rows) : scratchF32(rows);
+  const rstd = zerosF32(rows);
   kernel('rmsnorm')(xs, ws, rows, n, eps, res.data, rstd);
-  if (!saved) heapRelease(rstd);
   return record(res, 'rmsnorm', [x, w], (g) => {
     const gx = out(x.shape), gw = out(w.shape);
     kernel('rmsnormBackward')(xs, ws, rstd, kernelF32(g, 'rmsnorm'), rows, n, gx.data, gw.data);
