@@ -50,9 +50,9 @@ const modules = [
 ].map(([name, bytes]) => ({ name, ex: new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } }).exports }));
 v8.setFlagsFromString('--wasm-dynamic-tiering');
 
-// Layout: x [maxM, 3072] | C | packed x | W of every product, back to back.
+// Layout: x [maxM, 3072] | C | packed x | accumulator scratch (at 15 MiB) | W of every product, back to back (from 16 MiB).
 const f32 = new Float32Array(memory.buffer);
-const pX = 0, pC = 4 * maxM * I, pPacked = pC + 4 * maxM * V, pW0 = 16 << 20;
+const pX = 0, pC = 4 * maxM * I, pPacked = pC + 4 * maxM * V, pAcc = 15 << 20, pW0 = 16 << 20;
 let seed = 1;
 const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32 - 0.5;
 for (let i = 0; i < maxM * I; i++) f32[pX / 4 + i] = rnd();
@@ -65,7 +65,7 @@ function step(ex, M) {
   const t0 = cpuMs();
   shapes.forEach(([N, K], i) => {
     ex.dot_pack(M, K, pX, K, 1, pPacked);
-    ex.dot_nt(M, N, K, pPacked, pW[i], K, 0, pC, N, 0);
+    ex.dot_nt(M, N, K, pPacked, pW[i], K, 0, pC, N, 0, pAcc);
   });
   return cpuMs() - t0;
 }

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { checkGemmArgs, type GemmArgs } from './args';
 import { sgemmReference } from './reference';
-import { DOT_CLASSES, dotNtFn, dotPackFn, dotScratchBytes } from './wasm/dot-nt';
+import { DOT_CLASSES, dotAccBytes, dotNtFn, dotPackFn, dotScratchBytes } from './wasm/dot-nt';
 import { encodeModule } from './wasm/encoder';
 import { variantBytes, WasmGemmEngine } from './wasm/engine';
 import { GEMM_VARIANTS } from './wasm/variants';
@@ -39,11 +39,11 @@ function onHeap<T extends Float32Array | Uint16Array>(x: T): T {
 function placeAtEnd(memory: { buffer: ArrayBufferLike }, M: number, N: number, K: number, bf16: boolean, seed: number) {
   const bytes = memory.buffer.byteLength, oB = bytes - N * K * (bf16 ? 2 : 4);
   const A = randomArray(M * K, seed + 1), W = bf16Of(randomArray(N * K, seed + 2));
-  const oC = 4 * M * K, oS = oC + 4 * M * N;
+  const oC = 4 * M * K, oS = oC + 4 * M * N, oAcc = oS + dotScratchBytes(M, K);
   new Float32Array(memory.buffer).set(A, 0);
   if (bf16) new Uint16Array(memory.buffer, oB, N * K).set(W.bits);
   else new Float32Array(memory.buffer).set(W.values, oB / 4);
-  return { A, W, oB, oC, oS };
+  return { A, W, oB, oC, oS, oAcc };
 }
 
 const rows = fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 9, max: 32 }));
@@ -132,9 +132,9 @@ describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', 
     const ex = new wasmApi!.Instance(new wasmApi!.Module(variantBytes(variant)), { env: { memory } }).exports as { dot_pack(...args: number[]): void; dot_nt(...args: number[]): number };
     fc.assert(
       fc.property(rows, size, size, fc.boolean(), fc.nat(), (M, N, K, bf16, seed) => {
-        const { A, W, oB, oC, oS } = placeAtEnd(memory, M, N, K, bf16, seed);
+        const { A, W, oB, oC, oS, oAcc } = placeAtEnd(memory, M, N, K, bf16, seed);
         ex.dot_pack(M, K, 0, K, 1, oS);
-        ex.dot_nt(M, N, K, oS, oB, K, bf16 ? 1 : 0, oC, N, 0);
+        ex.dot_nt(M, N, K, oS, oB, K, bf16 ? 1 : 0, oC, N, 0, oAcc);
         const args: GemmArgs = { transA: false, transB: true, M, N, K, A, B: W.values, C: new Float32Array(M * N) };
         const want = new Float32Array(M * N);
         sgemmReference({ ...args, C: want });
@@ -156,13 +156,42 @@ describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', 
     const plain = instance(encodeModule([dotNtFn(o, bare), dotPackFn(o, bare)], 1, 16));
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 16 }), fc.integer({ min: 1, max: 700 }), size, fc.boolean(), fc.nat(), (M, N, K, bf16, seed) => {
-        const { oB, oC, oS } = placeAtEnd(memory, M, N, K, bf16, seed);
+        const { oB, oC, oS, oAcc } = placeAtEnd(memory, M, N, K, bf16, seed);
         const run = (ex: Dot): Uint32Array => {
           ex.dot_pack(M, K, 0, K, 1, oS);
-          ex.dot_nt(M, N, K, oS, oB, K, bf16 ? 1 : 0, oC, N, 0);
+          ex.dot_nt(M, N, K, oS, oB, K, bf16 ? 1 : 0, oC, N, 0, oAcc);
           return new Uint32Array(memory.buffer.slice(oC, oC + 4 * M * N));
         };
         expect(run(touching)).toEqual(run(plain));
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('gives the same bits with the tiles cut into chunks along k as with whole rows per row group', () => {
+    // The committed classes above M = 2 run every row group over a chunk of k steps before the
+    // next chunk, keeping the accumulators in scratch between chunks; each lane still adds its k
+    // steps in order, so a module generated without chunks must agree bit for bit (K up to 700:
+    // several chunks, and the K % 4 tail after them).
+    expect(DOT_CLASSES.some((x) => (x.chunk ?? 0) > 0)).toBe(true);
+    const whole = DOT_CLASSES.map(({ chunk: _, ...x }) => x);
+    const o = GEMM_VARIANTS[variant];
+    const memory = new wasmApi!.Memory({ initial: 32, maximum: 32, shared: true });
+    type Dot = { dot_pack(...args: number[]): void; dot_nt(...args: number[]): number };
+    const instance = (bytes: Uint8Array): Dot => new wasmApi!.Instance(new wasmApi!.Module(bytes), { env: { memory } }).exports as unknown as Dot;
+    const chunked = instance(variantBytes(variant));
+    const plain = instance(encodeModule([dotNtFn(o, whole), dotPackFn(o, whole)], 1, 32));
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 16 }), fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 700 }), fc.boolean(), fc.boolean(), fc.nat(), (M, N, K, bf16, accumulate, seed) => {
+        const { oB, oC, oS, oAcc } = placeAtEnd(memory, M, N, K, bf16, seed);
+        const C0 = randomArray(M * N, seed + 3);
+        const run = (ex: Dot): Uint32Array => {
+          new Float32Array(memory.buffer).set(C0, oC / 4);
+          ex.dot_pack(M, K, 0, K, 1, oS);
+          ex.dot_nt(M, N, K, oS, oB, K, bf16 ? 1 : 0, oC, N, accumulate ? 1 : 0, oAcc);
+          return new Uint32Array(memory.buffer.slice(oC, oC + 4 * M * N));
+        };
+        expect(run(chunked)).toEqual(run(plain));
       }),
       { numRuns: 40 },
     );
@@ -175,14 +204,14 @@ describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', 
     fc.assert(
       fc.property(rows, size, size, fc.nat({ max: 5 }), fc.boolean(), fc.nat(), (M, N, K, pad, accumulate, seed) => {
         const lda = K + pad, ldb = K + 2 * pad, ldc = N + pad;
-        // Layout (floats): A [M x lda] | B [N x ldb] | C [M x ldc] | scratch, 16-byte aligned, with NaN everywhere else.
+        // Layout (floats): A [M x lda] | B [N x ldb] | C [M x ldc] | scratch | accumulator scratch, 16-byte aligned, with NaN everywhere else.
         const al = (x: number): number => Math.ceil(x / 4) * 4;
-        const oA = 16, oB = oA + al(M * lda), oC = oB + al(N * ldb), oS = oC + al(M * ldc), end = oS + dotScratchBytes(M, K) / 4;
+        const oA = 16, oB = oA + al(M * lda), oC = oB + al(N * ldb), oS = oC + al(M * ldc), oAcc = oS + dotScratchBytes(M, K) / 4, end = oAcc + dotAccBytes(M) / 4;
         f32.fill(NaN, 0, end + 64);
         const A = randomArray(M * lda, seed + 1), B = randomArray(N * ldb, seed + 2), C = randomArray(M * ldc, seed + 3);
         f32.set(A, oA); f32.set(B, oB); f32.set(C, oC);
         ex.dot_pack(M, K, 4 * oA, lda, 1.5, 4 * oS);
-        ex.dot_nt(M, N, K, 4 * oS, 4 * oB, ldb, 0, 4 * oC, ldc, accumulate ? 1 : 0);
+        ex.dot_nt(M, N, K, 4 * oS, 4 * oB, ldb, 0, 4 * oC, ldc, accumulate ? 1 : 0, 4 * oAcc);
         // The reference on the dense [M, K] and [N, K] views.
         const dense = (x: Float32Array, r: number, ld: number, n: number): Float32Array => {
           const out = new Float32Array(r * n);

@@ -31,12 +31,12 @@ it('the job runner claims every published job once, with its arguments and the t
   compileRunner()(ex, ctl, f32, 1);
   expect(calls.map((c) => c.args[0])).toEqual([0, 1000, 2000, 3000, 4000, 5000, 6000].map((x) => x + 1));
   expect(calls.map((c) => c.kind)).toEqual(['gemm', 'dot', 'gemm', 'dot', 'gemm', 'dot', 'gemm']);
-  // gemm: 20 arguments, slots 15..17 replaced by the thread's scratch pointers; dot: 10 arguments
-  // (its packed A is the record's, shared by all its jobs).
+  // gemm: 20 arguments, slots 15..17 replaced by the thread's scratch pointers; dot: 11 arguments
+  // (its packed A is the record's, shared by all its jobs; its accumulator scratch the job's own).
   expect(calls[0]!.args).toHaveLength(20);
   expect(calls[0]!.args.slice(14, 17)).toEqual([11, 22, 33]);
   expect(calls[0]!.args[17]).toBe(18);
-  expect(calls[1]!.args).toEqual(Array.from({ length: 10 }, (_, q) => 1000 + q + 1));
+  expect(calls[1]!.args).toEqual(Array.from({ length: 11 }, (_, q) => 1000 + q + 1));
   expect(Atomics.load(ctl, CTL_DONE)).toBe(7);
   expect(Atomics.load(ctl, CTL_CLAIM) & 0xffff).toBe(7);
   // Nothing left: a second runner finds no work.

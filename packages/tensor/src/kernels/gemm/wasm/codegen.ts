@@ -24,7 +24,7 @@
  *   C = alpha * op(A) op(B) (+ C when `accumulate` != 0). `packA` needs MC' * KC floats and `packB`
  *   KC * NC' floats, where MC' and NC' are MC and NC rounded up to MR and NR; `tile` MR * NR floats.
  * - `dot_pack(M, K, pA, lda, alpha, packed)` then `dot_nt(M, N, K, packed, pB, ldb, bf16, pC, ldc,
- *   accumulate)`: the same product for op(A) = A and op(B) = B^T with B row-major [N, K], streaming
+ *   accumulate, acc)`: the same product for op(A) = A and op(B) = B^T with B row-major [N, K], streaming
  *   B in place without packing (few rows against a weight matrix, as in decode steps; generated in
  *   `dot-nt.ts`); A is packed once, then any column ranges of B run on it.
  * - `kernel`, `kernel_<rows>` (rows < MR), `pack_a`, `pack_b`, `pack_b_bf16`, `macro`: the building

@@ -29,9 +29,10 @@
  * gives the same bits.
  *
  * Signatures: `dot_pack(M, K, pA, lda, alpha, packed)`, then `dot_nt(M, N, K, packed, pB, ldb,
- * bf16, pC, ldc, accumulate)` (returns the touched values' sum): byte pointers, element strides;
+ * bf16, pC, ldc, accumulate, acc)` (returns the touched values' sum): byte pointers, element strides;
  * `bf16` != 0 when B holds bf16 bit patterns (widened as they are loaded); `packed` needs
- * {@link dotScratchBytes}(M, K) bytes, and the same M and K in both calls.
+ * {@link dotScratchBytes}(M, K) bytes, and the same M and K in both calls; `acc` is the call's own
+ * scratch of {@link dotAccBytes}(M) bytes (16-byte aligned; concurrent calls need one each).
  */
 import { block, br, brIf, f32, forLoop, get, i32, if_, loop, select, seq, set, v128, Locals, ValType, type Code, type FuncDef } from './encoder';
 import { madd, type GemmCodegenOptions } from './codegen';
@@ -49,11 +50,19 @@ import { madd, type GemmCodegenOptions } from './codegen';
  * and 7 % at M = 16 against touching a share of the next tile at every k step (what this file
  * did before; that cost 45 % at M = 1); 2 or 8 tiles ahead do the same as 4, a touch every 2 KiB
  * or 1 KiB, or of 2 or 4 lines per page, less. Cutting K into L1-sized chunks (every row group
- * over one chunk of the tile before the next) gained nothing measurable, even at K = 3072.
+ * over one chunk of the tile before the next) gained nothing measurable, even at K = 3072; short
+ * chunks do: with several row groups, the whole tile streamed by the first group's pass and then
+ * none while the others computed from L1 (memory and compute took turns: at M = 8, 55 ms ≈ the
+ * M = 2 streaming time + 3 passes at the in-cache rate). Chunks of 32 k steps (512 bytes of each
+ * W row) keep the stream going between the groups' passes: 1.10-1.18x at M = 8 (one thread, CPU
+ * time, best of 15 alternating rounds, same machine, `bench/dot-nt.mjs`); 16 does the same, 64
+ * less (1.06-1.09x). Line-by-line touches of the next tile in a later group's pass instead were
+ * 1.3-1.5x slower (a touch that misses holds up retirement like any load).
  */
 export const DOT_CLASSES: readonly DotClass[] = [
   { maxM: 1, group: 1, nb: 6, ahead: 4 },
-  { maxM: Infinity, group: 2, nb: 4, ahead: 4 },
+  { maxM: 2, group: 2, nb: 4, ahead: 4 },
+  { maxM: Infinity, group: 2, nb: 4, ahead: 4, chunk: 32 },
 ];
 
 /** One row of {@link DOT_CLASSES}. */
@@ -66,11 +75,18 @@ export interface DotClass {
   nb: number;
   /** Tiles ahead whose pages are touched before each tile (0: none; see the file comment). */
   ahead: number;
+  /** k steps (of 4 values) per chunk of a tile that every row group runs before the next chunk (absent: whole rows per group). */
+  chunk?: number;
 }
 
 /** Bytes of the packed A of M rows and depth K (`dot_pack`'s output, `dot_nt`'s input). */
 export function dotScratchBytes(M: number, K: number): number {
   return M * Math.ceil(K / 4) * 16;
+}
+
+/** Bytes of one `dot_nt` call's accumulator scratch for M rows (the chunked classes keep a tile's accumulators there). */
+export function dotAccBytes(M: number): number {
+  return M * Math.max(...DOT_CLASSES.map((x) => x.nb)) * 16;
 }
 
 const { i32: I32, f32: F32, v128: V128 } = ValType;
@@ -91,14 +107,14 @@ function dotFn(name: 'dot_pack' | 'dot_nt', o: GemmCodegenOptions, table: readon
   const pack = name === 'dot_pack';
   // Parameter indices (-1: not a parameter of this function).
   const P = pack
-    ? { M: 0, K: 1, pA: 2, lda: 3, alpha: 4, packed: 5, N: -1, pB: -1, ldb: -1, bf16: -1, pC: -1, ldc: -1, accumulate: -1 }
-    : { M: 0, N: 1, K: 2, packed: 3, pB: 4, ldb: 5, bf16: 6, pC: 7, ldc: 8, accumulate: 9, pA: -1, lda: -1, alpha: -1 };
-  const L = new Locals(pack ? 6 : 10);
+    ? { M: 0, K: 1, pA: 2, lda: 3, alpha: 4, packed: 5, N: -1, pB: -1, ldb: -1, bf16: -1, pC: -1, ldc: -1, accumulate: -1, acc: -1 }
+    : { M: 0, N: 1, K: 2, packed: 3, pB: 4, ldb: 5, bf16: 6, pC: 7, ldc: 8, accumulate: 9, acc: 10, pA: -1, lda: -1, alpha: -1 };
+  const L = new Locals(pack ? 6 : 11);
   const kb = L.add(I32), kt = L.add(I32), kBlocks = L.add(I32), es = L.add(I32);
   const r = L.add(I32), k = L.add(I32), src = L.add(I32), dst = L.add(I32), stride = L.add(I32);
   const g0 = L.add(I32), mg = L.add(I32), pa0 = L.add(I32), j = L.add(I32), pa = L.add(I32), dC = L.add(I32);
   const alphaV = L.add(V128), av = L.add(V128), bs = L.add(F32);
-  const paEnd = L.add(I32), pf = L.add(I32), pEnd = L.add(I32), wEnd = L.add(I32), sink = L.add(I32);
+  const paEnd = L.add(I32), pf = L.add(I32), pEnd = L.add(I32), wEnd = L.add(I32), sink = L.add(I32), kc = L.add(I32), kcEnd = L.add(I32);
   const maxGroup = Math.max(...table.map((x) => x.group)), maxNb = Math.max(...table.map((x) => x.nb));
   const ptrB = Array.from({ length: maxNb }, () => L.add(I32));
   const bv = Array.from({ length: maxNb }, () => L.add(V128));
@@ -147,27 +163,26 @@ function dotFn(name: 'dot_pack' | 'dot_nt', o: GemmCodegenOptions, table: readon
       ),
     );
 
-  /** C[g0 .. g0 + m - 1, j .. j + nb - 1]: the m rows of the group at pa0 against B rows j .. j + nb - 1. */
-  const tile = (m: number, nb: number, bf16: boolean): Code => {
+  /** B row pointers at k step `step` (a local, or 0 when null) of rows j .. j + nb - 1. */
+  const rowPointers = (nb: number, bf16: boolean, step: number | null): Code => seq(...range(nb).map((q) => set(ptrB[q]!,
+    i32.add(i32.mul(i32.add(i32.mul(i32.add(get(j), c(q)), get(P.ldb)), step === null ? c(0) : i32.shl(get(step), c(2))), get(es)), get(P.pB)))));
+  /** The k steps of the group at pa0 from pa (and ptrB) until paEnd (a bottom-tested loop: one branch per step; at least one step). */
+  const kSteps = (m: number, nb: number, bf16: boolean): Code => loop(
+    ...range(nb).map((q) => seq(
+      set(bv[q]!, bLoad(bf16, ptrB[q]!)),
+      set(ptrB[q]!, i32.add(get(ptrB[q]!), c(bf16 ? 8 : 16))),
+    )),
+    ...range(m).map((i) => seq(
+      set(av, v128.load(get(pa), 16 * i)),
+      ...range(nb).map((q) => set(acc[i]![q]!, madd(o, get(av), get(bv[q]!), get(acc[i]![q]!)))),
+    )),
+    set(pa, i32.add(get(pa), c(16 * m))),
+    brIf(0, i32.lt_u(get(pa), get(paEnd))),
+  );
+  /** With pa and ptrB at the tail block: the accumulators' sums plus the K tail, into (or onto) C. */
+  const finish = (m: number, nb: number, bf16: boolean): Code => {
     const rows = range(m), cols = range(nb);
     return seq(
-      ...cols.map((q) => set(ptrB[q]!, i32.add(get(P.pB), i32.mul(i32.mul(i32.add(get(j), c(q)), get(P.ldb)), get(es))))),
-      set(pa, get(pa0)),
-      ...rows.flatMap((i) => cols.map((q) => set(acc[i]![q]!, v128.zero()))),
-      // k steps until pa reaches the tail block (a bottom-tested loop: one branch per step).
-      set(paEnd, i32.add(get(pa0), i32.mul(get(kb), c(16 * m)))),
-      if_(get(kb), loop(
-        ...cols.map((q) => seq(
-          set(bv[q]!, bLoad(bf16, ptrB[q]!)),
-          set(ptrB[q]!, i32.add(get(ptrB[q]!), c(bf16 ? 8 : 16))),
-        )),
-        ...rows.map((i) => seq(
-          set(av, v128.load(get(pa), 16 * i)),
-          ...cols.map((q) => set(acc[i]![q]!, madd(o, get(av), get(bv[q]!), get(acc[i]![q]!)))),
-        )),
-        set(pa, i32.add(get(pa), c(16 * m))),
-        brIf(0, i32.lt_u(get(pa), get(paEnd))),
-      )),
       ...rows.flatMap((i) => cols.map((q) => set(s[i]![q]!, hsum(acc[i]![q]!)))),
       // K tail: the last packed block holds each row's last K % 4 values (zero-padded).
       forLoop(k, c(0), get(kt), c(1),
@@ -183,6 +198,57 @@ function dotFn(name: 'dot_pack' | 'dot_nt', o: GemmCodegenOptions, table: readon
         ...cols.map((q) =>
           f32.store(get(dC), select(f32.add(f32.load(get(dC), 4 * q), get(s[i]![q]!)), get(s[i]![q]!), get(P.accumulate)), 4 * q)),
       )),
+    );
+  };
+
+  /** C[g0 .. g0 + m - 1, j .. j + nb - 1]: the m rows of the group at pa0 against B rows j .. j + nb - 1. */
+  const tile = (m: number, nb: number, bf16: boolean): Code => seq(
+    rowPointers(nb, bf16, null),
+    set(pa, get(pa0)),
+    ...range(m).flatMap((i) => range(nb).map((q) => set(acc[i]![q]!, v128.zero()))),
+    set(paEnd, i32.add(get(pa0), i32.mul(get(kb), c(16 * m)))),
+    if_(get(kb), kSteps(m, nb, bf16)),
+    finish(m, nb, bf16),
+  );
+
+  /** The accumulators of the group's m rows to (`save`) or from the job's scratch (nb vectors per row, from row g0 on). */
+  const moveAcc = (m: number, nb: number, save: boolean): Code => seq(
+    set(dst, i32.add(get(P.acc), i32.shl(i32.mul(get(g0), c(nb)), c(4)))),
+    ...range(m).flatMap((i) => range(nb).map((q) =>
+      save ? v128.store(get(dst), get(acc[i]![q]!), 16 * (i * nb + q)) : set(acc[i]![q]!, v128.load(get(dst), 16 * (i * nb + q))))),
+  );
+  /**
+   * Columns j .. j + nb - 1 for every row group, `chunk` k steps at a time: every group runs over
+   * a chunk of the tile before the next chunk, its accumulators waiting in the job's scratch in
+   * between. The first group reads each chunk from memory and the others find it in L1, so the
+   * tile streams in short bursts while the groups compute instead of all at once before them
+   * (the hardware prefetchers then keep up). Each lane still adds its k steps in order: the sums
+   * are those of `tile`, bit for bit.
+   */
+  const chunkedTile = (G: number, nb: number, bf16: boolean, chunk: number): Code => {
+    const bySize = (m: number, body: (m: number) => Code): Code =>
+      (m === 1 ? body(1) : if_(i32.eq(get(mg), c(m)), body(m), bySize(m - 1, body)));
+    const pass = (m: number): Code => seq(
+      moveAcc(m, nb, false),
+      rowPointers(nb, bf16, kc),
+      set(pa, i32.add(get(pa0), i32.mul(get(kc), c(16 * m)))),
+      set(paEnd, i32.add(get(pa0), i32.mul(get(kcEnd), c(16 * m)))),
+      kSteps(m, nb, bf16),
+      moveAcc(m, nb, true),
+    );
+    const last = (m: number): Code => seq(
+      moveAcc(m, nb, false),
+      rowPointers(nb, bf16, kb),
+      set(pa, i32.add(get(pa0), i32.mul(get(kb), c(16 * m)))),
+      finish(m, nb, bf16),
+    );
+    return seq(
+      forLoop(dst, get(P.acc), i32.add(get(P.acc), i32.shl(i32.mul(get(P.M), c(nb)), c(4))), c(16), v128.store(get(dst), v128.zero())),
+      forLoop(kc, c(0), get(kb), c(chunk),
+        set(kcEnd, i32.min_s(i32.add(get(kc), c(chunk)), get(kb))),
+        eachGroup(G, bySize(G, pass)),
+      ),
+      eachGroup(G, bySize(G, last)),
     );
   };
 
@@ -206,18 +272,19 @@ function dotFn(name: 'dot_pack' | 'dot_nt', o: GemmCodegenOptions, table: readon
     );
   };
   /** Columns j .. j + nb - 1 for every row group (groups of G rows, the last one mg <= G). */
-  const columns = (G: number, nb: number, bf16: boolean): Code => {
+  const columns = (G: number, nb: number, bf16: boolean, chunk: number): Code => {
+    if (chunk > 0) return chunkedTile(G, nb, bf16, chunk);
     const bySize = (m: number): Code =>
       (m === 1 ? tile(1, nb, bf16) : if_(i32.eq(get(mg), c(m)), tile(m, nb, bf16), bySize(m - 1)));
     return eachGroup(G, bySize(G));
   };
   /** The whole product for one class: tiles of nb columns (touching pages `ahead` tiles on), then single columns. */
-  const product = (G: number, nb: number, bf16: boolean, ahead: number): Code => {
+  const product = (G: number, nb: number, bf16: boolean, ahead: number, chunk: number): Code => {
     const run = (w: number, touch: boolean): Code => block(
       loop(
         brIf(1, i32.gt_s(i32.add(get(j), c(w)), get(P.N))),
         touch ? touchPages(w, ahead) : [],
-        columns(G, w, bf16),
+        columns(G, w, bf16, w > 1 ? chunk : 0),
         set(j, i32.add(get(j), c(w))),
         br(0),
       ),
@@ -231,9 +298,9 @@ function dotFn(name: 'dot_pack' | 'dot_nt', o: GemmCodegenOptions, table: readon
     );
   };
   const classes = (i: number): Code => {
-    const { maxM, group, nb, ahead } = table[i]!;
+    const { maxM, group, nb, ahead, chunk = 0 } = table[i]!;
     if ((group & (group - 1)) !== 0) throw new RangeError(`dot_nt: group ${group} is not a power of 2`);
-    const run = pack ? packA(group) : if_(get(P.bf16), product(group, nb, true, ahead), product(group, nb, false, ahead));
+    const run = pack ? packA(group) : if_(get(P.bf16), product(group, nb, true, ahead, chunk), product(group, nb, false, ahead, chunk));
     return i === table.length - 1 ? run : if_(i32.le_s(get(P.M), c(maxM)), run, classes(i + 1));
   };
 
@@ -249,7 +316,7 @@ function dotFn(name: 'dot_pack' | 'dot_nt', o: GemmCodegenOptions, table: readon
     }
     : {
       // Returns the touched values' sum, so that those loads are not dropped.
-      name, params: [I32, I32, I32, I32, I32, I32, I32, I32, I32, I32], results: [I32], locals: L.types,
+      name, params: [I32, I32, I32, I32, I32, I32, I32, I32, I32, I32, I32], results: [I32], locals: L.types,
       body: seq(blocks, set(es, select(c(2), c(4), get(P.bf16))), classes(0), get(sink)),
     };
 }

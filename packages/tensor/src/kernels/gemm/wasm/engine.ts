@@ -23,7 +23,7 @@ import {
   type GemmExports, type RunJobs,
 } from './jobs';
 import { GEMM_WASM_RELAXED, GEMM_WASM_SIMD } from './module.generated';
-import { dotScratchBytes } from './dot-nt';
+import { dotAccBytes, dotScratchBytes } from './dot-nt';
 import { heapAddress, heapMemory, heapRelease, heapScratch } from '../../cpu/heap';
 import { GEMM_VARIANTS, type GemmVariantName } from './variants';
 import { canBlock, canShareMemory, compileOptimized } from '../../../host';
@@ -195,8 +195,10 @@ export class WasmGemmEngine {
     const packBBytes = align(Math.ceil(NC / nr) * nr * KC * 4);
     const tileBytes = align(mr * nr * 4);
     const scratchBytes = dot ? 0 : packABytes + packBBytes + tileBytes;
-    // x·Wᵀ with few rows: A is packed once (dot_pack, on the calling thread) for all its jobs.
-    const dotBytes = dot ? align(dotScratchBytes(M, K)) : 0;
+    // x·Wᵀ with few rows: A is packed once (dot_pack, on the calling thread) for all its jobs,
+    // which each get their own accumulator scratch.
+    const dotJobs = T === 1 ? 1 : Math.min(MAX_JOBS, 4 * T), accBytes = align(dotAccBytes(M));
+    const dotBytes = dot ? align(dotScratchBytes(M, K)) + dotJobs * accBytes : 0;
     // Every live thread gets scratch: a worker still in its claim loop may pick up any job.
     const S = Math.max(T, this.workers.length + 1);
     // B is cut in chunks along its stored outer dimension, so that each chunk is one contiguous
@@ -306,10 +308,10 @@ export class WasmGemmEngine {
         let jobs = 0;
         if (dot) {
           this.ex.dot_pack(ml, K, pA, K, alpha, pDot);
-          const parts = T === 1 ? 1 : Math.min(MAX_JOBS, 4 * T);
-          const step = Math.ceil(Math.ceil(nl / 4) / parts) * 4;
+          const step = Math.ceil(Math.ceil(nl / 4) / dotJobs) * 4, pAcc = pDot + align(dotScratchBytes(M, K));
           for (let j0 = 0; j0 < nl; j0 += step) {
-            this.writeJob(jobs++, JOB_DOT, [ml, Math.min(step, nl - j0), K, pDot, pB + j0 * K * es, K, bf16, pC + 4 * j0, ld, accumulate]);
+            this.writeJob(jobs, JOB_DOT, [ml, Math.min(step, nl - j0), K, pDot, pB + j0 * K * es, K, bf16, pC + 4 * j0, ld, accumulate, pAcc + jobs * accBytes]);
+            jobs++;
           }
         } else {
           // Split the longer side of C. Column jobs are finer (up to 4 per thread, at least

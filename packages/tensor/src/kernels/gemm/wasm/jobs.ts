@@ -39,7 +39,7 @@ export const CTL_BYTES = 4 * (CTL_JOBS + JOB_WORDS * MAX_JOBS);
 
 /** Job kind: `gemm(M, N, K, pA, rsA, csA, pB, rsB, csB, bf16, pC, ldc, alpha, accumulate, <scratch x3>, MC, NC, KC)`. */
 export const JOB_GEMM = 1;
-/** Job kind: `dot_nt(M, N, K, packedA, pB, ldb, bf16, pC, ldc, accumulate)` (A packed once by `dot_pack` for all jobs). */
+/** Job kind: `dot_nt(M, N, K, packedA, pB, ldb, bf16, pC, ldc, accumulate, acc)` (A packed once by `dot_pack` for all jobs; `acc` the job's own scratch). */
 export const JOB_DOT = 2;
 /** Record slot of the f32 `alpha` argument of gemm jobs (slot 0 is the kind, slots 1.. the arguments). */
 export const JOB_ALPHA_GEMM = 13;
@@ -48,7 +48,7 @@ export const JOB_ALPHA_GEMM = 13;
 export interface GemmExports {
   /** The blocked, packed product (20 arguments; see codegen.ts). */
   gemm(...args: number[]): void;
-  /** The unpacked x * W^T product for few rows on an A packed by `dot_pack` (10 arguments; see dot-nt.ts). */
+  /** The unpacked x * W^T product for few rows on an A packed by `dot_pack` (11 arguments; see dot-nt.ts). */
   dot_nt(...args: number[]): number;
   /** A of `dot_nt` times alpha into its packed layout (6 arguments; see dot-nt.ts). */
   dot_pack(...args: number[]): void;
@@ -73,7 +73,7 @@ export const JOB_RUNNER_SOURCE = `function runJobs(ex, ctl, f32, thread) {
           ctl[s], ctl[s + 1], ctl[s + 2], ctl[b + 18], ctl[b + 19], ctl[b + 20]);
       } else {
         ex.dot_nt(ctl[b + 1], ctl[b + 2], ctl[b + 3], ctl[b + 4], ctl[b + 5], ctl[b + 6], ctl[b + 7], ctl[b + 8],
-          ctl[b + 9], ctl[b + 10]);
+          ctl[b + 9], ctl[b + 10], ctl[b + 11]);
       }
     } catch (e) {
       Atomics.store(ctl, ${CTL_ERROR}, 1);
