@@ -1,7 +1,8 @@
 // The unpacked x·Wᵀ kernel (`dot_nt`) alone, on one thread, over the products of one `small`
 // decode step (every linear layer and the LM head: 403 MB of f32 weights, so W streams from
-// memory), with and without its page touches: the committed `relaxed` module (DOT_CLASSES, pages
-// touched `ahead` tiles on) against the same generator with `ahead` = 0, each compiled as the
+// memory), with and without its page touches and its k chunks: the committed `relaxed` module
+// (DOT_CLASSES: pages touched `ahead` tiles on, row groups over `chunk` k steps at a time) against
+// the same generator with `ahead` = 0, and with whole rows per row group, each compiled as the
 // package compiles it (optimized at once), on one shared memory. Per round, each module runs one
 // step (dot_pack + dot_nt for every product), in alternation; the best CPU time of R rounds is
 // kept. Prints lscpu, the load average, ms and GFLOPS per step and the ratio.
@@ -43,10 +44,12 @@ v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 v8.setFlagsFromString('--no-wasm-dynamic-tiering');
 const memory = new WebAssembly.Memory({ initial: Math.ceil((4 * weights + (16 << 20)) / 65536), maximum: 65536, shared: true });
 const bare = DOT_CLASSES.map((x) => ({ ...x, ahead: 0 }));
+const whole = DOT_CLASSES.map(({ chunk: _, ...x }) => x);
 const o = GEMM_VARIANTS.relaxed;
 const modules = [
   ['page touches (committed)', Buffer.from(GEMM_WASM_RELAXED, 'base64')],
   ['no touches (ahead = 0)', encodeModule([dotNtFn(o, bare), dotPackFn(o, bare)], 1, 65536)],
+  ['no chunks', encodeModule([dotNtFn(o, whole), dotPackFn(o, whole)], 1, 65536)],
 ].map(([name, bytes]) => ({ name, ex: new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory } }).exports }));
 v8.setFlagsFromString('--wasm-dynamic-tiering');
 
@@ -73,13 +76,14 @@ function step(ex, M) {
 console.log(`CPU: ${cpuDescription()}`);
 console.log(`Node ${process.version}; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} (start)`);
 console.log(`small decode step: ${shapes.length} products, ${(4 * weights / 1e6).toFixed(0)} MB of f32 weights; one thread, CPU time, best of ${rounds} alternating rounds`);
-console.log('| M | page touches ms (GFLOPS) | no touches ms (GFLOPS) | no touches / touches |');
-console.log('|---:|---:|---:|---:|');
+console.log('| M | committed ms (GFLOPS) | no touches ms (GFLOPS) | no chunks ms (GFLOPS) | no touches / committed | no chunks / committed |');
+console.log('|---:|---:|---:|---:|---:|---:|');
 for (const M of rowsList) {
   const best = modules.map(() => Infinity);
   modules.forEach(({ ex }) => step(ex, M));
   for (let r = 0; r < rounds; r++) modules.forEach(({ ex }, i) => { best[i] = Math.min(best[i], step(ex, M)); });
   const gf = (ms) => ((2 * M * weights) / ms / 1e6).toFixed(1);
-  console.log(`| ${M} | ${best[0].toFixed(1)} (${gf(best[0])}) | ${best[1].toFixed(1)} (${gf(best[1])}) | ${(best[1] / best[0]).toFixed(2)} |`);
+  const cell = (i) => `${best[i].toFixed(1)} (${gf(best[i])})`;
+  console.log(`| ${M} | ${cell(0)} | ${cell(1)} | ${cell(2)} | ${(best[1] / best[0]).toFixed(2)} | ${(best[2] / best[0]).toFixed(2)} |`);
 }
 console.log(`load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} (end)`);
