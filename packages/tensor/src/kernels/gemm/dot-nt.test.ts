@@ -3,10 +3,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { checkGemmArgs, type GemmArgs } from './args';
 import { sgemmReference } from './reference';
-import { DOT_CLASSES, dotAccBytes, dotNtFn, dotPackFn, dotScratchBytes } from './wasm/dot-nt';
+import { DOT_CLASSES, dotAccBytes, dotNtFn, dotPackFn, dotScratchBytes, type DotClass } from './wasm/dot-nt';
 import { encodeModule } from './wasm/encoder';
 import { variantBytes, WasmGemmEngine } from './wasm/engine';
-import { GEMM_VARIANTS } from './wasm/variants';
+import { GEMM_VARIANTS, type GemmVariantName } from './wasm/variants';
 import { wasmApi } from './wasm/wasm-api';
 import { heapF32, heapRelease, heapU16 } from '../cpu/heap';
 import { ODD_SIZES, errorBound, randomArray, worstRatio } from './test-util';
@@ -44,6 +44,27 @@ function placeAtEnd(memory: { buffer: ArrayBufferLike }, M: number, N: number, K
   if (bf16) new Uint16Array(memory.buffer, oB, N * K).set(W.bits);
   else new Float32Array(memory.buffer).set(W.values, oB / 4);
   return { A, W, oB, oC, oS, oAcc };
+}
+
+type Dot = { dot_pack(...args: number[]): void; dot_nt(...args: number[]): number };
+
+/**
+ * The committed module of `variant` and one generated with the classes `table`, on one memory of
+ * `pages` 64 KiB pages, and `bits`: C (preset to random values) after dot_pack and dot_nt of a
+ * random M×K A against an N×K W placed by {@link placeAtEnd}, as raw bits.
+ */
+function againstGenerated(variant: GemmVariantName, table: readonly DotClass[], pages: number) {
+  const memory = new wasmApi!.Memory({ initial: pages, maximum: pages, shared: true });
+  const instance = (bytes: Uint8Array): Dot => new wasmApi!.Instance(new wasmApi!.Module(bytes), { env: { memory } }).exports as unknown as Dot;
+  const o = GEMM_VARIANTS[variant];
+  const bits = (ex: Dot, M: number, N: number, K: number, bf16: boolean, accumulate: boolean, seed: number): Uint32Array => {
+    const { oB, oC, oS, oAcc } = placeAtEnd(memory, M, N, K, bf16, seed);
+    new Float32Array(memory.buffer).set(randomArray(M * N, seed + 3), oC / 4);
+    ex.dot_pack(M, K, 0, K, 1, oS);
+    ex.dot_nt(M, N, K, oS, oB, K, bf16 ? 1 : 0, oC, N, accumulate ? 1 : 0, oAcc);
+    return new Uint32Array(memory.buffer.slice(oC, oC + 4 * M * N));
+  };
+  return { committed: instance(variantBytes(variant)), plain: instance(encodeModule([dotNtFn(o, table), dotPackFn(o, table)], 1, pages)), bits };
 }
 
 const rows = fc.oneof(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 9, max: 32 }));
@@ -147,22 +168,10 @@ describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', 
   it('gives the same bits with and without the page touches ahead, which reach the end of W but not past it', () => {
     // The committed classes touch pages `ahead` tiles on; a module generated without touches must
     // agree bit for bit. W ends at the end of the memory, so a touch past its last row would trap.
-    const bare = DOT_CLASSES.map((x) => ({ ...x, ahead: 0 }));
-    const o = GEMM_VARIANTS[variant];
-    const memory = new wasmApi!.Memory({ initial: 16, maximum: 16, shared: true });
-    type Dot = { dot_pack(...args: number[]): void; dot_nt(...args: number[]): number };
-    const instance = (bytes: Uint8Array): Dot => new wasmApi!.Instance(new wasmApi!.Module(bytes), { env: { memory } }).exports as unknown as Dot;
-    const touching = instance(variantBytes(variant));
-    const plain = instance(encodeModule([dotNtFn(o, bare), dotPackFn(o, bare)], 1, 16));
+    const { committed, plain, bits } = againstGenerated(variant, DOT_CLASSES.map((x) => ({ ...x, ahead: 0 })), 16);
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 16 }), fc.integer({ min: 1, max: 700 }), size, fc.boolean(), fc.nat(), (M, N, K, bf16, seed) => {
-        const { oB, oC, oS, oAcc } = placeAtEnd(memory, M, N, K, bf16, seed);
-        const run = (ex: Dot): Uint32Array => {
-          ex.dot_pack(M, K, 0, K, 1, oS);
-          ex.dot_nt(M, N, K, oS, oB, K, bf16 ? 1 : 0, oC, N, 0, oAcc);
-          return new Uint32Array(memory.buffer.slice(oC, oC + 4 * M * N));
-        };
-        expect(run(touching)).toEqual(run(plain));
+        expect(bits(committed, M, N, K, bf16, false, seed)).toEqual(bits(plain, M, N, K, bf16, false, seed));
       }),
       { numRuns: 40 },
     );
@@ -174,24 +183,10 @@ describe.each(VARIANTS)('x * W^T with few rows, unpacked (dot_nt), %s variant', 
     // steps in order, so a module generated without chunks must agree bit for bit (K up to 700:
     // several chunks, and the K % 4 tail after them).
     expect(DOT_CLASSES.some((x) => (x.chunk ?? 0) > 0)).toBe(true);
-    const whole = DOT_CLASSES.map(({ chunk: _, ...x }) => x);
-    const o = GEMM_VARIANTS[variant];
-    const memory = new wasmApi!.Memory({ initial: 32, maximum: 32, shared: true });
-    type Dot = { dot_pack(...args: number[]): void; dot_nt(...args: number[]): number };
-    const instance = (bytes: Uint8Array): Dot => new wasmApi!.Instance(new wasmApi!.Module(bytes), { env: { memory } }).exports as unknown as Dot;
-    const chunked = instance(variantBytes(variant));
-    const plain = instance(encodeModule([dotNtFn(o, whole), dotPackFn(o, whole)], 1, 32));
+    const { committed, plain, bits } = againstGenerated(variant, DOT_CLASSES.map(({ chunk: _, ...x }) => x), 32);
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 16 }), fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 700 }), fc.boolean(), fc.boolean(), fc.nat(), (M, N, K, bf16, accumulate, seed) => {
-        const { oB, oC, oS, oAcc } = placeAtEnd(memory, M, N, K, bf16, seed);
-        const C0 = randomArray(M * N, seed + 3);
-        const run = (ex: Dot): Uint32Array => {
-          new Float32Array(memory.buffer).set(C0, oC / 4);
-          ex.dot_pack(M, K, 0, K, 1, oS);
-          ex.dot_nt(M, N, K, oS, oB, K, bf16 ? 1 : 0, oC, N, accumulate ? 1 : 0, oAcc);
-          return new Uint32Array(memory.buffer.slice(oC, oC + 4 * M * N));
-        };
-        expect(run(chunked)).toEqual(run(plain));
+        expect(bits(committed, M, N, K, bf16, accumulate, seed)).toEqual(bits(plain, M, N, K, bf16, accumulate, seed));
       }),
       { numRuns: 40 },
     );
