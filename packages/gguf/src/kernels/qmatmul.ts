@@ -164,7 +164,7 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
   const split = !isK && slab.variant === 'relaxed' ? 1 : 0;
   const ch = Math.max(2, Math.floor(CHUNK_BYTES / (2 * K)) & ~1), nb = K / B, nsub = K / 32;
   const rows = many && name in RECORD_BYTES && slab.variant === 'relaxed';
-  const rowsScratch = rows ? [packedBytes(name, M, nb), isK ? 0 : 16 + 4 * nb * rowsChunk(rowBytes(type, K))] : [0, DECODE_SCRATCH_BYTES(nb)];
+  const rowsScratch = rows ? [packedBytes(name, M, nb), 16 + (isK ? 0 : 4 * nb * rowsChunk(rowBytes(type, K)))] : [0, DECODE_SCRATCH_BYTES(nb)];
   const [xf, xq, xd, xs, xsf, yo, w16, sw, mw, xp, sc] = scratch(slab, [4 * M * K, (1 + split) * M * K, 4 * M * nb, 4 * M * nsub, 4 * M * nsub, 4 * M * N,
     ...(many && !rows ? [2 * ch * K, 4 * ch * nb, 4 * ch * nsub] : [0, 0, 0]), ...rowsScratch]);
   f32().set(x.subarray(0, M * K), xf! / 4);
@@ -256,7 +256,7 @@ type PackKernel = (x: number, xd: number, ...rest: number[]) => void;
  * The many-row product of the relaxed module (prefill.wat.mjs): the quantized activations (quants
  * at xq, scales at xd, Q8_K's per-32 sums at xs) packed at xp into records of T rows (and 1 for
  * the leftover rows), then per chunk of stored rows (Q8_0: its block scales first widened to f32
- * at sc) the tiles of T activation rows against each weight row read in its blocks, and the
+ * at sc + 16; sc itself is the kernels' 16 bytes of scratch) the tiles of T activation rows against each weight row read in its blocks, and the
  * leftover activation rows one at a time; outputs at yo.
  */
 function rowsProduct(slab: Slab, name: string, w: Resident, N: number, K: number, M: number, at: { xq: number; xd: number; xs: number; xp: number; sc: number; yo: number }): void {
@@ -279,5 +279,5 @@ function rowsProduct(slab: Slab, name: string, w: Resident, N: number, K: number
   }
 }
 
-/** A relaxed many-row kernel: rows [0, nr) of stride rs at w × M packed activation rows at x → y[m·ldy + r] (Q8_0: 16 bytes of scratch at sc, the rows' block scales as f32 from sc + 16). */
+/** A relaxed many-row kernel: rows [0, nr) of stride rs at w × M packed activation rows at x → y[m·ldy + r] (16 bytes of scratch at sc; Q8_0: the rows' block scales as f32 from sc + 16). */
 type RowsKernel = (w: number, rs: number, nr: number, nb: number, x: number, M: number, y: number, ldy: number, sc?: number) => void;
