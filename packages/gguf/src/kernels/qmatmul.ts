@@ -256,8 +256,9 @@ type PackKernel = (x: number, xd: number, ...rest: number[]) => void;
  * The many-row product of the relaxed module (prefill.wat.mjs): the quantized activations (quants
  * at xq, scales at xd, Q8_K's per-32 sums at xs) packed at xp into records of T rows (and 1 for
  * the leftover rows), then per chunk of stored rows (Q8_0: its block scales first widened to f32
- * at sc + 16; sc itself is the kernels' 16 bytes of scratch) the tiles of T activation rows against each weight row read in its blocks, and the
- * leftover activation rows one at a time; outputs at yo.
+ * at sc + 16; sc itself is the kernels' 16 bytes of scratch) the tiles of T activation rows
+ * against each weight row read in its blocks, and the leftover activation rows one at a time;
+ * outputs at yo.
  */
 function rowsProduct(slab: Slab, name: string, w: Resident, N: number, K: number, M: number, at: { xq: number; xd: number; xs: number; xp: number; sc: number; yo: number }): void {
   const { xq, xd, xs, xp, sc, yo } = at, type = GGML_BY_KERNEL[name]!, T = TILE, isK = name === 'q4_k';
@@ -280,4 +281,4 @@ function rowsProduct(slab: Slab, name: string, w: Resident, N: number, K: number
 }
 
 /** A relaxed many-row kernel: rows [0, nr) of stride rs at w × M packed activation rows at x → y[m·ldy + r] (16 bytes of scratch at sc; Q8_0: the rows' block scales as f32 from sc + 16). */
-type RowsKernel = (w: number, rs: number, nr: number, nb: number, x: number, M: number, y: number, ldy: number, sc?: number) => void;
+type RowsKernel = (w: number, rs: number, nr: number, nb: number, x: number, M: number, y: number, ldy: number, sc: number) => void;
