@@ -14,7 +14,7 @@
 // Two modules are built: WAT (SIMD128) and WAT_RELAXED, where relaxed SIMD runs (Node 20 behind a
 // V8 flag that qmatmul.ts sets). The relaxed one differs in the matrix-vector kernels: F32/BF16
 // use f32x4.relaxed_madd (fused where the CPU has FMA), Q8_0, Q4_K and Q6_K are those of
-// decode.wat.mjs (int8 dot products); it adds the many-row Q4_K kernel of prefill.wat.mjs.
+// decode.wat.mjs (int8 dot products); it adds the many-row Q4_K and Q8_0 kernels of prefill.wat.mjs.
 // i32x4.relaxed_dot_i8x16_i7x16_add_s is not used: V8 11 (Node 20) on x64 compiles it in its
 // baseline code (Liftoff, which runs until the optimized code is ready) to a sum that ignores the
 // accumulator and doubles the dot product, and in TurboFan to pmaddubsw + pmaddwd + paddd with

@@ -14,7 +14,7 @@ import { quantizeActivationsQ8_0, quantizeActivationsQ8_K, roundActivations } fr
 import { dequantize, quantize } from '../quant/index';
 import { FLOAT_GEMM_MIN_ROWS, QuantMatrix } from '../quant-matrix';
 import { GGML_TYPES, QK_K, type GgmlTypeName } from '../types';
-import { hasKernel, kernelVariantAvailable, manyRowsFrom, moduleQuantizedActivations, residentBytes, WeightArena, type KernelVariant } from './qmatmul';
+import { hasKernel, kernelVariantAvailable, MANY_ROWS_FROM, moduleQuantizedActivations, residentBytes, WeightArena, type KernelVariant } from './qmatmul';
 import { QUANT_KERNELS_WASM, QUANT_KERNELS_WASM_RELAXED } from './module.generated';
 
 /** Random Q6_K super-blocks (no quantizer is written for Q6_K): random quants and scales, d an f16 in [scale, 2·scale). */
@@ -137,7 +137,7 @@ describe('matrix kernels on resident weights', () => {
   for (const type of ['Q8_0', 'Q4_K', 'Q6_K'] as const) {
     it(`${type}: a many-row product over several chunks of unpacked weight rows (N = 1031, one row past the many-row threshold)`, () => {
       const arena = new WeightArena(), t = GGML_TYPES[type];
-      const rng = new Rng(9), M = manyRowsFrom(type.toLowerCase(), arena.variant) + 1, N = 1031, K = 256;
+      const rng = new Rng(9), M = MANY_ROWS_FROM + 1, N = 1031, K = 256;
       const data = weights(type, rng, N, K), x = Float32Array.from({ length: M * K }, () => rng.normal());
       const y = new Float32Array(M * N);
       new QuantMatrix(t, [N, K], data, arena).matmulT(x, M, y);

@@ -159,17 +159,18 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
     y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
     return;
   }
-  const isK = name !== 'q8_0', B = isK ? 256 : 32, many = M >= manyRowsFrom(name, slab.variant);
-  // The relaxed Q8_0 matrix-vector kernel takes the quants split by sign (two bytes per value).
-  const split = !isK && !many && slab.variant === 'relaxed' ? 1 : 0;
+  const isK = name !== 'q8_0', B = isK ? 256 : 32, many = M >= MANY_ROWS_FROM;
+  // The relaxed Q8_0 kernels take the quants split by sign (two bytes per value).
+  const split = !isK && slab.variant === 'relaxed' ? 1 : 0;
   const ch = Math.max(2, Math.floor(CHUNK_BYTES / (2 * K)) & ~1), nb = K / B, nsub = K / 32;
-  const rows = many && name === 'q4_k' && slab.variant === 'relaxed';
+  const rows = many && name in RECORD_BYTES && slab.variant === 'relaxed';
+  const rowsScratch = rows ? [packedBytes(name, M, nb), 16 + (isK ? 0 : 4 * nb * rowsChunk(rowBytes(type, K)))] : [0, DECODE_SCRATCH_BYTES(nb)];
   const [xf, xq, xd, xs, xsf, yo, w16, sw, mw, xp, sc] = scratch(slab, [4 * M * K, (1 + split) * M * K, 4 * M * nb, 4 * M * nsub, 4 * M * nsub, 4 * M * N,
-    ...(many && !rows ? [2 * ch * K, 4 * ch * nb, 4 * ch * nsub] : [0, 0, 0]), rows ? packedBytes(M, nb) : 0, many ? 0 : DECODE_SCRATCH_BYTES(nb)]);
+    ...(many && !rows ? [2 * ch * K, 4 * ch * nb, 4 * ch * nsub] : [0, 0, 0]), ...rowsScratch]);
   f32().set(x.subarray(0, M * K), xf! / 4);
   if (isK) (slab.exports.quant_q8_k as QuantKernel)(xf!, M * K, xq!, xd!, xs!, xsf!);
   else (slab.exports.quant_q8_0 as QuantKernel)(xf!, M * K, xq!, xd!, split);
-  if (rows) q4kRows(slab, w, N, K, M, { xq: xq!, xd: xd!, xs: xs!, xp: xp!, yo: yo! });
+  if (rows) rowsProduct(slab, name, w, N, K, M, { xq: xq!, xd: xd!, xs: xs!, xp: xp!, sc: sc!, yo: yo! });
   else if (many) igemm(slab, name, w, N, K, M, { xq: xq!, xd: xd!, xsf: xsf!, yo: yo!, w16: w16!, sw: sw!, mw: mw!, ch });
   else slab.kernel(`${name}_1`)(w.offset, rs, N, K / type.blockSize, xq!, M, yo!, N, xd!, xs!, sc!);
   y.set(f32().subarray(yo! / 4, yo! / 4 + M * N));
@@ -194,14 +195,13 @@ export function moduleQuantizedActivations(kind: 'Q8_0' | 'Q8_K', x: Float32Arra
 type QuantKernel = (x: number, n: number, q: number, d: number, a: number, b?: number) => void;
 
 /**
- * From this many activation rows on, a quantized product takes its many-row kernels (chunks of
- * weight rows unpacked to int16 and reused across rows, or relaxed Q4_K's row tiles); below, the
- * matrix-vector kernel runs on each row. The relaxed Q8_0 matrix-vector kernel beats the int16
- * tiles up to 15 rows (CPU time on the `small` shapes: 1.71× at 4 rows, 1.37× at 8, even at 16).
+ * From this many activation rows on, a quantized product takes its many-row kernels (relaxed
+ * Q8_0 and Q4_K: the row tiles of prefill.wat.mjs; else chunks of weight rows unpacked to int16
+ * and reused across rows); below, the matrix-vector kernel runs on each row. Relaxed Q8_0, CPU
+ * time on the `small` shapes: the row tiles against the matrix-vector kernel 1.05× at 4 rows,
+ * 1.25× at 8, 0.75× at 2 (three of four rows left over would run one at a time).
  */
-export function manyRowsFrom(kernel: string, variant: KernelVariant): number {
-  return kernel === 'q8_0' && variant === 'relaxed' ? 16 : 4;
-}
+export const MANY_ROWS_FROM = 4;
 /** Bytes of unpacked int16 weights per chunk (stays in L2 while every activation row passes). */
 const CHUNK_BYTES = 1 << 18;
 
@@ -233,32 +233,52 @@ function igemm(slab: Slab, name: string, w: Resident, N: number, K: number, M: n
 
 type IgemmKernel = (w16: number, nr: number, K: number, sw: number, mw: number, x: number, xd: number, xsf: number, M: number, y: number, ldy: number) => void;
 
-/** Stored bytes of the weight rows that one call of the relaxed Q4_K many-row kernel walks (they stay in L2 while every activation tile passes). */
+/** Stored bytes of the weight rows that one call of a relaxed many-row kernel walks (they stay in L2 while every activation tile passes). */
 const ROWS_CHUNK_BYTES = 1 << 17;
-/** Bytes of one packed Q8_K activation record of T rows (prefill.wat.mjs). */
-const recordBytes = (T: number) => 272 * T + 16;
-/** Bytes of M activation rows of nb super-blocks packed for q4kRows: tiles of 4 rows, then the leftover rows one by one. */
-const packedBytes = (M: number, nb: number) => (M >> 2) * nb * recordBytes(4) + (M & 3) * nb * recordBytes(1);
+/** Weight rows of rs bytes per call of a relaxed many-row kernel. */
+const rowsChunk = (rs: number) => Math.max(1, Math.floor(ROWS_CHUNK_BYTES / rs));
+
+/** Activation rows per tile of the relaxed many-row kernels (prefill.wat.mjs; the leftover rows go one at a time). */
+const TILE = 4;
+/** Bytes of one packed activation record of t rows (one block or super-block of each; prefill.wat.mjs). */
+const RECORD_BYTES: Readonly<Record<string, (t: number) => number>> = { q4_k: (t) => 272 * t + 16, q8_0: (t) => 64 * t + 16 * Math.ceil(t / 4) };
+
+/** Bytes of M activation rows of nb blocks packed for a many-row kernel: tiles of TILE rows, then the leftover rows one by one. */
+function packedBytes(name: string, M: number, nb: number): number {
+  const record = RECORD_BYTES[name]!;
+  return Math.floor(M / TILE) * nb * record(TILE) + (M % TILE) * nb * record(1);
+}
+
+/** A packing kernel (pack_q8_k: quants, scales, per-32 sums, M, nb, T, dst; pack_q8_0: the same without the sums). */
+type PackKernel = (x: number, xd: number, ...rest: number[]) => void;
 
 /**
- * The many-row Q4_K product of the relaxed module (prefill.wat.mjs): the Q8_K activations (quants
- * at xq, d8 at xd, per-32 sums at xs) packed at xp into records of 4 rows (and 1 for the leftover
- * rows), then per chunk of stored rows the tiles of 4 activation rows against each weight row read
- * in its super-blocks, and the leftover activation rows one at a time; outputs at yo.
+ * The many-row product of the relaxed module (prefill.wat.mjs): the quantized activations (quants
+ * at xq, scales at xd, Q8_K's per-32 sums at xs) packed at xp into records of T rows (and 1 for
+ * the leftover rows), then per chunk of stored rows (Q8_0: its block scales first widened to f32
+ * at sc + 16; sc itself is the kernels' 16 bytes of scratch) the tiles of T activation rows
+ * against each weight row read in its blocks, and the leftover activation rows one at a time;
+ * outputs at yo.
  */
-function q4kRows(slab: Slab, w: Resident, N: number, K: number, M: number, at: { xq: number; xd: number; xs: number; xp: number; yo: number }): void {
-  const { xq, xd, xs, xp, yo } = at, rs = rowBytes(GGML_TYPES.Q4_K, K), nb = K / 256, ch = Math.max(1, Math.floor(ROWS_CHUNK_BYTES / rs)), m4 = M & ~3;
-  const xp1 = xp + packedBytes(m4, nb);
-  const pack = slab.exports.pack_q8_k as (x: number, xd: number, xs: number, M: number, nb: number, T: number, dst: number) => void;
-  if (m4 > 0) pack(xq, xd, xs, m4, nb, 4, xp);
-  if (M > m4) pack(xq + m4 * K, xd + 4 * m4 * nb, xs + 4 * m4 * (K / 32), M - m4, nb, 1, xp1);
-  const rows4 = slab.kernel('q4_k_rows_4') as unknown as RowsKernel, rows1 = slab.kernel('q4_k_rows_1') as unknown as RowsKernel;
+function rowsProduct(slab: Slab, name: string, w: Resident, N: number, K: number, M: number, at: { xq: number; xd: number; xs: number; xp: number; sc: number; yo: number }): void {
+  const { xq, xd, xs, xp, sc, yo } = at, type = GGML_BY_KERNEL[name]!, T = TILE, isK = name === 'q4_k';
+  const rs = rowBytes(type, K), nb = K / type.blockSize, ch = rowsChunk(rs), mT = M - (M % T), xp1 = xp + packedBytes(name, mT, nb);
+  // Q8_K: quants 1 byte a value and the per-32 sums; sign-split Q8_0: 2 bytes a value.
+  const packRows = (m0: number, rows: number, t: number, dst: number) => {
+    const sums = isK ? [xs + 4 * m0 * (K / 32)] : [];
+    (slab.exports[isK ? 'pack_q8_k' : 'pack_q8_0'] as PackKernel)(xq + (isK ? 1 : 2) * m0 * K, xd + 4 * m0 * nb, ...sums, rows, nb, t, dst);
+  };
+  if (mT > 0) packRows(0, mT, T, xp);
+  if (M > mT) packRows(mT, M - mT, 1, xp1);
+  const tiles = slab.kernel(`${name}_rows_${T}`) as unknown as RowsKernel, ones = slab.kernel(`${name}_rows_1`) as unknown as RowsKernel;
+  const scales = slab.exports.q8_0_scales as (w: number, n: number, dst: number) => void;
   for (let n0 = 0; n0 < N; n0 += ch) {
     const nr = Math.min(ch, N - n0), wr = w.offset + n0 * rs;
-    if (m4 > 0) rows4(wr, rs, nr, nb, xp, m4, yo + 4 * n0, N);
-    if (M > m4) rows1(wr, rs, nr, nb, xp1, M - m4, yo + 4 * (m4 * N + n0), N);
+    if (!isK) scales(wr, nr * nb, sc + 16);
+    if (mT > 0) tiles(wr, rs, nr, nb, xp, mT, yo + 4 * n0, N, sc);
+    if (M > mT) ones(wr, rs, nr, nb, xp1, M - mT, yo + 4 * (mT * N + n0), N, sc);
   }
 }
 
-/** A relaxed Q4_K many-row kernel: rows [0, nr) of stride rs at w × M packed activation rows at x → y[m·ldy + r]. */
-type RowsKernel = (w: number, rs: number, nr: number, nb: number, x: number, M: number, y: number, ldy: number) => void;
+/** A relaxed many-row kernel: rows [0, nr) of stride rs at w × M packed activation rows at x → y[m·ldy + r] (16 bytes of scratch at sc; Q8_0: the rows' block scales as f32 from sc + 16). */
+type RowsKernel = (w: number, rs: number, nr: number, nb: number, x: number, M: number, y: number, ldy: number, sc: number) => void;
