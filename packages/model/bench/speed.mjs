@@ -1,12 +1,13 @@
 // Training-step, prefill and decode speed of @apertus/model next to PyTorch (eager, float32,
 // Debian python3-torch with OpenBLAS) on the same configs, measured in the same run.
-//   node packages/model/bench/speed.mjs [--quick] [--write] [--only REGEX] [--cpu-time] [--budget S]
+//   node packages/model/bench/speed.mjs [--quick] [--write] [--only REGEX] [--cpu-time] [--budget S] [--threads N]
 // Needs built packages (npm run build) and /usr/bin/python3 with torch. `--only` keeps the cases
 // whose "what model B T" text matches (e.g. --only 'train|prefill'). PyTorch runs with
 // torch.set_num_threads and OPENBLAS_NUM_THREADS (its OpenBLAS ignores the former); our training
 // step runs inside `tidy`, as the training loop does. `--cpu-time` times each side's process CPU
 // seconds at 1 thread (for a machine loaded by other jobs, where wall times mostly measure the
-// share of the CPU each side got). `--budget S` (default 120) bounds each side's timed training
+// share of the CPU each side got). `--threads N` times both sides at N threads only (one process per
+// thread count: a `small` B4 T512 training step fills most of the 4 GiB cpu device memory). `--budget S` (default 120) bounds each side's timed training
 // steps to about S seconds of its clock: the median of the steps done by then (at least one; a
 // warm-up step longer than S is itself the measurement), so `small` B4 T512 finishes at load too.
 import { execFileSync } from 'node:child_process';
@@ -27,7 +28,9 @@ const only = onlyArg >= 0 ? new RegExp(process.argv[onlyArg + 1]) : null;
 const cpuTime = process.argv.includes('--cpu-time');
 const budgetArg = process.argv.indexOf('--budget');
 const budgetS = budgetArg >= 0 ? Number(process.argv[budgetArg + 1]) : 120;
-const THREADS = cpuTime ? [1] : [1, 2];
+const threadsArg = process.argv.indexOf('--threads');
+/** Thread counts each side is timed at (best kept): 1 with --cpu-time, else 1 and 2, or the one given by --threads N. */
+const THREADS = threadsArg >= 0 ? [Number(process.argv[threadsArg + 1])] : cpuTime ? [1] : [1, 2];
 /** Milliseconds: wall time, or this process's CPU time (GEMM workers included) with --cpu-time. */
 const now = () => { if (!cpuTime) return performance.now(); const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
 
@@ -42,10 +45,22 @@ function torch(mode, config, extra) {
 
 function median(xs) { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; }
 
-function ours(mode, config, { B, T, steps, bf16 = false }) {
+/**
+ * Our tokens/s for one case. The model's weights and gradients go back to the cpu device memory
+ * when the case ends: left to the garbage collector, two `small` training models in a row (one per
+ * thread count) fill its 4 GiB and the next case's GEMM cannot get scratch.
+ */
+function ours(mode, config, opts) {
   const model = ApertusModel.init(config, 0);
-  if (bf16) for (const [name, t] of model.params) if (t.rank === 2) model.params.set(name, new Tensor(f32ArrayToBf16(t.data), t.shape, 'bf16'));
-  const m = bf16 ? new ApertusModel(config, model.params) : model;
+  if (opts.bf16) for (const [name, t] of model.params) if (t.rank === 2) model.params.set(name, new Tensor(f32ArrayToBf16(t.data), t.shape, 'bf16'));
+  try {
+    return measure(mode, opts.bf16 ? new ApertusModel(config, model.params) : model, config, opts);
+  } finally {
+    for (const [, p] of model.params) { p.grad?.dispose(); p.dispose(); }
+  }
+}
+
+function measure(mode, m, config, { B, T, steps }) {
   const rng = new Rng(1);
   const ids = () => Tensor.ints(Array.from({ length: B * T }, () => rng.int(config.vocab_size)), [B, T]);
   const times = [];
