@@ -201,6 +201,10 @@ function dotFn(name: 'dot_pack' | 'dot_nt', o: GemmCodegenOptions, table: readon
     );
   };
 
+  /** `body(m)` for the current group's row count mg (1 .. m), each size generated with its own registers. */
+  const bySize = (m: number, body: (m: number) => Code): Code =>
+    (m === 1 ? body(1) : if_(i32.eq(get(mg), c(m)), body(m), bySize(m - 1, body)));
+
   /** C[g0 .. g0 + m - 1, j .. j + nb - 1]: the m rows of the group at pa0 against B rows j .. j + nb - 1. */
   const tile = (m: number, nb: number, bf16: boolean): Code => seq(
     rowPointers(nb, bf16, null),
@@ -226,8 +230,6 @@ function dotFn(name: 'dot_pack' | 'dot_nt', o: GemmCodegenOptions, table: readon
    * are those of `tile`, bit for bit.
    */
   const chunkedTile = (G: number, nb: number, bf16: boolean, chunk: number): Code => {
-    const bySize = (m: number, body: (m: number) => Code): Code =>
-      (m === 1 ? body(1) : if_(i32.eq(get(mg), c(m)), body(m), bySize(m - 1, body)));
     const pass = (m: number): Code => seq(
       moveAcc(m, nb, false),
       rowPointers(nb, bf16, kc),
@@ -272,12 +274,8 @@ function dotFn(name: 'dot_pack' | 'dot_nt', o: GemmCodegenOptions, table: readon
     );
   };
   /** Columns j .. j + nb - 1 for every row group (groups of G rows, the last one mg <= G). */
-  const columns = (G: number, nb: number, bf16: boolean, chunk: number): Code => {
-    if (chunk > 0) return chunkedTile(G, nb, bf16, chunk);
-    const bySize = (m: number): Code =>
-      (m === 1 ? tile(1, nb, bf16) : if_(i32.eq(get(mg), c(m)), tile(m, nb, bf16), bySize(m - 1)));
-    return eachGroup(G, bySize(G));
-  };
+  const columns = (G: number, nb: number, bf16: boolean, chunk: number): Code =>
+    (chunk > 0 ? chunkedTile(G, nb, bf16, chunk) : eachGroup(G, bySize(G, (m) => tile(m, nb, bf16))));
   /** The whole product for one class: tiles of nb columns (touching pages `ahead` tiles on), then single columns. */
   const product = (G: number, nb: number, bf16: boolean, ahead: number, chunk: number): Code => {
     const run = (w: number, touch: boolean): Code => block(
