@@ -3,7 +3,8 @@
 // kernels (decode) walk the rows one at a time and, for each row, every activation row m: the row
 // stays in L1 while all M activation rows pass. The generators take R rows per step, but R = 1 is
 // what is built: V8 spills registers with more rows in flight (measured on Zen 4: a Q4_K kernel at
-// R = 4 ran at half the speed of R = 1, F32 at 0.55×).
+// R = 4 ran at half the speed of R = 1, F32 at 0.55×, F32 and BF16 at R = 2 0.62–0.67×); only the
+// relaxed Q8_0 kernel has a two-row form (decode.wat.mjs).
 //
 // Float kernels: f32x4 products (bf16 widened in-register: bits << 16), four accumulators per row.
 // Quantized kernels: activations arrive quantized as ggml quantizes them (int8 Q8_0 blocks for

@@ -1,7 +1,8 @@
 // The WebAssembly matrix kernels against a double-precision reference on the dequantized weights
 // and the rounded activations (quant/activations.ts, checked against numpy), over random shapes
 // that cover the two-row tiles and the leftover rows and activation rows, and Q8_0 rows of 1 to 11
-// blocks (the relaxed matrix-vector kernel widens scales in fours and takes blocks in pairs, then the leftover ones) (fast-check), and the committed module
+// blocks (the relaxed matrix-vector kernel widens scales in fours and takes blocks in pairs, then the leftover ones; its
+// two-row form takes weight rows in pairs, an odd last row alone) (fast-check), and the committed module
 // against a fresh build of kernels.wat.mjs, in both builds (SIMD128 and relaxed SIMD). Integer sums
 // are exact in the kernels, so the only differences are the order, rounding and (relaxed) fusing
 // of float32 additions: |y − ref| ≤ 1e-5 · Σ|x_k·w_k|. With unit block scales and small integer
