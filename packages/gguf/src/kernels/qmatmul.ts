@@ -22,8 +22,8 @@ interface Wasm {
  */
 type Kernel = (w: number, rs: number, nr: number, n: number, x: number, M: number, y: number, ldy: number, xd?: number, xs?: number, sc?: number) => void;
 
-/** Scratch of the relaxed matrix-vector kernels for rows of n blocks: two Q8_0 rows' block scales (4 bytes each), a Q4_K super-block's scales and mins or a Q6_K super-block's scales as i16 (32 bytes). */
-const DECODE_SCRATCH_BYTES = (n: number) => Math.max(8 * n, 32);
+/** Scratch of the relaxed matrix-vector kernels for rows of n blocks: two Q8_0 rows' block scales (4 bytes each), two Q4_K rows' scales, d and dmin (24 bytes a super-block) or a Q6_K super-block's scales as i16 (32 bytes). */
+const DECODE_SCRATCH_BYTES = (n: number) => Math.max(48 * n, 32);
 
 interface Instance { memory: { buffer: ArrayBuffer; grow(pages: number): number }; [kernel: string]: unknown }
 
@@ -177,13 +177,13 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
 }
 
 /**
- * The matrix-vector kernels over N rows: the relaxed Q8_0 one takes two rows at a time (each
- * block's activations loaded once for both: 1.15–1.2× the one-row kernel on the `small` shapes),
- * and an odd last row alone.
+ * The matrix-vector kernels over N rows: the relaxed Q8_0 and Q4_K ones take two rows at a time
+ * (each block's activations loaded once for both: 1.1–1.2× the one-row kernels on the `small`
+ * shapes), and an odd last row alone.
  */
 function matrixVector(slab: Slab, name: string, w: number, rs: number, N: number, n: number, xq: number, M: number, yo: number, xd: number, xs: number, sc: number): void {
-  const N2 = name === 'q8_0' && slab.variant === 'relaxed' ? N & ~1 : 0;
-  if (N2 > 0) slab.kernel('q8_0_2')(w, rs, N2, n, xq, M, yo, N, xd, xs, sc);
+  const N2 = (name === 'q8_0' || name === 'q4_k') && slab.variant === 'relaxed' ? N & ~1 : 0;
+  if (N2 > 0) slab.kernel(`${name}_2`)(w, rs, N2, n, xq, M, yo, N, xd, xs, sc);
   if (N > N2) slab.kernel(`${name}_1`)(w + N2 * rs, rs, N - N2, n, xq, M, yo + 4 * N2, N, xd, xs, sc);
 }
 
