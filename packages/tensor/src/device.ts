@@ -30,10 +30,23 @@ export interface DeviceInfo {
 }
 
 let current: DeviceInfo = { device: 'cpu', adapter: null };
+/** The `@apertus/tensor/gpujs` entry once `useDevice('webgpu')` has loaded it. */
+let gpujsModule: unknown = null;
 
 /** The device selected by the last `useDevice` (initially `cpu`). */
 export function currentDevice(): DeviceInfo {
   return current;
+}
+
+/**
+ * The `@apertus/tensor/gpujs` entry (its module namespace) once `useDevice('webgpu')` has loaded
+ * it, else null. Packages that bring their own gpu.js kernel ops (`runWebgpuOp`, `call`, `inp`...)
+ * take the runtime from here while the device is `webgpu`, synchronously, without importing the
+ * optional entry (and gpu.js) for users who stay on `cpu`. Type it at the use site with
+ * `typeof import('@apertus/tensor/gpujs')` (a type-only import).
+ */
+export function loadedGpujsEntry(): unknown {
+  return gpujsModule;
 }
 
 /** `device cpu` or `device webgpu (google swiftshader ...)`: how progress lines and /health name it. */
@@ -69,6 +82,7 @@ export async function useDevice(device: Device): Promise<DeviceInfo> {
       INSTALL_PACKAGES, e);
   }
   const info = await gpujs.enableWebgpu();
+  gpujsModule = gpujs;
   current = { device, adapter: info.adapter };
   return current;
 }

@@ -1,6 +1,8 @@
 import { registerBackend, setBackend, type BackendInfo } from './backend';
+import { BackendError } from './errors';
 import { installResidency } from './residency';
 import { adapterName, createGpujsKernels, createWebgpuSyncKernels, type GpujsMode, type WebgpuSyncKernelSet, type WebgpuTransfers } from './kernels/gpujs/index';
+import type { KernelOp } from './kernels/gpujs/runtime';
 
 /** The set `enableWebgpu` started (one per process: it holds the tensors that live on the GPU). */
 let webgpuSet: WebgpuSyncKernelSet | null = null;
@@ -47,4 +49,29 @@ export async function enableWebgpu(select = true): Promise<BackendInfo & { reado
  */
 export function webgpuTransfers(): WebgpuTransfers {
   return webgpuSet?.transfers() ?? { calls: 0, uploads: 0, uploadBytes: 0, readbacks: 0, readbackBytes: 0 };
+}
+
+/** The set `enableWebgpu` started; throws a BackendError before it (`useDevice('webgpu')` starts it). */
+function startedWebgpu(what: string): WebgpuSyncKernelSet {
+  if (webgpuSet === null) throw new BackendError(`${what}: backend webgpu is not started (call useDevice('webgpu') or enableWebgpu() first)`);
+  return webgpuSet;
+}
+
+/**
+ * Run a kernel op defined outside `@apertus/tensor` — a generator of kernel calls written with
+ * `call`, `into`, `kept` and `inp` (see `KernelOp`) — on backend `webgpu`, synchronously, in the
+ * worker that runs every other op: the same kernel cache, the same check that each kernel really
+ * ran in `webgpu` (never a silent fallback), the same transfer counts (`webgpuTransfers`). A
+ * `HostTable` argument stays on the device under its key while its inputs are unchanged (the
+ * worker keeps 16). Outputs the op copies `into` an array that they fill may stay on the GPU
+ * (that array must then be tensor storage, read through the tensor API); an output taken from a
+ * plain `call` comes back to the host. Throws a `BackendError` before `enableWebgpu`.
+ */
+export function runWebgpuOp(op: KernelOp): void {
+  startedWebgpu('runWebgpuOp').runOp(op);
+}
+
+/** The kernels backend `webgpu` has built so far, by `name|key`, each with the mode it ran in (`webgpu`); empty before `enableWebgpu`. */
+export function webgpuBuiltKernels(): Record<string, string> {
+  return webgpuSet?.builtKernels() ?? {};
 }

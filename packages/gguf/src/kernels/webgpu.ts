@@ -1,0 +1,141 @@
+// Quantized products y = x·Wᵀ on device `webgpu`: gpu.js kernels (one GPU thread per output
+// element) that read the packed blocks of `webgpu-pack.ts` — never a dequantized matrix — and run
+// through `@apertus/tensor/gpujs` (`runWebgpuOp`), which the device loaded. The activations are
+// quantized on the host exactly as the CPU kernels quantize them (`quant/activations.ts`: Q8_0
+// blocks for Q8_0 weights, Q8_K super-blocks for Q4_K) and go up as float32 integers; each
+// block's dot product is an integer sum, exact in float32 (every partial sum stays below 2^24),
+// scaled once per block, as ggml does. Only the order of the float32 block sums and the
+// association of the scale products differ from the CPU kernels.
+import type * as Gpujs from '@apertus/tensor/gpujs';
+import { quantizeActivationsQ8_0, quantizeActivationsQ8_K } from '../quant/activations';
+import { QK_K } from '../types';
+import type { GgmlType } from '../types';
+import { GROUP_FLOATS, packForWebgpu, packedRowFloats, Q4_K_BLOCK_FLOATS, Q8_0_BLOCK_FLOATS, type WebgpuQuantType } from './webgpu-pack';
+
+/** The `@apertus/tensor/gpujs` entry (what `loadedGpujsEntry()` returns on device webgpu). */
+export type GpujsEntry = typeof Gpujs;
+
+// The three bytes of a packed float v: u0 = v mod 256, u1, u2 (exact: v < 2^24 and the
+// multiplications are by powers of two). Spliced into both kernels.
+const BYTES = `
+      const v = W[n][o + g + t];
+      const v1 = Math.floor(v * 0.00390625);
+      const u2 = Math.floor(v1 * 0.00390625);
+      const u0 = v - v1 * 256;
+      const u1 = v1 - u2 * 256;`;
+
+// Thread (x, y) = (n, m). W[n][…]: packed row n; X[m][k]: the int8 activation quants; XD[m][b]:
+// their block scales. isum is exact: |isum| ≤ 32·128·127 < 2^24.
+const Q8_0_SOURCE = `function (W, X, XD) {
+  const n = this.thread.x;
+  const m = this.thread.y;
+  let acc = 0;
+  for (let b = 0; b < this.constants.NB; b++) {
+    const o = b * ${Q8_0_BLOCK_FLOATS};
+    const g = 0;
+    let isum = 0;
+    for (let t = 0; t < ${GROUP_FLOATS}; t++) {${BYTES}
+      const j = b * 32 + t * 3;
+      isum += (u0 - 128) * X[m][j] + (u1 - 128) * X[m][j + 1];
+      if (t < ${GROUP_FLOATS - 1}) {
+        isum += (u2 - 128) * X[m][j + 2];
+      }
+    }
+    acc += (W[n][o + ${GROUP_FLOATS}] * XD[m][b]) * isum;
+  }
+  return acc;
+}`;
+
+// XS[m][s]: the sum of the activation quants of sub-block s (32 values). Per super-block:
+// lo, hi = Σ sc_s·(Σ q4·q8) over sub-blocks 0–3 and 4–7 (each ≤ 4·63·15·127·32 < 2^24, exact;
+// lo + hi rounds once, to the float32 of ggml's int32 sum), mins = Σ m_s·XS (≤ 8·63·4064, exact).
+const Q4_K_SOURCE = `function (W, X, XD, XS) {
+  const n = this.thread.x;
+  const m = this.thread.y;
+  let acc = 0;
+  for (let b = 0; b < this.constants.NB; b++) {
+    const o = b * ${Q4_K_BLOCK_FLOATS};
+    let lo = 0;
+    let hi = 0;
+    let mins = 0;
+    let sw = W[n][o + 46];
+    let mw = W[n][o + 48];
+    for (let c = 0; c < 4; c++) {
+      if (c === 2) {
+        sw = W[n][o + 47];
+        mw = W[n][o + 49];
+      }
+      const sw1 = Math.floor(sw * 0.015625);
+      const sw2 = Math.floor(sw1 * 0.015625);
+      const scA = sw - sw1 * 64;
+      const scB = sw1 - sw2 * 64;
+      sw = sw2;
+      const mw1 = Math.floor(mw * 0.015625);
+      const mw2 = Math.floor(mw1 * 0.015625);
+      const mA = mw - mw1 * 64;
+      const mB = mw1 - mw2 * 64;
+      mw = mw2;
+      const g = c * ${GROUP_FLOATS};
+      let iA = 0;
+      let iB = 0;
+      for (let t = 0; t < ${GROUP_FLOATS}; t++) {${BYTES}
+        const h0 = Math.floor(u0 * 0.0625);
+        const h1 = Math.floor(u1 * 0.0625);
+        const j = b * 256 + c * 64 + t * 3;
+        iA += (u0 - h0 * 16) * X[m][j] + (u1 - h1 * 16) * X[m][j + 1];
+        iB += h0 * X[m][j + 32] + h1 * X[m][j + 33];
+        if (t < ${GROUP_FLOATS - 1}) {
+          const h2 = Math.floor(u2 * 0.0625);
+          iA += (u2 - h2 * 16) * X[m][j + 2];
+          iB += h2 * X[m][j + 34];
+        }
+      }
+      if (c < 2) {
+        lo += scA * iA + scB * iB;
+      } else {
+        hi += scA * iA + scB * iB;
+      }
+      mins += mA * XS[m][b * 8 + c * 2] + mB * XS[m][b * 8 + c * 2 + 1];
+    }
+    const dy = XD[m][b];
+    acc += (W[n][o + 44] * dy) * (lo + hi) - (W[n][o + 45] * dy) * mins;
+  }
+  return acc;
+}`;
+
+/** A quantized [N, K] matrix as the webgpu kernels take it: its type, shape and packed rows (a `HostTable` the device keeps by key). */
+export interface WebgpuWeights {
+  readonly type: WebgpuQuantType;
+  readonly N: number;
+  readonly K: number;
+  /** One key per matrix, so the device copy is found again on the next product. */
+  readonly key: string;
+  /** The packed rows (`packForWebgpu`), made on first use. */
+  packed(): Float32Array;
+}
+
+/** Numbers the matrices' device copies (the webgpu worker keeps each by key). */
+let nextKey = 0;
+
+/** The webgpu view of a [N, K] matrix whose ggml blocks `bytes()` returns: packed on the first `packed()` call, then kept. */
+export function webgpuWeights(type: GgmlType & { name: WebgpuQuantType }, N: number, K: number, bytes: () => Uint8Array): WebgpuWeights {
+  let packed: Float32Array | null = null;
+  return { type: type.name, N, K, key: `gguf.weights#${nextKey++}`, packed: () => (packed ??= packForWebgpu(type, bytes(), N, K)) };
+}
+
+/** y [M, N] = x [M, K] · Wᵀ as a gpu.js kernel op (run it with `runWebgpuOp`). */
+export function* quantMatmulT(g: GpujsEntry, w: WebgpuWeights, x: Float32Array, M: number, y: Float32Array): Gpujs.KernelOp {
+  const { type, N, K } = w;
+  if (M * N === 0) return;
+  const q8k = type === 'Q4_K';
+  const a = q8k ? quantizeActivationsQ8_K(x.subarray(0, M * K)) : quantizeActivationsQ8_0(x.subarray(0, M * K));
+  const nb = K / (q8k ? QK_K : 32);
+  const table = new g.HostTable(w.key, [], [packedRowFloats(type, K), N], () => w.packed());
+  const args: unknown[] = [table, g.inp(Float32Array.from(a.q), [K, M]), g.inp(a.d, [nb, M])];
+  if (q8k) args.push(g.inp(Float32Array.from(a.sums!), [K / 32, M]));
+  const out = yield g.call(`gguf.${type.toLowerCase()}`, `${N},${K},${M}`, () => ({
+    source: q8k ? Q4_K_SOURCE : Q8_0_SOURCE, output: [N, M], constants: { NB: nb },
+    argumentTypes: Object.fromEntries(['W', 'X', 'XD', 'XS'].slice(0, args.length).map((k) => [k, 'Input' as const])),
+  }), args);
+  y.set(out.subarray(0, M * N));
+}
