@@ -5,9 +5,9 @@
 // products go to the GEMM of @apertus/tensor); the other types dequantize a tile of rows at a
 // time into a small float32 buffer for that GEMM. The input is rounded as llama.cpp rounds it
 // (int8 activations for the quantized kernels, `roundActivations` otherwise), so a GGUF model
-// computes what llama.cpp computes on the same file. On device webgpu, Q8_0 and Q4_K products run in
-// the gpu.js kernels of kernels/webgpu.ts on a packed copy made at the first such product, F32 and
-// BF16 in the registry's (webgpu) GEMM.
+// computes what llama.cpp computes on the same file. On device webgpu, Q8_0, Q4_0, Q4_K and Q6_K
+// products run in the gpu.js kernels of kernels/webgpu.ts on a packed copy made at the first such
+// product, F32 and BF16 in the registry's (webgpu) GEMM.
 
 import type { PackedMatrix } from '@apertus/model';
 import { currentDevice, loadedGpujsEntry, sgemm, sgemmBf16, Tensor } from '@apertus/tensor';
@@ -54,10 +54,10 @@ export class QuantMatrix implements PackedMatrix {
   }
 
   /**
-   * y [M, N] = input [M, K] · Wᵀ. On device `webgpu` (`useDevice`), Q8_0 and Q4_K run in the
-   * webgpu kernels on the packed blocks (repacked once, on the first such product, and kept), F32
-   * and BF16 in the GEMM of the backend registry (webgpu's); the other types, and every type on
-   * `cpu`, in the kernels of this package.
+   * y [M, N] = input [M, K] · Wᵀ. On device `webgpu` (`useDevice`), Q8_0, Q4_0, Q4_K and Q6_K run
+   * in the webgpu kernels on the packed blocks (repacked once, on the first such product, and
+   * kept), F32 and BF16 in the GEMM of the backend registry (webgpu's), F16 dequantized by tiles
+   * for that GEMM; on `cpu`, in the kernels of this package.
    */
   matmulT(input: Float32Array, M: number, y: Float32Array): void {
     const [N, K] = this.shape, name = this.type.name, float = name === 'F32' || name === 'BF16';

@@ -2,7 +2,7 @@
 // element) that read the packed blocks of `webgpu-pack.ts` — never a dequantized matrix — and run
 // through `@apertus/tensor/gpujs` (`runWebgpuOp`), which the device loaded. The activations are
 // quantized on the host exactly as the CPU kernels quantize them (`quant/activations.ts`: Q8_0
-// blocks for Q8_0 weights, Q8_K super-blocks for Q4_K) and go up as float32 integers; each
+// blocks for Q8_0 and Q4_0 weights, Q8_K super-blocks for Q4_K and Q6_K) and go up as float32 integers; each
 // block's dot product is an integer sum, exact in float32 (every partial sum stays below 2^24),
 // scaled once per block, as ggml does. Only the order of the float32 block sums and the
 // association of the scale products differ from the CPU kernels.
@@ -10,51 +10,69 @@ import type * as Gpujs from '@apertus/tensor/gpujs';
 import { quantizeActivationsQ8_0, quantizeActivationsQ8_K } from '../quant/activations';
 import { QK_K } from '../types';
 import type { GgmlType } from '../types';
-import { GROUP_FLOATS, packForWebgpu, packedRowFloats, Q4_K_BLOCK_FLOATS, Q8_0_BLOCK_FLOATS, type WebgpuQuantType } from './webgpu-pack';
+import { GROUP_FLOATS, packForWebgpu, packedRowFloats, Q4_0_BLOCK_FLOATS, Q4_K_BLOCK_FLOATS, Q6_K_BLOCK_FLOATS, Q8_0_BLOCK_FLOATS, type WebgpuQuantType } from './webgpu-pack';
 
 /** The `@apertus/tensor/gpujs` entry (what `loadedGpujsEntry()` returns on device webgpu). */
 export type GpujsEntry = typeof Gpujs;
 
-// The three bytes of a packed float v: u0 = v mod 256, u1, u2 (exact: v < 2^24 and the
-// multiplications are by powers of two). Spliced into both kernels.
-const BYTES = `
-      const v = W[n][o + g + t];
+// The three bytes u0, u1, u2 of the packed float W[n][at] (exact: the float is an integer below
+// 2^24 and the multiplications are by powers of two).
+const bytesOf = (at: string): string => `
+      const v = W[n][${at}];
       const v1 = Math.floor(v * 0.00390625);
       const u2 = Math.floor(v1 * 0.00390625);
       const u0 = v - v1 * 256;
       const u1 = v1 - u2 * 256;`;
 
-// Thread (x, y) = (n, m). W[n][…]: packed row n; X[m][k]: the int8 activation quants; XD[m][b]:
-// their block scales. isum is exact: |isum| ≤ 32·128·127 < 2^24.
-const Q8_0_SOURCE = `function (W, X, XD) {
+/**
+ * A kernel of one thread per output y[m][n] (thread (x, y) = (n, m)) that walks the NB blocks of
+ * row n: `body` computes the block's exact integer sums from W[n][o …] (the packed block) and
+ * X[m][…] (the activation quants), `scaled` the block's float32 term. XD[m][b]: the activation
+ * scale of block b.
+ */
+function blockKernel(args: string, stride: number, body: string, scaled: string): string {
+  return `function (${args}) {
   const n = this.thread.x;
   const m = this.thread.y;
   let acc = 0;
   for (let b = 0; b < this.constants.NB; b++) {
-    const o = b * ${Q8_0_BLOCK_FLOATS};
-    const g = 0;
+    const o = b * ${stride};${body}
+    acc += ${scaled};
+  }
+  return acc;
+}`;
+}
+
+// |isum| ≤ 32·128·127 < 2^24.
+const Q8_0_SOURCE = blockKernel('W, X, XD', Q8_0_BLOCK_FLOATS, `
     let isum = 0;
-    for (let t = 0; t < ${GROUP_FLOATS}; t++) {${BYTES}
+    for (let t = 0; t < ${GROUP_FLOATS}; t++) {${bytesOf('o + t')}
       const j = b * 32 + t * 3;
       isum += (u0 - 128) * X[m][j] + (u1 - 128) * X[m][j + 1];
       if (t < ${GROUP_FLOATS - 1}) {
         isum += (u2 - 128) * X[m][j + 2];
       }
-    }
-    acc += (W[n][o + ${GROUP_FLOATS}] * XD[m][b]) * isum;
-  }
-  return acc;
-}`;
+    }`, `(W[n][o + ${GROUP_FLOATS}] * XD[m][b]) * isum`);
+
+// Byte j holds quants j (low nibble) and j + 16; |isum| ≤ 32·8·127.
+const Q4_0_SOURCE = blockKernel('W, X, XD', Q4_0_BLOCK_FLOATS, `
+    let isum = 0;
+    for (let t = 0; t < 6; t++) {${bytesOf('o + t')}
+      const h0 = Math.floor(u0 * 0.0625);
+      const j = b * 32 + t * 3;
+      isum += (u0 - h0 * 16 - 8) * X[m][j] + (h0 - 8) * X[m][j + 16];
+      if (t < 5) {
+        const h1 = Math.floor(u1 * 0.0625);
+        const h2 = Math.floor(u2 * 0.0625);
+        isum += (u1 - h1 * 16 - 8) * X[m][j + 1] + (h1 - 8) * X[m][j + 17];
+        isum += (u2 - h2 * 16 - 8) * X[m][j + 2] + (h2 - 8) * X[m][j + 18];
+      }
+    }`, `(W[n][o + 6] * XD[m][b]) * isum`);
 
 // XS[m][s]: the sum of the activation quants of sub-block s (32 values). Per super-block:
 // lo, hi = Σ sc_s·(Σ q4·q8) over sub-blocks 0–3 and 4–7 (each ≤ 4·63·15·127·32 < 2^24, exact;
 // lo + hi rounds once, to the float32 of ggml's int32 sum), mins = Σ m_s·XS (≤ 8·63·4064, exact).
-const Q4_K_SOURCE = `function (W, X, XD, XS) {
-  const n = this.thread.x;
-  const m = this.thread.y;
-  let acc = 0;
-  for (let b = 0; b < this.constants.NB; b++) {
-    const o = b * ${Q4_K_BLOCK_FLOATS};
+const Q4_K_SOURCE = blockKernel('W, X, XD, XS', Q4_K_BLOCK_FLOATS, `
     let lo = 0;
     let hi = 0;
     let mins = 0;
@@ -75,10 +93,9 @@ const Q4_K_SOURCE = `function (W, X, XD, XS) {
       const mA = mw - mw1 * 64;
       const mB = mw1 - mw2 * 64;
       mw = mw2;
-      const g = c * ${GROUP_FLOATS};
       let iA = 0;
       let iB = 0;
-      for (let t = 0; t < ${GROUP_FLOATS}; t++) {${BYTES}
+      for (let t = 0; t < ${GROUP_FLOATS}; t++) {${bytesOf(`o + c * ${GROUP_FLOATS} + t`)}
         const h0 = Math.floor(u0 * 0.0625);
         const h1 = Math.floor(u1 * 0.0625);
         const j = b * 256 + c * 64 + t * 3;
@@ -96,12 +113,41 @@ const Q4_K_SOURCE = `function (W, X, XD, XS) {
         hi += scA * iA + scB * iB;
       }
       mins += mA * XS[m][b * 8 + c * 2] + mB * XS[m][b * 8 + c * 2 + 1];
-    }
-    const dy = XD[m][b];
-    acc += (W[n][o + 44] * dy) * (lo + hi) - (W[n][o + 45] * dy) * mins;
-  }
-  return acc;
-}`;
+    }`, `(W[n][o + 44] * XD[m][b]) * (lo + hi) - (W[n][o + 45] * XD[m][b]) * mins`);
+
+// Per pair p of 16-weight sub-blocks: P = s0·Σ(q − 32)·q8 + s1·Σ(q − 32)·q8 (|P| ≤ 2·128·16·32·128
+// = 2^24, exact). The eight P of a super-block are split as 4096·a + r (a = floor(P / 4096)) and
+// the a and the r summed apart (both exact), so 4096·Σa + Σr rounds once: the float32 of ggml's
+// int32 sum, as in the CPU kernels.
+const Q6_K_SOURCE = blockKernel('W, X, XD', Q6_K_BLOCK_FLOATS, `
+    let ha = 0;
+    let hr = 0;
+    for (let p = 0; p < 8; p++) {
+      const sv = W[n][o + 64 + p];
+      const s1 = Math.floor(sv * 0.00390625);
+      const s0 = sv - s1 * 256 - 128;
+      let i0 = 0;
+      let i1 = 0;
+      for (let t = 0; t < 8; t++) {
+        const v = W[n][o + p * 8 + t];
+        const v1 = Math.floor(v * 0.015625);
+        const v2 = Math.floor(v1 * 0.015625);
+        const q3 = Math.floor(v2 * 0.015625);
+        const j = b * 256 + p * 32 + t * 4;
+        const d = (v - v1 * 64 - 32) * X[m][j] + (v1 - v2 * 64 - 32) * X[m][j + 1] + (v2 - q3 * 64 - 32) * X[m][j + 2] + (q3 - 32) * X[m][j + 3];
+        if (t < 4) {
+          i0 += d;
+        } else {
+          i1 += d;
+        }
+      }
+      const P = s0 * i0 + (s1 - 128) * i1;
+      const a = Math.floor(P * 0.000244140625);
+      ha += a;
+      hr += P - a * 4096;
+    }`, `(W[n][o + 72] * XD[m][b]) * (ha * 4096 + hr)`);
+
+const SOURCES: Readonly<Record<WebgpuQuantType, string>> = { Q8_0: Q8_0_SOURCE, Q4_0: Q4_0_SOURCE, Q4_K: Q4_K_SOURCE, Q6_K: Q6_K_SOURCE };
 
 /** A quantized [N, K] matrix as the webgpu kernels take it: its type, shape and packed rows (a `HostTable` the device keeps by key). */
 export interface WebgpuWeights {
@@ -127,14 +173,14 @@ export function webgpuWeights(type: GgmlType & { name: WebgpuQuantType }, N: num
 export function* quantMatmulT(g: GpujsEntry, w: WebgpuWeights, x: Float32Array, M: number, y: Float32Array): Gpujs.KernelOp {
   const { type, N, K } = w;
   if (M * N === 0) return;
-  const q8k = type === 'Q4_K';
+  const q8k = type === 'Q4_K' || type === 'Q6_K';
   const a = q8k ? quantizeActivationsQ8_K(x.subarray(0, M * K)) : quantizeActivationsQ8_0(x.subarray(0, M * K));
   const nb = K / (q8k ? QK_K : 32);
   const table = new g.HostTable(w.key, [], [packedRowFloats(type, K), N], () => w.packed());
   const args: unknown[] = [table, g.inp(Float32Array.from(a.q), [K, M]), g.inp(a.d, [nb, M])];
-  if (q8k) args.push(g.inp(Float32Array.from(a.sums!), [K / 32, M]));
+  if (type === 'Q4_K') args.push(g.inp(Float32Array.from(a.sums!), [K / 32, M]));
   const out = yield g.call(`gguf.${type.toLowerCase()}`, `${N},${K},${M}`, () => ({
-    source: q8k ? Q4_K_SOURCE : Q8_0_SOURCE, output: [N, M], constants: { NB: nb },
+    source: SOURCES[type], output: [N, M], constants: { NB: nb },
     argumentTypes: Object.fromEntries(['W', 'X', 'XD', 'XS'].slice(0, args.length).map((k) => [k, 'Input' as const])),
   }), args);
   y.set(out.subarray(0, M * N));
