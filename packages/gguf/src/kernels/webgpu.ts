@@ -7,6 +7,7 @@
 // scaled once per block, as ggml does. Only the order of the float32 block sums and the
 // association of the scale products differ from the CPU kernels.
 import type * as Gpujs from '@apertus/tensor/gpujs';
+import { ShapeError } from '@apertus/tensor';
 import { quantizeActivationsQ8_0, quantizeActivationsQ8_K } from '../quant/activations';
 import { QK_K } from '../types';
 import type { GgmlType } from '../types';
@@ -160,6 +161,9 @@ export interface WebgpuWeights {
   packed(): Float32Array;
 }
 
+/** Coordinates the kernels compute in float32 stay below this. */
+const MAX_COORD = 2 ** 24;
+
 /** Numbers the matrices' device copies (the webgpu worker keeps each by key). */
 let nextKey = 0;
 
@@ -173,6 +177,10 @@ export function webgpuWeights(type: GgmlType & { name: WebgpuQuantType }, N: num
 export function* quantMatmulT(g: GpujsEntry, w: WebgpuWeights, x: Float32Array, M: number, y: Float32Array): Gpujs.KernelOp {
   const { type, N, K } = w;
   if (M * N === 0) return;
+  // The kernels compute each coordinate (row, column) in float32, exact below 2^24.
+  for (const [name, v] of Object.entries({ N, M, 'packed row': packedRowFloats(type, K) })) {
+    if (v >= MAX_COORD) throw new ShapeError(`${type} product on webgpu: ${name} = ${v} must stay below 2^24`);
+  }
   const q8k = type === 'Q4_K' || type === 'Q6_K';
   const a = q8k ? quantizeActivationsQ8_K(x.subarray(0, M * K)) : quantizeActivationsQ8_0(x.subarray(0, M * K));
   const nb = K / (q8k ? QK_K : 32);
