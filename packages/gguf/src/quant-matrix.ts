@@ -10,9 +10,10 @@
 // product, F32 and BF16 in the registry's (webgpu) GEMM.
 
 import type { PackedMatrix } from '@apertus/model';
-import { currentDevice, loadedGpujsEntry, sgemm, sgemmBf16, Tensor } from '@apertus/tensor';
+import { currentDevice, sgemm, sgemmBf16, Tensor, webgpuKernelApi } from '@apertus/tensor';
+import type { WebgpuKernelApi } from '@apertus/tensor/gpujs';
 import { hasKernel, residentBytes, residentMatmulT, WeightArena, type Resident } from './kernels/qmatmul';
-import { quantMatmulT, webgpuWeights, type GpujsEntry, type WebgpuWeights } from './kernels/webgpu';
+import { quantMatmulT, webgpuWeights, type WebgpuWeights } from './kernels/webgpu';
 import { hasWebgpuKernel } from './kernels/webgpu-pack';
 import { roundActivations, roundBf16Into } from './quant/activations';
 import { dequantizeInto } from './quant/index';
@@ -54,7 +55,7 @@ export class QuantMatrix implements PackedMatrix {
   }
 
   /**
-   * y [M, N] = input [M, K] · Wᵀ. On device `webgpu` (`useDevice`), Q8_0, Q4_0, Q4_K and Q6_K run
+   * y [M, N] = input [M, K] · Wᵀ. On device `webgpu` (`useDevice`, `enableWebgpu`), Q8_0, Q4_0, Q4_K and Q6_K run
    * in the webgpu kernels on the packed blocks (repacked once, on the first such product, and
    * kept), F32 and BF16 in the GEMM of the backend registry (webgpu's), F16 dequantized by tiles
    * for that GEMM; on `cpu`, in the kernels of this package.
@@ -63,7 +64,7 @@ export class QuantMatrix implements PackedMatrix {
     const [N, K] = this.shape, name = this.type.name, float = name === 'F32' || name === 'BF16';
     const webgpu = currentDevice().device === 'webgpu';
     if (webgpu && hasWebgpuKernel(this.type)) {
-      const g = loadedGpujsEntry() as GpujsEntry;
+      const g = webgpuKernelApi() as WebgpuKernelApi;
       this.webgpu ??= webgpuWeights(this.type, N, K, () => residentBytes(this.stored));
       g.runWebgpuOp(quantMatmulT(g, this.webgpu, input, M, y));
       return;

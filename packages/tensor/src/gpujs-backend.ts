@@ -1,8 +1,9 @@
 import { registerBackend, setBackend, type BackendInfo } from './backend';
+import { noteWebgpuSelected } from './device';
 import { BackendError } from './errors';
 import { installResidency } from './residency';
 import { adapterName, createGpujsKernels, createWebgpuSyncKernels, type GpujsMode, type WebgpuSyncKernelSet, type WebgpuTransfers } from './kernels/gpujs/index';
-import type { KernelOp } from './kernels/gpujs/runtime';
+import { call, HostTable, inp, into, kept, type KernelOp } from './kernels/gpujs/runtime';
 
 /** The set `enableWebgpu` started (one per process: it holds the tensors that live on the GPU). */
 let webgpuSet: WebgpuSyncKernelSet | null = null;
@@ -22,7 +23,7 @@ export function enableGpujs(mode: GpujsMode, select = true): BackendInfo {
 
 /**
  * Register the gpu.js `webgpu` kernels as backend 'webgpu' and (by default) run every op it
- * implements on them: all of the `KernelSet` (elementwise, reductions, softmax, RMSNorm, RoPE,
+ * implements on them, which makes `webgpu` the current device (`currentDevice()`): all of the `KernelSet` (elementwise, reductions, softmax, RMSNorm, RoPE,
  * embedding, attention, cross-entropy, forward and backward, GEMM, the LM-head loss, xIELU,
  * copies of non-contiguous views, and the optimizer updates). The tensor API stays synchronous: a
  * worker thread runs the kernels on the GPU while the calling thread waits. Custom ops
@@ -39,7 +40,10 @@ export async function enableWebgpu(select = true): Promise<BackendInfo & { reado
   const adapter = adapterName(kernels.adapter);
   const info = { name: 'webgpu', device: `gpu.js webgpu (${adapter})` };
   registerBackend(info.name, info.device, kernels);
-  if (select) setBackend('webgpu');
+  if (select) {
+    setBackend('webgpu');
+    noteWebgpuSelected(adapter, WEBGPU_KERNEL_API);
+  }
   return { ...info, adapter };
 }
 
@@ -75,3 +79,12 @@ export function runWebgpuOp(op: KernelOp): void {
 export function webgpuBuiltKernels(): Record<string, string> {
   return webgpuSet?.builtKernels() ?? {};
 }
+
+/**
+ * What packages need to run their own gpu.js kernel ops on backend `webgpu`; the main entry's
+ * `webgpuKernelApi()` returns it once `enableWebgpu` has selected the backend.
+ */
+export const WEBGPU_KERNEL_API = { runWebgpuOp, call, into, kept, inp, HostTable } as const;
+
+/** The type of `WEBGPU_KERNEL_API` (what the main entry's `webgpuKernelApi()` returns on device webgpu). */
+export type WebgpuKernelApi = typeof WEBGPU_KERNEL_API;

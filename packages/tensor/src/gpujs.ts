@@ -10,7 +10,7 @@ export {
   createGpujsKernels, createWebgpuKernels, createWebgpuSyncKernels, probeGpujsModes, GpujsBackendError, WebgpuUnavailableError, SWIFTSHADER_ICD, adapterName,
   setGpujsScriptUrl, type GpujsMode, type GpujsKernelSet, type GpujsProbe, type WebgpuKernelSet, type WebgpuSyncKernelSet, type WebgpuTransfers, type WebgpuAdapterInfo, type WebgpuMissing,
 } from './kernels/gpujs/index';
-export { enableGpujs, enableWebgpu, webgpuTransfers, runWebgpuOp, webgpuBuiltKernels } from './gpujs-backend';
+export { enableGpujs, enableWebgpu, webgpuTransfers, runWebgpuOp, webgpuBuiltKernels, type WebgpuKernelApi } from './gpujs-backend';
 /**
  * Defining a gpu.js kernel op outside this package (run it with `runWebgpuOp`, or a set's
  * `runOp`): a generator that `yield`s `call(name, key, spec, args)` for each kernel launch

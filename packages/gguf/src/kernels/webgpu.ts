@@ -1,6 +1,7 @@
 // Quantized products y = x·Wᵀ on device `webgpu`: gpu.js kernels (one GPU thread per output
 // element) that read the packed blocks of `webgpu-pack.ts` — never a dequantized matrix — and run
-// through `@apertus/tensor/gpujs` (`runWebgpuOp`), which the device loaded. The activations are
+// through `@apertus/tensor/gpujs` (`runWebgpuOp`, reached through `webgpuKernelApi()` of the main
+// entry once backend webgpu is selected). The activations are
 // quantized on the host exactly as the CPU kernels quantize them (`quant/activations.ts`: Q8_0
 // blocks for Q8_0 and Q4_0 weights, Q8_K super-blocks for Q4_K and Q6_K) and go up as float32 integers; each
 // block's dot product is an integer sum, exact in float32 (every partial sum stays below 2^24),
@@ -13,8 +14,6 @@ import { QK_K } from '../types';
 import type { GgmlType } from '../types';
 import { GROUP_FLOATS, packForWebgpu, packedRowFloats, Q4_0_BLOCK_FLOATS, Q4_K_BLOCK_FLOATS, Q6_K_BLOCK_FLOATS, Q8_0_BLOCK_FLOATS, type WebgpuQuantType } from './webgpu-pack';
 
-/** The `@apertus/tensor/gpujs` entry (what `loadedGpujsEntry()` returns on device webgpu). */
-export type GpujsEntry = typeof Gpujs;
 
 // The three bytes u0, u1, u2 of the packed float W[n][at] (exact: the float is an integer below
 // 2^24 and the multiplications are by powers of two).
@@ -174,7 +173,7 @@ export function webgpuWeights(type: GgmlType & { name: WebgpuQuantType }, N: num
 }
 
 /** y [M, N] = x [M, K] · Wᵀ as a gpu.js kernel op (run it with `runWebgpuOp`). */
-export function* quantMatmulT(g: GpujsEntry, w: WebgpuWeights, x: Float32Array, M: number, y: Float32Array): Gpujs.KernelOp {
+export function* quantMatmulT(g: Gpujs.WebgpuKernelApi, w: WebgpuWeights, x: Float32Array, M: number, y: Float32Array): Gpujs.KernelOp {
   const { type, N, K } = w;
   if (M * N === 0) return;
   // The kernels compute each coordinate (row, column) in float32, exact below 2^24.
