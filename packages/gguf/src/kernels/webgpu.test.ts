@@ -223,14 +223,24 @@ describe('QuantMatrix on device webgpu', { timeout: 240_000 }, () => {
     // The packed weights went up once (kept on the device by key); the activations with each product.
     expect(after.uploads - before.uploads).toBe(1 + 2 * 3);
     expect(webgpuBuiltKernels()[`gguf.q4_k|${N},${K},2`]).toBe('webgpu');
+    // F32 and BF16 matrices: one webgpu GEMM launch per product, even for one row (where the cpu
+    // device uses this package's matrix-vector kernels).
+    for (const type of ['F32', 'BF16'] as const) {
+      const wf = new QuantMatrix(GGML_TYPES[type], [N, K], quantize(type, Float32Array.from({ length: N * K }, () => rng.normal())));
+      const calls = webgpuTransfers().calls;
+      const y = product(wf, x, 1);
+      expect(webgpuTransfers().calls - calls, type).toBe(1);
+      expect(webgpuBuiltKernels()[`gemm.NT|1,${N},${K}`]).toBe('webgpu');
+      expect(y.every(Number.isFinite)).toBe(true);
+    }
     for (const [key, mode] of Object.entries(webgpuBuiltKernels())) expect(mode, key).toBe('webgpu');
   });
 
-  it('tiny GGUF models (Q4_K, Q8_0, F32, and llama-quantize\'s mix with Q6_K and Q4_0) generate the same greedy tokens on webgpu as on cpu', async () => {
+  it('tiny GGUF models (Q4_K, Q8_0, F32, BF16, and llama-quantize\'s mix with Q6_K and Q4_0) generate the same greedy tokens on webgpu as on cpu', async () => {
     const tmp = tempDir('apertus-gguf-webgpu-');
     try {
       const tok = fixtureTokenizer(), source = fixtureModel();
-      const write = (type: 'Q4_K' | 'Q8_0' | 'F32'): string => {
+      const write = (type: 'Q4_K' | 'Q8_0' | 'F32' | 'BF16'): string => {
         const file = path.join(tmp.dir, `m.${type}.gguf`);
         writeModelGguf(source, file, { type, tokenizer: { json: tok.tokenizerJson, config: tok.tokenizerConfig } });
         return file;
@@ -250,6 +260,7 @@ describe('QuantMatrix on device webgpu', { timeout: 240_000 }, () => {
         { name: 'Q4_K', file: () => write('Q4_K'), kernels: ['gguf.q4_k|'] },
         { name: 'Q8_0', file: () => write('Q8_0'), kernels: ['gguf.q8_0|'] },
         { name: 'F32', file: () => write('F32'), kernels: ['gemm.NT|'] },
+        { name: 'BF16', file: () => write('BF16'), kernels: ['gemm.NT|'] },
         { name: 'mixed', file: mixed, kernels: ['gguf.q8_0|', 'gguf.q6_k|', 'gguf.q4_0|'] },
       ];
       for (const c of cases) {
