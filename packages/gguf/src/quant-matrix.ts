@@ -55,10 +55,10 @@ export class QuantMatrix implements PackedMatrix {
   }
 
   /**
-   * y [M, N] = input [M, K] · Wᵀ. On device `webgpu` (`useDevice`, `enableWebgpu`), Q8_0, Q4_0, Q4_K and Q6_K run
-   * in the webgpu kernels on the packed blocks (repacked once, on the first such product, and
-   * kept), F32 and BF16 in the GEMM of the backend registry (webgpu's), F16 dequantized by tiles
-   * for that GEMM; on `cpu`, in the kernels of this package.
+   * y [M, N] = input [M, K] · Wᵀ. On device `webgpu` (`useDevice`, `enableWebgpu`), Q8_0, Q4_0,
+   * Q4_K and Q6_K run in the webgpu kernels on the packed blocks (repacked once, on the first
+   * such product, and kept), F32 and BF16 in the GEMM of the backend registry (webgpu's), F16
+   * dequantized by tiles for that GEMM; on `cpu`, in the kernels of this package.
    */
   matmulT(input: Float32Array, M: number, y: Float32Array): void {
     const [N, K] = this.shape, name = this.type.name, float = name === 'F32' || name === 'BF16';

@@ -23,9 +23,10 @@ export function enableGpujs(mode: GpujsMode, select = true): BackendInfo {
 
 /**
  * Register the gpu.js `webgpu` kernels as backend 'webgpu' and (by default) run every op it
- * implements on them, which makes `webgpu` the current device (`currentDevice()`): all of the `KernelSet` (elementwise, reductions, softmax, RMSNorm, RoPE,
+ * implements on them — all of the `KernelSet` (elementwise, reductions, softmax, RMSNorm, RoPE,
  * embedding, attention, cross-entropy, forward and backward, GEMM, the LM-head loss, xIELU,
- * copies of non-contiguous views, and the optimizer updates). The tensor API stays synchronous: a
+ * copies of non-contiguous views, and the optimizer updates) — which makes `webgpu` the current
+ * device (`currentDevice()`). The tensor API stays synchronous: a
  * worker thread runs the kernels on the GPU while the calling thread waits. Custom ops
  * (`defineOp`) and dtype conversions still run on the CPU. Returns the backend and the
  * adapter's name. Throws `WebgpuUnavailableError` naming what is missing (Vulkan loader or driver,
@@ -55,12 +56,6 @@ export function webgpuTransfers(): WebgpuTransfers {
   return webgpuSet?.transfers() ?? { calls: 0, uploads: 0, uploadBytes: 0, readbacks: 0, readbackBytes: 0 };
 }
 
-/** The set `enableWebgpu` started; throws a BackendError before it (`useDevice('webgpu')` starts it). */
-function startedWebgpu(what: string): WebgpuSyncKernelSet {
-  if (webgpuSet === null) throw new BackendError(`${what}: backend webgpu is not started (call useDevice('webgpu') or enableWebgpu() first)`);
-  return webgpuSet;
-}
-
 /**
  * Run a kernel op defined outside `@apertus/tensor` — a generator of kernel calls written with
  * `call`, `into`, `kept` and `inp` (see `KernelOp`) — on backend `webgpu`, synchronously, in the
@@ -72,7 +67,8 @@ function startedWebgpu(what: string): WebgpuSyncKernelSet {
  * plain `call` comes back to the host. Throws a `BackendError` before `enableWebgpu`.
  */
 export function runWebgpuOp(op: KernelOp): void {
-  startedWebgpu('runWebgpuOp').runOp(op);
+  if (webgpuSet === null) throw new BackendError("runWebgpuOp: backend webgpu is not started (call useDevice('webgpu') or enableWebgpu() first)");
+  webgpuSet.runOp(op);
 }
 
 /** The kernels backend `webgpu` has built so far, by `name|key`, each with the mode it ran in (`webgpu`); empty before `enableWebgpu`. */
