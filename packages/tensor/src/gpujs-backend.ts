@@ -62,9 +62,10 @@ export function webgpuTransfers(): WebgpuTransfers {
  * worker that runs every other op: the same kernel cache, the same check that each kernel really
  * ran in `webgpu` (never a silent fallback), the same transfer counts (`webgpuTransfers`). A
  * `HostTable` argument stays on the device under its key while its inputs are unchanged (the
- * worker keeps 16). Outputs the op copies `into` an array that they fill may stay on the GPU
- * (that array must then be tensor storage, read through the tensor API); an output taken from a
- * plain `call` comes back to the host. Throws a `BackendError` before `enableWebgpu`.
+ * worker keeps up to 1024 tables and 1 GiB, least recently used first out). Outputs the op
+ * copies `into` an array that they fill may stay on the GPU (that array must then be tensor
+ * storage, read through the tensor API); an output taken from a plain `call` comes back to the
+ * host. Throws a `BackendError` before `enableWebgpu`.
  */
 export function runWebgpuOp(op: KernelOp): void {
   if (webgpuSet === null) throw new BackendError("runWebgpuOp: backend webgpu is not started (call useDevice('webgpu') or enableWebgpu() first)");

@@ -223,6 +223,13 @@ describe('QuantMatrix on device webgpu', { timeout: 240_000 }, () => {
     // The packed weights went up once (kept on the device by key); the activations with each product.
     expect(after.uploads - before.uploads).toBe(1 + 2 * 3);
     expect(webgpuBuiltKernels()[`gguf.q4_k|${N},${K},2`]).toBe('webgpu');
+    // Forty matrices (more than a small model has) stay on the device: the second round of
+    // products uploads only the activations.
+    const many = Array.from({ length: 40 }, () => new QuantMatrix(GGML_TYPES.Q4_K, [N, K], quantize('Q4_K', Float32Array.from({ length: N * K }, () => rng.normal()))));
+    for (const m of many) product(m, x, 2);
+    const round2 = webgpuTransfers();
+    for (const m of many) product(m, x, 2);
+    expect(webgpuTransfers().uploads - round2.uploads).toBe(40 * 3);
     // F32 and BF16 matrices: one webgpu GEMM launch per product, even for one row (where the cpu
     // device uses this package's matrix-vector kernels).
     for (const type of ['F32', 'BF16'] as const) {
