@@ -4,10 +4,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApertusModel, presetConfig, saveCheckpoint, type ApertusConfig } from '@apertus/model';
+import { f32ToF16Bits, type Rng } from '@apertus/tensor';
 import { trainApertusBpe, type TrainedBpe } from '@apertus/tokenizer';
 import { openGgufFile } from './open';
 import type { GgufValue } from './header';
-import type { GgmlTypeName } from './types';
+import { quantize } from './quant/index';
+import { GGML_TYPES, QK_K, type GgmlTypeName } from './types';
 import { writeGguf, type GgufEntry } from './writer';
 
 /** Hidden size 256 so every matrix row is a whole Q4_K super-block; vocabulary larger than the tokenizer (padding ids). */
@@ -66,4 +68,18 @@ export function rewrite(from: string, to: string, patch: Record<string, GgufEntr
   writeGguf(to, meta, f.tensors.map((t) => ({ name: rename[t.name] ?? t.name, type: retype[t.name]?.type ?? t.type.name, shape: t.shape, data: () => retype[t.name]?.data ?? f.read(t.name) })));
   f.close();
   return to;
+}
+
+/** Random Q6_K super-blocks (no quantizer is written for Q6_K): random quants and scales, d an f16 in [scale, 2·scale). */
+export function randomQ6K(rng: Rng, n: number, scale = 1e-3): Uint8Array {
+  const size = GGML_TYPES.Q6_K.typeSize, out = Uint8Array.from({ length: (n / QK_K) * size }, () => Math.floor(rng.uniform() * 256));
+  const d = f32ToF16Bits(scale * (1 + rng.uniform()));
+  for (let o = 0; o < out.length; o += size) { out[o + 208] = d & 255; out[o + 209] = d >> 8; }
+  return out;
+}
+
+/** Stored bytes of a random [N, K] matrix of `type` (normal values × 0.05 through the quantizer; Q6_K random blocks). */
+export function randomWeights(type: GgmlTypeName, rng: Rng, N: number, K: number): Uint8Array {
+  if (type === 'Q6_K') return randomQ6K(rng, N * K);
+  return quantize(type, Float32Array.from({ length: N * K }, () => rng.normal() * 0.05));
 }

@@ -5,11 +5,16 @@
 // products go to the GEMM of @apertus/tensor); the other types dequantize a tile of rows at a
 // time into a small float32 buffer for that GEMM. The input is rounded as llama.cpp rounds it
 // (int8 activations for the quantized kernels, `roundActivations` otherwise), so a GGUF model
-// computes what llama.cpp computes on the same file.
+// computes what llama.cpp computes on the same file. On device webgpu, Q8_0, Q4_0, Q4_K and Q6_K
+// products run in the gpu.js kernels of kernels/webgpu.ts on a packed copy made at the first such
+// product, F32 and BF16 in the registry's (webgpu) GEMM.
 
 import type { PackedMatrix } from '@apertus/model';
-import { sgemm, sgemmBf16, Tensor } from '@apertus/tensor';
+import { currentDevice, sgemm, sgemmBf16, Tensor, webgpuKernelApi } from '@apertus/tensor';
+import type { WebgpuKernelApi } from '@apertus/tensor/gpujs';
 import { hasKernel, residentBytes, residentMatmulT, WeightArena, type Resident } from './kernels/qmatmul';
+import { quantMatmulT, webgpuWeights, type WebgpuWeights } from './kernels/webgpu';
+import { hasWebgpuKernel } from './kernels/webgpu-pack';
 import { roundActivations, roundBf16Into } from './quant/activations';
 import { dequantizeInto } from './quant/index';
 import { rowBytes, type GgmlType } from './types';
@@ -27,6 +32,8 @@ export class QuantMatrix implements PackedMatrix {
   readonly rowBytes: number;
   private readonly stored: Resident;
   private tile: Float32Array | null = null;
+  /** The blocks in the webgpu kernels' layout, made on the first product on device webgpu. */
+  private webgpu: WebgpuWeights | null = null;
 
   /** Copy the stored bytes of a [out, in] matrix of type `type` into `arena` (a model shares one). */
   constructor(readonly type: GgmlType, shape: readonly [number, number], data: Uint8Array, arena: WeightArena = new WeightArena()) {
@@ -47,10 +54,23 @@ export class QuantMatrix implements PackedMatrix {
     dequantizeInto(this.type, residentBytes(this.stored).subarray(start * this.rowBytes, (start + count) * this.rowBytes), out.subarray(0, count * K));
   }
 
+  /**
+   * y [M, N] = input [M, K] · Wᵀ. On device `webgpu` (`useDevice`, `enableWebgpu`), Q8_0, Q4_0,
+   * Q4_K and Q6_K run in the webgpu kernels on the packed blocks (repacked once, on the first
+   * such product, and kept), F32 and BF16 in the GEMM of the backend registry (webgpu's), F16
+   * dequantized by tiles for that GEMM; on `cpu`, in the kernels of this package.
+   */
   matmulT(input: Float32Array, M: number, y: Float32Array): void {
     const [N, K] = this.shape, name = this.type.name, float = name === 'F32' || name === 'BF16';
+    const webgpu = currentDevice().device === 'webgpu';
+    if (webgpu && hasWebgpuKernel(this.type)) {
+      const g = webgpuKernelApi() as WebgpuKernelApi;
+      this.webgpu ??= webgpuWeights(this.type, N, K, () => residentBytes(this.stored));
+      g.runWebgpuOp(quantMatmulT(g, this.webgpu, input, M, y));
+      return;
+    }
     const kernel = this.stored.slab !== null && hasKernel(this.type, K);
-    if (kernel && !(float && M >= FLOAT_GEMM_MIN_ROWS)) {
+    if (kernel && !(float && (M >= FLOAT_GEMM_MIN_ROWS || webgpu))) {
       // The kernels round BF16's input to bf16 as they copy it in.
       residentMatmulT(this.type, this.stored, N, K, input.subarray(0, M * K), M, y);
       return;

@@ -2,7 +2,8 @@
 // (set by the test when no Vulkan driver is named); a missing driver fails the test, never skips it.
 import { afterAll, describe, expect, test } from 'vitest';
 import { backendOf, kernelNames, setBackend } from './backend';
-import { DEVICES, currentDevice, describeDevice, useDevice, type Device } from './device';
+import { DEVICES, currentDevice, describeDevice, useDevice, webgpuKernelApi, type Device } from './device';
+import { enableWebgpu, runWebgpuOp } from './gpujs-backend';
 import { BackendError } from './errors';
 import { useSwiftshaderUnlessDriverNamed } from './kernels/gpujs/testing';
 
@@ -26,6 +27,18 @@ describe('useDevice', () => {
     expect(await useDevice('cpu')).toEqual({ device: 'cpu', adapter: null });
     expect(describeDevice()).toBe('cpu');
     expect(kernelNames().map((op) => backendOf(op).name)).toEqual(defaults);
+  }, 300_000);
+
+  test('enableWebgpu() makes webgpu the current device too, and hands packages the kernel-op API', async () => {
+    await useDevice('cpu');
+    const info = await enableWebgpu();
+    expect(currentDevice()).toEqual({ device: 'webgpu', adapter: info.adapter });
+    expect((webgpuKernelApi() as { runWebgpuOp: unknown }).runWebgpuOp).toBe(runWebgpuOp);
+    // Registered without being selected, it leaves the device as it was.
+    await useDevice('cpu');
+    await enableWebgpu(false);
+    expect(currentDevice().device).toBe('cpu');
+    expect(backendOf('gemm').name).not.toBe('webgpu');
   }, 300_000);
 
   test('an unknown device is a BackendError naming the choices', async () => {

@@ -30,10 +30,34 @@ export interface DeviceInfo {
 }
 
 let current: DeviceInfo = { device: 'cpu', adapter: null };
+/** What `enableWebgpu` hands over for packages' own kernel ops (see `webgpuKernelApi`). */
+let webgpuApi: unknown = null;
 
-/** The device selected by the last `useDevice` (initially `cpu`). */
+/** The device selected by the last `useDevice` or `enableWebgpu()` (initially `cpu`). */
 export function currentDevice(): DeviceInfo {
   return current;
+}
+
+/**
+ * Backend `webgpu` now runs every op (`enableWebgpu` selected it, directly or through
+ * `useDevice('webgpu')`): the current device becomes `webgpu`, and `api` what `webgpuKernelApi`
+ * returns. Internal to @apertus/tensor (not exported from the main entry).
+ */
+export function noteWebgpuSelected(adapter: string, api: unknown): void {
+  current = { device: 'webgpu', adapter };
+  webgpuApi = api;
+}
+
+/**
+ * What a package needs to run its own gpu.js kernel ops on backend `webgpu` — `runWebgpuOp`,
+ * `call`, `into`, `kept`, `inp`, `HostTable` of `@apertus/tensor/gpujs` — once backend `webgpu`
+ * has been selected (`useDevice('webgpu')` or `enableWebgpu()`), else null. It lets a package run
+ * such ops synchronously while the device is `webgpu` without importing the optional gpu.js
+ * entry (and gpu.js) for its users who stay on `cpu`. Type it at the use site as `WebgpuKernelApi`
+ * (a type-only import from `@apertus/tensor/gpujs`).
+ */
+export function webgpuKernelApi(): unknown {
+  return webgpuApi;
 }
 
 /** `device cpu` or `device webgpu (google swiftshader ...)`: how progress lines and /health name it. */
@@ -68,7 +92,7 @@ export async function useDevice(device: Device): Promise<DeviceInfo> {
     throw new WebgpuUnavailableError('webgpu-package', `the optional gpu.js kernels cannot be loaded (${e instanceof Error ? e.message : String(e)})`,
       INSTALL_PACKAGES, e);
   }
-  const info = await gpujs.enableWebgpu();
-  current = { device, adapter: info.adapter };
+  // Selecting backend webgpu makes it the current device (`noteWebgpuSelected`).
+  await gpujs.enableWebgpu();
   return current;
 }

@@ -1,7 +1,9 @@
 import { afterAll, describe, expect, test } from 'vitest';
 import { backendOf, setBackend } from './backend';
-import { enableGpujs } from './gpujs-backend';
-import { GpujsBackendError } from './kernels/gpujs/index';
+import { BackendError } from './errors';
+import { enableGpujs, runWebgpuOp, webgpuBuiltKernels } from './gpujs-backend';
+import { createGpujsKernels, GpujsBackendError } from './kernels/gpujs/index';
+import { call, into, type KernelOp } from './kernels/gpujs/runtime';
 import { attention } from './ops/attention';
 import { crossEntropy } from './ops/cross-entropy';
 import { rmsnorm } from './ops/rmsnorm';
@@ -27,5 +29,24 @@ describe('running the tensor ops on gpu.js', () => {
   });
   test('a mode that is not available here is an error, not a silent fallback', () => {
     expect(() => enableGpujs('headlessgl')).toThrow(GpujsBackendError);
+  });
+  test('an op defined outside the set runs on it (runOp); runWebgpuOp needs backend webgpu started', () => {
+    // out = 2·x + 1, as another package would write it with the public helpers.
+    function* affine(x: Float32Array, out: Float32Array): KernelOp {
+      yield* into(out, call('test.affine', `${x.length}`, () => ({
+        source: 'function (x) { return 2 * x[this.thread.x] + 1; }', output: [x.length], argumentTypes: { x: 'Array' },
+      }), [x]));
+    }
+    const ks = createGpujsKernels('webasm');
+    try {
+      const out = new Float32Array(3);
+      ks.runOp(affine(new Float32Array([1, -2, 0.5]), out));
+      expect([...out]).toEqual([3, -3, 2]);
+      expect(ks.builtKernels()).toEqual({ 'test.affine|3': 'webasm' });
+    } finally {
+      ks.dispose();
+    }
+    expect(() => runWebgpuOp(affine(new Float32Array(1), new Float32Array(1)))).toThrow(BackendError);
+    expect(webgpuBuiltKernels()).toEqual({});
   });
 });

@@ -1,6 +1,9 @@
 import { registerBackend, setBackend, type BackendInfo } from './backend';
+import { noteWebgpuSelected } from './device';
+import { BackendError } from './errors';
 import { installResidency } from './residency';
 import { adapterName, createGpujsKernels, createWebgpuSyncKernels, type GpujsMode, type WebgpuSyncKernelSet, type WebgpuTransfers } from './kernels/gpujs/index';
+import { call, HostTable, inp, into, kept, type KernelOp } from './kernels/gpujs/runtime';
 
 /** The set `enableWebgpu` started (one per process: it holds the tensors that live on the GPU). */
 let webgpuSet: WebgpuSyncKernelSet | null = null;
@@ -20,9 +23,10 @@ export function enableGpujs(mode: GpujsMode, select = true): BackendInfo {
 
 /**
  * Register the gpu.js `webgpu` kernels as backend 'webgpu' and (by default) run every op it
- * implements on them: all of the `KernelSet` (elementwise, reductions, softmax, RMSNorm, RoPE,
+ * implements on them — all of the `KernelSet` (elementwise, reductions, softmax, RMSNorm, RoPE,
  * embedding, attention, cross-entropy, forward and backward, GEMM, the LM-head loss, xIELU,
- * copies of non-contiguous views, and the optimizer updates). The tensor API stays synchronous: a
+ * copies of non-contiguous views, and the optimizer updates) — which makes `webgpu` the current
+ * device (`currentDevice()`). The tensor API stays synchronous: a
  * worker thread runs the kernels on the GPU while the calling thread waits. Custom ops
  * (`defineOp`) and dtype conversions still run on the CPU. Returns the backend and the
  * adapter's name. Throws `WebgpuUnavailableError` naming what is missing (Vulkan loader or driver,
@@ -37,7 +41,10 @@ export async function enableWebgpu(select = true): Promise<BackendInfo & { reado
   const adapter = adapterName(kernels.adapter);
   const info = { name: 'webgpu', device: `gpu.js webgpu (${adapter})` };
   registerBackend(info.name, info.device, kernels);
-  if (select) setBackend('webgpu');
+  if (select) {
+    setBackend('webgpu');
+    noteWebgpuSelected(adapter, WEBGPU_KERNEL_API);
+  }
   return { ...info, adapter };
 }
 
@@ -48,3 +55,33 @@ export async function enableWebgpu(select = true): Promise<BackendInfo & { reado
 export function webgpuTransfers(): WebgpuTransfers {
   return webgpuSet?.transfers() ?? { calls: 0, uploads: 0, uploadBytes: 0, readbacks: 0, readbackBytes: 0 };
 }
+
+/**
+ * Run a kernel op defined outside `@apertus/tensor` — a generator of kernel calls written with
+ * `call`, `into`, `kept` and `inp` (see `KernelOp`) — on backend `webgpu`, synchronously, in the
+ * worker that runs every other op: the same kernel cache, the same check that each kernel really
+ * ran in `webgpu` (never a silent fallback), the same transfer counts (`webgpuTransfers`). A
+ * `HostTable` argument stays on the device under its key while its inputs are unchanged (the
+ * worker keeps up to 1024 tables and 1 GiB, least recently used first out). Outputs the op
+ * copies `into` an array that they fill may stay on the GPU (that array must then be tensor
+ * storage, read through the tensor API); an output taken from a plain `call` comes back to the
+ * host. Throws a `BackendError` before `enableWebgpu`.
+ */
+export function runWebgpuOp(op: KernelOp): void {
+  if (webgpuSet === null) throw new BackendError("runWebgpuOp: backend webgpu is not started (call useDevice('webgpu') or enableWebgpu() first)");
+  webgpuSet.runOp(op);
+}
+
+/** The kernels backend `webgpu` has built so far, by `name|key`, each with the mode it ran in (`webgpu`); empty before `enableWebgpu`. */
+export function webgpuBuiltKernels(): Record<string, string> {
+  return webgpuSet?.builtKernels() ?? {};
+}
+
+/**
+ * What packages need to run their own gpu.js kernel ops on backend `webgpu`; the main entry's
+ * `webgpuKernelApi()` returns it once `enableWebgpu` has selected the backend.
+ */
+export const WEBGPU_KERNEL_API = { runWebgpuOp, call, into, kept, inp, HostTable } as const;
+
+/** The type of `WEBGPU_KERNEL_API` (what the main entry's `webgpuKernelApi()` returns on device webgpu). */
+export type WebgpuKernelApi = typeof WEBGPU_KERNEL_API;

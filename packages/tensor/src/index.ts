@@ -30,5 +30,5 @@ export { deviceStorage, readBack, ademamixUpdate, adamwUpdate, sumSquares, scale
 export { defineOp, type CustomOp, type CustomOpContext } from './ops/custom';
 export { kernelF32 } from './ops/util';
 export { gradcheck, type GradcheckResult } from './gradcheck';
-export { DEVICES, DEVICE_HELP, useDevice, currentDevice, describeDevice, type Device, type DeviceInfo } from './device';
+export { DEVICES, DEVICE_HELP, useDevice, currentDevice, describeDevice, webgpuKernelApi, type Device, type DeviceInfo } from './device';
 export { WebgpuUnavailableError, SWIFTSHADER_ICD, type WebgpuMissing } from './kernels/gpujs/webgpu';

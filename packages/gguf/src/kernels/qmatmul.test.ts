@@ -14,23 +14,10 @@ import { describe, expect, it } from 'vitest';
 import { quantizeActivationsQ8_0, quantizeActivationsQ8_K, roundActivations } from '../quant/activations';
 import { dequantize, quantize } from '../quant/index';
 import { FLOAT_GEMM_MIN_ROWS, QuantMatrix } from '../quant-matrix';
+import { randomQ6K, randomWeights as weights } from '../fixture.test-helper';
 import { GGML_TYPES, QK_K, type GgmlTypeName } from '../types';
 import { hasKernel, kernelVariantAvailable, MANY_ROWS_FROM, moduleQuantizedActivations, residentBytes, WeightArena, type KernelVariant } from './qmatmul';
 import { QUANT_KERNELS_WASM, QUANT_KERNELS_WASM_RELAXED } from './module.generated';
-
-/** Random Q6_K super-blocks (no quantizer is written for Q6_K): random quants and scales, d an f16 in [scale, 2·scale). */
-function randomQ6K(rng: Rng, n: number, scale = 1e-3): Uint8Array {
-  const size = GGML_TYPES.Q6_K.typeSize, out = Uint8Array.from({ length: (n / QK_K) * size }, () => Math.floor(rng.uniform() * 256));
-  const d = f32ToF16Bits(scale * (1 + rng.uniform()));
-  for (let o = 0; o < out.length; o += size) { out[o + 208] = d & 255; out[o + 209] = d >> 8; }
-  return out;
-}
-
-/** Stored bytes of a random [N, K] matrix of `type`. */
-function weights(type: GgmlTypeName, rng: Rng, N: number, K: number): Uint8Array {
-  if (type === 'Q6_K') return randomQ6K(rng, N * K);
-  return quantize(type, Float32Array.from({ length: N * K }, () => rng.normal() * 0.05));
-}
 
 /** max over outputs of |y − ref| / Σ_k |x_k·w_k| against the float64 product of the rounded input and the dequantized weights. */
 function relError(type: GgmlTypeName, data: Uint8Array, x: Float32Array, M: number, N: number, K: number, y: Float32Array): number {

@@ -5,24 +5,26 @@ import { f16BitsToF32 } from './rounding';
 
 const BYTES = GGML_TYPES.Q6_K.typeSize;
 
-/** Dequantize Q6_K super-blocks into `out` (ggml's layout: two halves of 128 values). */
+/** The 256 6-bit quants (0 … 63, in weight order) of the super-block at bytes[at] into `q` (ggml's two halves of ql / qh). */
+export function quantsQ6_K(bytes: Uint8Array, at: number, q: Uint8Array): void {
+  for (let half = 0; half < 2; half++) {
+    const ql = at + 64 * half, qh = at + 128 + 32 * half, y = 128 * half;
+    for (let l = 0; l < 32; l++) {
+      const h = bytes[qh + l]!;
+      q[y + l] = (bytes[ql + l]! & 0xf) | ((h & 3) << 4);
+      q[y + l + 32] = (bytes[ql + l + 32]! & 0xf) | (((h >> 2) & 3) << 4);
+      q[y + l + 64] = (bytes[ql + l]! >> 4) | (((h >> 4) & 3) << 4);
+      q[y + l + 96] = (bytes[ql + l + 32]! >> 4) | (((h >> 6) & 3) << 4);
+    }
+  }
+}
+
+/** Dequantize Q6_K super-blocks into `out`: weight i of a super-block is (d · scale_{i/16}) · (q_i − 32). */
 export function dequantizeQ6_K(bytes: Uint8Array, out: Float32Array): void {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), q = new Uint8Array(QK_K);
   for (let b = 0, o = 0; b < out.length; b += QK_K, o += BYTES) {
     const d = f16BitsToF32(view.getUint16(o + 208, true));
-    for (let half = 0; half < 2; half++) {
-      const ql = o + 64 * half, qh = o + 128 + 32 * half, sc = o + 192 + 8 * half, y = b + 128 * half;
-      for (let l = 0; l < 32; l++) {
-        const is = l >> 4, h = bytes[qh + l]!;
-        const q1 = ((bytes[ql + l]! & 0xf) | ((h & 3) << 4)) - 32;
-        const q2 = ((bytes[ql + l + 32]! & 0xf) | (((h >> 2) & 3) << 4)) - 32;
-        const q3 = ((bytes[ql + l]! >> 4) | (((h >> 4) & 3) << 4)) - 32;
-        const q4 = ((bytes[ql + l + 32]! >> 4) | (((h >> 6) & 3) << 4)) - 32;
-        out[y + l] = Math.fround(d * view.getInt8(sc + is)) * q1;
-        out[y + l + 32] = Math.fround(d * view.getInt8(sc + is + 2)) * q2;
-        out[y + l + 64] = Math.fround(d * view.getInt8(sc + is + 4)) * q3;
-        out[y + l + 96] = Math.fround(d * view.getInt8(sc + is + 6)) * q4;
-      }
-    }
+    quantsQ6_K(bytes, o, q);
+    for (let i = 0; i < QK_K; i++) out[b + i] = Math.fround(d * view.getInt8(o + 192 + (i >> 4))) * (q[i]! - 32);
   }
 }

@@ -67,6 +67,12 @@ export interface GpujsKernelSet extends KernelSet {
   readonly mode: string;
   /** The compiled kernels by `op|shape` key and the mode each one really ran in (diagnostics, tests). */
   builtKernels(): Record<string, string>;
+  /**
+   * Run an op defined outside this set (a generator of kernel calls, see `call`) on this set's
+   * runtime, synchronously: how a package brings its own gpu.js kernels (e.g. `@apertus/gguf`'s
+   * quantized products) to the same device, cache and fallback checks.
+   */
+  runOp(op: KernelOp): void;
   /** Destroy all compiled kernels and the gpu.js instance; later calls throw GpujsBackendError. */
   dispose(): void;
 }
@@ -85,10 +91,12 @@ export function createGpujsKernels(mode: GpujsMode): GpujsKernelSet {
     throw new GpujsBackendError({ requestedMode: mode, reason: 'webgpu kernels are asynchronous: use createWebgpuKernels()' });
   }
   const rt = new GpujsRuntime(mode);
+  const runOp = (op: KernelOp): void => drive(op, (c) => rt.run(c));
   return {
-    ...bindOps((op) => drive(op, (c) => rt.run(c))),
+    ...bindOps(runOp),
     mode: rt.mode,
     builtKernels: () => rt.builtKernels(),
+    runOp,
     dispose: () => rt.dispose(),
   };
 }
@@ -154,7 +162,8 @@ export interface WebgpuSyncKernelSet extends GpujsKernelSet {
 export async function createWebgpuSyncKernels(options: { resident?: boolean } = {}): Promise<WebgpuSyncKernelSet> {
   const adapter = await requestWebgpuAdapter();
   const rt = new WebgpuWorkerRuntime(options.resident ?? false);
-  const ops = bindOps((op) => rt.runOp(op));
+  const runOp = (op: KernelOp): void => rt.runOp(op);
+  const ops = bindOps(runOp);
   // Arrays these ops read or write on the host (not through a kernel) come home first.
   const onHost = <K extends keyof typeof HOST_ARGS>(name: K): BoundOps<void>[K] => ((...a: unknown[]) => {
     for (const i of HOST_ARGS[name]) if (ArrayBuffer.isView(a[i])) rt.toHost(a[i] as ArrayBufferView);
@@ -169,6 +178,7 @@ export async function createWebgpuSyncKernels(options: { resident?: boolean } = 
     residency: rt,
     transfers: () => rt.transfers(),
     builtKernels: () => rt.builtKernels(),
+    runOp,
     dispose: () => rt.dispose(),
   };
 }

@@ -25,8 +25,13 @@ import { startNodeWebgpuWorker } from './webgpu-host-node';
 const CTL_STATE = 0;
 const CTL_ERROR_LENGTH = 1;
 const ERROR_BYTES = 4096;
-/** Host tables (`HostTable`) kept on the device, by key. */
-const TABLE_LIMIT = 16;
+/**
+ * Host tables (`HostTable`: RoPE's cos/sin, the packed weights of `@apertus/gguf`'s quantized
+ * matrices) kept on the device, by key: at most this many, and this many bytes; the least
+ * recently used go first, never those of the call at hand.
+ */
+const TABLE_LIMIT = 1024;
+const TABLE_BYTES = 1 << 30;
 /** Longest we wait for one kernel call (SwiftShader compiles and runs a 131072-wide row in seconds). */
 const CALL_TIMEOUT_MS = 300_000;
 /** Compiled kernels kept alive in the worker (as `GpujsRuntime`). */
@@ -254,6 +259,7 @@ function overlaps(a: ArrayBufferView, b: ArrayBufferView): boolean {
 interface KeptTable {
   readonly inputs: Float64Array[];
   readonly id: number;
+  readonly bytes: number;
 }
 
 function sameInputs(kept: readonly Float64Array[], now: readonly ArrayLike<number>[]): boolean {
@@ -286,6 +292,7 @@ export class WebgpuWorkerRuntime implements Residency {
   private readonly error = new SharedArrayBuffer(ERROR_BYTES);
   private readonly built = new Map<string, string>();
   private readonly tables = new Map<string, KeptTable>();
+  private tableBytes = 0;
   private nextId = 1;
   private disposed = false;
   private readonly copies = new DeviceCopies({
@@ -343,20 +350,19 @@ export class WebgpuWorkerRuntime implements Residency {
       }
       return { buffer: up.id, dims: [...dims] };
     };
+    const usedTables = new Set<string>();
     const table = (t: HostTable): unknown => {
       let kept = this.tables.get(t.key);
       this.tables.delete(t.key);
       if (kept === undefined || !sameInputs(kept.inputs, t.inputs)) {
-        if (kept !== undefined) this.free([kept.id]);
-        kept = { inputs: t.inputs.map((v) => Float64Array.from(v)), id: this.nextId++ };
-        uploads.push({ id: kept.id, data: t.make() });
+        if (kept !== undefined) { this.free([kept.id]); this.tableBytes -= kept.bytes; }
+        const data = t.make();
+        kept = { inputs: t.inputs.map((v) => Float64Array.from(v)), id: this.nextId++, bytes: data.byteLength };
+        uploads.push({ id: kept.id, data });
+        this.tableBytes += kept.bytes;
       }
       this.tables.set(t.key, kept);
-      while (this.tables.size > TABLE_LIMIT) {
-        const [oldest, old] = this.tables.entries().next().value as [string, KeptTable];
-        this.tables.delete(oldest);
-        this.free([old.id]);
-      }
+      usedTables.add(t.key);
       return { buffer: kept.id, dims: [...t.dims] };
     };
     const args = c.args.map((a) => {
@@ -365,6 +371,7 @@ export class WebgpuWorkerRuntime implements Residency {
       if (ArrayBuffer.isView(a) || bufs.outputs.has(a as object)) return bound(a, [(a as { length: number }).length]);
       return a;
     });
+    if (usedTables.size > 0) this.evictTables(usedTables);
     const id = this.nextId++;
     if (!resident) bufs.ids.push(id);
     this.call(c.name, { type: 'run', key, source: spec.source, settings: kernelSettings(spec), args, id, read, uploads, result });
@@ -381,6 +388,17 @@ export class WebgpuWorkerRuntime implements Residency {
     const out = read ? new Float32Array(result!) : Object.freeze({ length: cells });
     bufs.outputs.set(out, id);
     return out as Float32Array;
+  }
+
+  /** Free the least recently used host tables beyond TABLE_LIMIT tables or TABLE_BYTES bytes, never those of the call at hand. */
+  private evictTables(inUse: ReadonlySet<string>): void {
+    for (const [key, t] of this.tables) {
+      if (this.tables.size <= TABLE_LIMIT && this.tableBytes <= TABLE_BYTES) return;
+      if (inUse.has(key)) continue;
+      this.tables.delete(key);
+      this.tableBytes -= t.bytes;
+      this.free([t.id]);
+    }
   }
 
   /** Post one message and wait for the worker's answer (blocks the calling thread). */
