@@ -228,6 +228,9 @@ export function q4_kDecode() {
  * The first pass of a Q4_K row (its address in local `w`) for activation row $m, its scratch at
  * `base` (24·n bytes): per super-block b its eight scales as i16 (base + 16·b) and d·d8, dmin·d8
  * (base + 16·n + 8·b); the mins term Σ_j min_j·bsum_j·dmin·d8 summed into $am in f32x4 lanes.
+ * It also loads a vector from each 64 bytes of the super-block: the row comes into L1 front to
+ * back, one stream, and the second pass reads both rows from there (two rows read side by side
+ * streamed from memory at 0.79× the speed of one row at K = 5120).
  */
 const q4kPre = (w, base) => `
         (local.set $bi (i32.mul (local.get $m) (local.get $n)))
@@ -238,6 +241,8 @@ const q4kPre = (w, base) => `
         (loop $pre
           ${loadScalesMinsWith({ sel: '(local.get $sel)', low: '(local.get $low)', high: '(local.get $high)' })}
           (v128.store (local.get $q) (i16x8.extend_low_i8x16_u (local.get $scm)))
+          (drop (v128.load offset=64 (local.get $p)))
+          (drop (v128.load offset=128 (local.get $p)))
           (local.set $h (i32x4.extend_low_i16x8_u (v128.load32_zero (local.get $p))))
           (local.set $dd (f32x4.mul ${f16x4('(local.get $h)', F16_LOCALS)} (v128.load32_splat (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2))))))
           (v128.store64_lane 0 (local.get $f) (local.get $dd))

@@ -177,12 +177,22 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
 }
 
 /**
+ * Bytes of two stored rows up to which the relaxed Q8_0 and Q4_K matrix-vector kernels take two
+ * rows at a time. Each first reads both rows front to back (one stream), then multiplies them
+ * from L1; past about 6.5 KiB the weights streamed from memory came slower than one row at a
+ * time (AMD Zen 4, `bench/two-rows.mjs`): Q8_0 0.89× at K = 4096 (2 × 4352 bytes) and 0.66× at
+ * 5120, Q4_K 0.93× at K = 6144 (2 × 3456) and 0.82× at 8192, where shorter rows gave 1.04–1.28×.
+ * (Q8_0 rows of K ≥ 6144 stream slowly either way, 9–11 GB/s against 14–16: one row at a time.)
+ */
+export const TWO_ROWS_MAX_BYTES = 6656;
+
+/**
  * The matrix-vector kernels over N rows: the relaxed Q8_0 and Q4_K ones take two rows at a time
- * (each block's activations loaded once for both: 1.1–1.2× the one-row kernels on the `small`
- * shapes), and an odd last row alone.
+ * where two rows fit {@link TWO_ROWS_MAX_BYTES} (each block's activations loaded once for both:
+ * 1.1–1.2× the one-row kernels on the `small` shapes), then an odd last row alone.
  */
 function matrixVector(slab: Slab, name: string, w: number, rs: number, N: number, n: number, xq: number, M: number, yo: number, xd: number, xs: number, sc: number): void {
-  const N2 = (name === 'q8_0' || name === 'q4_k') && slab.variant === 'relaxed' ? N & ~1 : 0;
+  const N2 = (name === 'q8_0' || name === 'q4_k') && slab.variant === 'relaxed' && 2 * rs <= TWO_ROWS_MAX_BYTES ? N & ~1 : 0;
   if (N2 > 0) slab.kernel(`${name}_2`)(w, rs, N2, n, xq, M, yo, N, xd, xs, sc);
   if (N > N2) slab.kernel(`${name}_1`)(w + N2 * rs, rs, N - N2, n, xq, M, yo + 4 * N2, N, xd, xs, sc);
 }
