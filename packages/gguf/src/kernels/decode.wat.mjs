@@ -29,7 +29,18 @@ const F16_LOCALS = { c7fff: '(local.get $c7fff)', c8000: '(local.get $c8000)', b
 const f16Locals = '(local $c7fff v128) (local $c8000 v128) (local $bias v128) (local $c2m14 v128) (local $zero v128)';
 const f16Init = Object.entries(F16_LOCALS).filter(([k]) => k !== 'zero').map(([k]) => `(local.set $${k} ${F16X4_CONSTS[k]})`).join('\n    ');
 
+/** The low (high = 0) or high nibbles of the Q4_K bytes in local $q{k}, in [0, 15] ($m15: 15 in every byte; an i16 shift, then the mask). */
+const nib = (k, high) => high ? `(v128.and (i16x8.shr_u (local.get $q${k}) (i32.const 4)) (local.get $m15))` : `(v128.and (local.get $q${k}) (local.get $m15))`;
+
 const splat8 = (v) => `(v128.const i8x16 ${Array(16).fill(v).join(' ')})`;
+
+/** The Q4_K kernels' constants in locals ($m15, the f16 widening's, the scale/min masks), and their setting once per call. */
+const Q4_K_LOCALS = `${f16Locals} (local $sel v128) (local $low v128) (local $high v128)`;
+const Q4_K_INIT = `(local.set $m15 ${splat8(15)})
+    ${f16Init}
+    (local.set $sel ${SCALES_MINS_MASKS.sel})
+    (local.set $low ${SCALES_MINS_MASKS.low})
+    (local.set $high ${SCALES_MINS_MASKS.high})`;
 
 /**
  * The first pass of a Q8_0 row (its address in local `w`) for activation row $m: every block's d_w·d_x as f32 to
@@ -108,6 +119,19 @@ export function q8_0Decode() {
 }
 
 /**
+ * The start of a two-row kernel's work on activation row $m: `pass(w, dst, i)`, the first pass
+ * of row i (its address in local w, its scratch at dst; row 1's at `second`), for both rows, then
+ * the two accumulators zeroed and $p, $p1 at the rows.
+ */
+const twoRowStart = (pass, second) => `
+        ${pass('$w0', '(local.get $sc)', 0)}
+        ${pass('$w1', second, 1)}
+        (local.set $a0 (v128.const f32x4 0 0 0 0))
+        (local.set $a1 (v128.const f32x4 0 0 0 0))
+        (local.set $p (local.get $w0))
+        (local.set $p1 (local.get $w1))`;
+
+/**
  * Q8_0, two weight rows at a time ($w0, $w1; $sc scratch for 2·$n floats): each block's four
  * activation vectors are loaded once for both rows. The scales pass runs per row (row i's d_w·d_x
  * at $sc + 4·i·n), then one block per iteration, an accumulator per row. Live values: 4 activation
@@ -122,13 +146,8 @@ export function q8_0Decode2() {
   const madd = (i, s) => `(local.set $a${i} (f32x4.relaxed_madd (f32x4.convert_i32x4_s (i32x4.add ${half(2 * i, 0)} ${half(2 * i + 1, 1)})) (v128.load32_splat ${s}) (local.get $a${i})))`;
   const body = `
         (local.set $n4 (i32.shl (local.get $n) (i32.const 2)))
-        ${q8_0Scales('$w0', '(local.get $sc)')}
-        ${q8_0Scales('$w1', '(i32.add (local.get $sc) (local.get $n4))')}
-        (local.set $a0 (v128.const f32x4 0 0 0 0))
-        (local.set $a1 (v128.const f32x4 0 0 0 0))
+        ${twoRowStart(q8_0Scales, '(i32.add (local.get $sc) (local.get $n4))')}
         (local.set $s (local.get $sc))
-        (local.set $p (local.get $w0))
-        (local.set $p1 (local.get $w1))
         (local.set $xb (i32.add (local.get $x) (i32.shl (i32.mul (local.get $m) (local.get $n)) (i32.const 6))))
         (local.set $end (i32.add (local.get $sc) (local.get $n4)))
         (loop $blocks
@@ -178,7 +197,6 @@ const superBlocks = (bytes, body) => `(local.set $bi (i32.mul (local.get $m) (lo
  * start and spills them.
  */
 export function q4_kDecode() {
-  const nib = (k, high) => high ? `(v128.and (i16x8.shr_u (local.get $q${k}) (i32.const 4)) (local.get $m15))` : `(v128.and (local.get $q${k}) (local.get $m15))`;
   const sub = (high) => `(local.set $s (i32x4.add (local.get $s) (i32x4.dot_i16x8_s
               (i16x8.add (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${32 * high} (local.get $xq)) ${nib(0, high)}) (i16x8.relaxed_dot_i8x16_i7x16_s (v128.load offset=${32 * high + 16} (local.get $xq)) ${nib(1, high)}))
               (v128.load16_splat offset=${2 * high} (local.get $sq)))))`;
@@ -216,23 +234,19 @@ export function q4_kDecode() {
         (local.set $out0 (f32.sub ${fsum('(local.get $a0)')} ${fsum('(local.get $am)')}))`;
   return kernel('q4_k_1', 1, '(param $xd i32) (param $xs i32) (param $sc i32)', `(local $bi i32) (local $end i32) (local $end4 i32) (local $p i32) (local $xb i32) (local $xsb i32) (local $wq i32) (local $xq i32) (local $sq i32)
     (local $sv v128) (local $scm v128) (local $h v128) (local $dd v128) (local $s v128) (local $q0 v128) (local $q1 v128) (local $a0 v128) (local $am v128) (local $m15 v128)
-    ${f16Locals} (local $sel v128) (local $low v128) (local $high v128)`,
-  body, `(local.set $m15 ${splat8(15)})
-    ${f16Init}
-    (local.set $sel ${SCALES_MINS_MASKS.sel})
-    (local.set $low ${SCALES_MINS_MASKS.low})
-    (local.set $high ${SCALES_MINS_MASKS.high})`);
+    ${Q4_K_LOCALS}`, body, Q4_K_INIT);
 }
 
 /**
  * The first pass of a Q4_K row (its address in local `w`) for activation row $m, its scratch at
  * `base` (24·n bytes): per super-block b its eight scales as i16 (base + 16·b) and d·d8, dmin·d8
- * (base + 16·n + 8·b); the mins term Σ_j min_j·bsum_j·dmin·d8 summed into $am in f32x4 lanes.
+ * (base + 16·n + 8·b); the mins term Σ_j min_j·bsum_j·dmin·d8 summed into local `am` in f32x4 lanes.
  * It also loads a vector from each 64 bytes of the super-block: the row comes into L1 front to
  * back, one stream, and the second pass reads both rows from there (two rows read side by side
  * streamed from memory at 0.79× the speed of one row at K = 5120).
  */
-const q4kPre = (w, base) => `
+const q4kPre = (w, base, am) => `
+        (local.set ${am} (v128.const f32x4 0 0 0 0))
         (local.set $bi (i32.mul (local.get $m) (local.get $n)))
         (local.set $end (i32.add (local.get $bi) (local.get $n)))
         (local.set $p (local.get ${w}))
@@ -247,9 +261,9 @@ const q4kPre = (w, base) => `
           (local.set $dd (f32x4.mul ${f16x4('(local.get $h)', F16_LOCALS)} (v128.load32_splat (i32.add (local.get $xd) (i32.shl (local.get $bi) (i32.const 2))))))
           (v128.store64_lane 0 (local.get $f) (local.get $dd))
           (local.set $xsb (i32.add (local.get $xs) (i32.shl (local.get $bi) (i32.const 5))))
-          (local.set $am (f32x4.relaxed_madd
+          (local.set ${am} (f32x4.relaxed_madd
             (f32x4.convert_i32x4_s (i32x4.dot_i16x8_s (i16x8.extend_high_i8x16_u (local.get $scm)) (i16x8.narrow_i32x4_s (v128.load (local.get $xsb)) (v128.load offset=16 (local.get $xsb)))))
-            (f32x4.splat (f32x4.extract_lane 1 (local.get $dd))) (local.get $am)))
+            (f32x4.splat (f32x4.extract_lane 1 (local.get $dd))) (local.get ${am})))
           (local.set $p (i32.add (local.get $p) (i32.const 144)))
           (local.set $q (i32.add (local.get $q) (i32.const 16)))
           (local.set $f (i32.add (local.get $f) (i32.const 8)))
@@ -265,22 +279,13 @@ const q4kPre = (w, base) => `
  * one row 1.05–1.09×).
  */
 export function q4_kDecode2() {
-  const nib = (k, high) => high ? `(v128.and (i16x8.shr_u (local.get $q${k}) (i32.const 4)) (local.get $m15))` : `(v128.and (local.get $q${k}) (local.get $m15))`;
   // Row r's nibbles in $q{2r}, $q{2r+1}; the chunk's activations in $x0 … $x3.
   const sub = (r, high) => `(local.set $s${r} (i32x4.add (local.get $s${r}) (i32x4.dot_i16x8_s
               (i16x8.add (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $x${2 * high}) ${nib(2 * r, high)}) (i16x8.relaxed_dot_i8x16_i7x16_s (local.get $x${2 * high + 1}) ${nib(2 * r + 1, high)}))
               (v128.load16_splat offset=${2 * high} (local.get $sq${r})))))`;
   const body = `
         (local.set $n24 (i32.mul (local.get $n) (i32.const 24)))
-        (local.set $am (v128.const f32x4 0 0 0 0))
-        ${q4kPre('$w0', '(local.get $sc)')}
-        (local.set $am1 (local.get $am))
-        (local.set $am (v128.const f32x4 0 0 0 0))
-        ${q4kPre('$w1', '(i32.add (local.get $sc) (local.get $n24))')}
-        (local.set $a0 (v128.const f32x4 0 0 0 0))
-        (local.set $a1 (v128.const f32x4 0 0 0 0))
-        (local.set $p (local.get $w0))
-        (local.set $p1 (local.get $w1))
+        ${twoRowStart((w, base, i) => q4kPre(w, base, `$am${i}`), '(i32.add (local.get $sc) (local.get $n24))')}
         (local.set $sq0 (local.get $sc))
         (local.set $sq1 (i32.add (local.get $sc) (local.get $n24)))
         (local.set $f (i32.add (local.get $sc) (i32.shl (local.get $n) (i32.const 4))))
@@ -317,16 +322,11 @@ export function q4_kDecode2() {
           (local.set $p1 (i32.add (local.get $p1) (i32.const 144)))
           (local.set $xb (i32.add (local.get $xb) (i32.const 256)))
           (br_if $blocks (i32.lt_u (local.tee $f (i32.add (local.get $f) (i32.const 8))) (local.get $end))))
-        (local.set $out0 (f32.sub ${fsum('(local.get $a0)')} ${fsum('(local.get $am1)')}))
-        (local.set $out1 (f32.sub ${fsum('(local.get $a1)')} ${fsum('(local.get $am)')}))`;
+        (local.set $out0 (f32.sub ${fsum('(local.get $a0)')} ${fsum('(local.get $am0)')}))
+        (local.set $out1 (f32.sub ${fsum('(local.get $a1)')} ${fsum('(local.get $am1)')}))`;
   return kernel('q4_k_2', 2, '(param $xd i32) (param $xs i32) (param $sc i32)', `(local $bi i32) (local $end i32) (local $end4 i32) (local $p i32) (local $p1 i32) (local $q i32) (local $f i32) (local $n24 i32) (local $xb i32) (local $xsb i32) (local $wq i32) (local $wq1 i32) (local $xq i32) (local $sq0 i32) (local $sq1 i32)
-    (local $sv v128) (local $scm v128) (local $h v128) (local $dd v128) (local $s0 v128) (local $s1 v128) (local $q0 v128) (local $q1 v128) (local $q2 v128) (local $q3 v128) (local $x0 v128) (local $x1 v128) (local $x2 v128) (local $x3 v128) (local $a0 v128) (local $a1 v128) (local $am v128) (local $am1 v128) (local $m15 v128)
-    ${f16Locals} (local $sel v128) (local $low v128) (local $high v128)`,
-  body, `(local.set $m15 ${splat8(15)})
-    ${f16Init}
-    (local.set $sel ${SCALES_MINS_MASKS.sel})
-    (local.set $low ${SCALES_MINS_MASKS.low})
-    (local.set $high ${SCALES_MINS_MASKS.high})`);
+    (local $sv v128) (local $scm v128) (local $h v128) (local $dd v128) (local $s0 v128) (local $s1 v128) (local $q0 v128) (local $q1 v128) (local $q2 v128) (local $q3 v128) (local $x0 v128) (local $x1 v128) (local $x2 v128) (local $x3 v128) (local $a0 v128) (local $a1 v128) (local $am0 v128) (local $am1 v128) (local $m15 v128)
+    ${Q4_K_LOCALS}`, body, Q4_K_INIT);
 }
 
 /**
