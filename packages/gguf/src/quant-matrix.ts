@@ -6,8 +6,8 @@
 // time into a small float32 buffer for that GEMM. The input is rounded as llama.cpp rounds it
 // (int8 activations for the quantized kernels, `roundActivations` otherwise), so a GGUF model
 // computes what llama.cpp computes on the same file. On device webgpu, Q8_0, Q4_0, Q4_K and Q6_K
-// products run in the gpu.js kernels of kernels/webgpu.ts on a packed copy made at the first such
-// product, F32 and BF16 in the registry's (webgpu) GEMM.
+// products run in the gpu.js kernels of kernels/webgpu.ts on a packed copy that the device keeps
+// (packed from the stored bytes when it needs one), F32 and BF16 in the registry's (webgpu) GEMM.
 
 import type { PackedMatrix } from '@apertus/model';
 import { currentDevice, sgemm, sgemmBf16, Tensor, webgpuKernelApi } from '@apertus/tensor';
@@ -32,7 +32,7 @@ export class QuantMatrix implements PackedMatrix {
   readonly rowBytes: number;
   private readonly stored: Resident;
   private tile: Float32Array | null = null;
-  /** The blocks in the webgpu kernels' layout, made on the first product on device webgpu. */
+  /** The matrix as the webgpu kernels take it (its device copy's key), made on the first product on device webgpu. */
   private webgpu: WebgpuWeights | null = null;
 
   /** Copy the stored bytes of a [out, in] matrix of type `type` into `arena` (a model shares one). */
@@ -56,8 +56,8 @@ export class QuantMatrix implements PackedMatrix {
 
   /**
    * y [M, N] = input [M, K] · Wᵀ. On device `webgpu` (`useDevice`, `enableWebgpu`), Q8_0, Q4_0,
-   * Q4_K and Q6_K run in the webgpu kernels on the packed blocks (repacked once, on the first
-   * such product, and kept), F32 and BF16 in the GEMM of the backend registry (webgpu's), F16
+   * Q4_K and Q6_K run in the webgpu kernels on the packed blocks (packed when the device needs a
+   * copy; the device keeps it), F32 and BF16 in the GEMM of the backend registry (webgpu's), F16
    * dequantized by tiles for that GEMM; on `cpu`, in the kernels of this package.
    */
   matmulT(input: Float32Array, M: number, y: Float32Array): void {

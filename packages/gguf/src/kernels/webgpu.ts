@@ -156,7 +156,7 @@ export interface WebgpuWeights {
   readonly K: number;
   /** One key per matrix, so the device copy is found again on the next product. */
   readonly key: string;
-  /** The packed rows (`packForWebgpu`), made on first use. */
+  /** The packed rows (`packForWebgpu`), made anew at each call: the device keeps its copy, the host none. */
   packed(): Float32Array;
 }
 
@@ -166,10 +166,14 @@ const MAX_COORD = 2 ** 24;
 /** Numbers the matrices' device copies (the webgpu worker keeps each by key). */
 let nextKey = 0;
 
-/** The webgpu view of a [N, K] matrix whose ggml blocks `bytes()` returns: packed on the first `packed()` call, then kept. */
+/**
+ * The webgpu view of a [N, K] matrix whose ggml blocks `bytes()` returns. The rows are packed when
+ * the device needs them (its first product, or again after the webgpu worker dropped its copy to
+ * stay in its table budget) and not kept on the host: a packed copy is 1.4× the stored bytes
+ * (for an 8B model in Q4_K, 6.3 GB beside the 4.5 GB it is loaded in).
+ */
 export function webgpuWeights(type: GgmlType & { name: WebgpuQuantType }, N: number, K: number, bytes: () => Uint8Array): WebgpuWeights {
-  let packed: Float32Array | null = null;
-  return { type: type.name, N, K, key: `gguf.weights#${nextKey++}`, packed: () => (packed ??= packForWebgpu(type, bytes(), N, K)) };
+  return { type: type.name, N, K, key: `gguf.weights#${nextKey++}`, packed: () => packForWebgpu(type, bytes(), N, K) };
 }
 
 /** y [M, N] = x [M, K] · Wᵀ as a gpu.js kernel op (run it with `runWebgpuOp`). */
