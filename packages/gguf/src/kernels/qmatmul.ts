@@ -184,7 +184,7 @@ export function residentMatmulT(type: GgmlType, w: Resident, N: number, K: numbe
  * 5120, Q4_K 0.93× at K = 6144 (2 × 3456) and 0.82× at 8192, where shorter rows gave 1.04–1.28×.
  * (Q8_0 rows of K ≥ 6144 stream slowly either way, 9–11 GB/s against 14–16: one row at a time.)
  */
-export const TWO_ROWS_MAX_BYTES = 6656;
+const TWO_ROWS_MAX_BYTES = 6656;
 
 /**
  * The matrix-vector kernels over N rows: the relaxed Q8_0 and Q4_K ones take two rows at a time
