@@ -9,19 +9,23 @@
 // layer 1 rounds to −1.2e-7 on cpu and +1.2e-7 on webgpu, where xIELU's ∂f/∂x jumps by αn; see
 // `packages/tensor/src/kernels/gpujs/README.md`); cpu against webgpu over 20 steps is
 // `packages/trainer/src/pretrain/device-parity.test.ts`. Step 1 (the same parameters) and the
-// greedy tokens are still compared with Node's cpu backend.
+// greedy tokens are still compared with Node's cpu backend. The WebGPU worker also generates from
+// two GGUF files of a tiny model widened to 256 (Q4_K and Q8_0: @apertus/gguf's quantized
+// kernels on the device) and must give Node's cpu tokens, with those kernels built in webgpu.
 
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { writeModelGguf } from '@apertus/gguf';
+import { ApertusModel, initParameters } from '@apertus/model';
 import { SWIFTSHADER_ICD, useDevice } from '@apertus/tensor';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { bundleForBrowser, root } from './resolve';
 import type { WorkerRequest, WorkerResult } from './worker';
 import { serveStatic } from './static-server';
-import { greedyTokens, tinyCheckpoint, trainingLosses } from './workload';
+import { ggufGreedyTokens, greedyTokens, TINY_256, tinyCheckpoint, trainingLosses } from './workload';
 
 /** Chromium flags: headless, plus a SwiftShader WebGPU adapter (`--enable-unsafe-webgpu …`). */
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -33,6 +37,9 @@ if (process.env.VK_ICD_FILENAMES === undefined && process.env.VK_DRIVER_FILES ==
 const TOKENS = 64;
 const STEPS = 5;
 const SEED = 3;
+/** Greedy tokens from each GGUF file (SwiftShader: about 2 s a token). */
+const GGUF_TOKENS = 8;
+const GGUF_TYPES = ['Q4_K', 'Q8_0'] as const;
 /**
  * SwiftShader runs the WebGPU kernels on the CPU and compiles one pipeline per kernel shape (a new
  * one for each decoding position): measured 2.4 s a token and 17 s a training step on a 2-core
@@ -45,6 +52,7 @@ let tmp: string;
 let files: Map<string, string | Uint8Array>;
 let nodeTokens: number[];
 let nodeLosses: number[];
+let nodeGgufTokens: number[][];
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'apertus-browser-'));
@@ -64,6 +72,14 @@ beforeAll(async () => {
     ['/config.json', ckpt.config],
     ['/model.safetensors', ckpt.weights],
   ]);
+  const wide = new ApertusModel(TINY_256, initParameters(TINY_256, SEED));
+  nodeGgufTokens = GGUF_TYPES.map((type) => {
+    const file = path.join(tmp, `tiny.${type}.gguf`);
+    writeModelGguf(wide, file, { type });
+    const bytes = new Uint8Array(fs.readFileSync(file));
+    files.set(`/tiny.${type}.gguf`, bytes);
+    return ggufGreedyTokens(bytes, GGUF_TOKENS);
+  });
   nodeTokens = await greedyTokens(JSON.parse(ckpt.config), ckpt.weights, TOKENS);
   nodeLosses = trainingLosses(STEPS, SEED);
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
@@ -131,11 +147,16 @@ describe('in headless Chromium, on WebAssembly', () => {
 
 describe('in headless Chromium, on WebGPU', () => {
   test('in a Web Worker, with gpu.js in a second one on the SwiftShader adapter: 64 greedy tokens and 5 training losses equal Node\'s', async () => {
-    const r = await runInWorker({ device: 'webgpu', tokens: TOKENS, steps: STEPS, seed: SEED });
+    const r = await runInWorker({ device: 'webgpu', tokens: TOKENS, steps: STEPS, seed: SEED, gguf: GGUF_TYPES.map((t) => `/tiny.${t}.gguf`), ggufTokens: GGUF_TOKENS });
     // The adapter is the browser's (a missing adapter fails enableWebgpu, and so this test).
     expect(r.device).toMatch(/^gpu\.js webgpu \(.*swiftshader/i);
     expect(r.isolated).toBe(true);
     expect(r.tokens).toEqual(nodeTokens);
+    // GGUF: Node's cpu tokens, from the quantized kernels built on the device.
+    for (const t of nodeGgufTokens) expect(new Set(t).size).toBeGreaterThan(2);
+    expect(r.gguf).toEqual(nodeGgufTokens);
+    for (const type of GGUF_TYPES) expect(Object.keys(r.kernels).some((k) => k.startsWith(`gguf.${type.toLowerCase()}|`)), type).toBe(true);
+    for (const [key, mode] of Object.entries(r.kernels)) expect(mode, key).toBe('webgpu');
     expect(Math.abs(r.losses[0]! - nodeLosses[0]!)).toBeLessThan(1e-4);
     await useDevice('webgpu');
     try {

@@ -1,8 +1,10 @@
 // The work a browser tab must do exactly as Node does, written once: run in Node by the test and,
-// bundled, in the page. Greedy generation from a checkpoint read from bytes, and a few AdEMAMix
-// training steps of the tiny preset on a fixed batch.
+// bundled, in the page. Greedy generation from a checkpoint read from bytes, greedy generation
+// from a GGUF file read from bytes, and a few AdEMAMix training steps of the tiny preset on a
+// fixed batch.
 
 import { AdEMAMix, constantSchedule, LrScheduler } from '@apertus/ademamix';
+import { GgufFile, loadGgufFile } from '@apertus/gguf';
 import { ApertusModel, generate, hfCheckpointFiles, initParameters, modelFromHfFiles, presetConfig, type ApertusConfig } from '@apertus/model';
 import { readSafetensors } from '@apertus/safetensors';
 import { gemmKernelInfo } from '@apertus/tensor';
@@ -23,6 +25,15 @@ export function tinyCheckpoint(seed: number): { config: string; weights: Uint8Ar
 /** Greedy generation of `tokens` tokens (no stop token) from the checkpoint held by `config` and `weights`. */
 export async function greedyTokens(config: unknown, weights: ArrayBuffer | Uint8Array | Response, tokens: number): Promise<number[]> {
   const model = modelFromHfFiles(config, await readSafetensors(weights));
+  return generate(model, PROMPT, { temperature: 0, maxTokens: tokens, stopTokenIds: [] }).tokens;
+}
+
+/** The tiny preset widened to 256 (FFN 512, 4 heads of 64): every matrix takes Q4_K's 256-value super-blocks. */
+export const TINY_256: ApertusConfig = presetConfig('tiny', { hidden_size: 256, intermediate_size: 512, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64 });
+
+/** Greedy generation of `tokens` tokens (no stop token) from the GGUF file held in `bytes` (its weights; no tokenizer needed). */
+export function ggufGreedyTokens(bytes: Uint8Array, tokens: number): number[] {
+  const { model } = loadGgufFile(GgufFile.fromBytes(bytes, 'model.gguf'), { tokenizer: false });
   return generate(model, PROMPT, { temperature: 0, maxTokens: tokens, stopTokenIds: [] }).tokens;
 }
 
