@@ -3,9 +3,10 @@
 // decoded, the values `dequantize` gives, bit for bit — for blocks from the quantizers (Q8_0,
 // Q4_0, Q4_K) and for random bytes (every type: any bit pattern of the quants and the scales, the
 // f16 scales any finite value, negative and subnormal ones included).
-import { f32ToF16Bits, Rng } from '@apertus/tensor';
+import { f32ToF16Bits, Rng, ShapeError } from '@apertus/tensor';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { GgufQuantTypeError } from '../errors';
 import { dequantize, quantize } from '../quant/index';
 import { toF16 } from '../quant/rounding';
 import { GGML_TYPES, type GgmlTypeName } from '../types';
@@ -133,7 +134,9 @@ describe('packForWebgpu', () => {
   });
 
   it('refuses types without a webgpu kernel and sizes that are not whole blocks', () => {
+    expect(() => packForWebgpu(GGML_TYPES.F16, new Uint8Array(512), 1, 256)).toThrow(GgufQuantTypeError);
     expect(() => packForWebgpu(GGML_TYPES.F16, new Uint8Array(512), 1, 256)).toThrow(/no webgpu kernel for F16/);
+    expect(() => packForWebgpu(GGML_TYPES.Q8_0, new Uint8Array(34), 1, 48)).toThrow(ShapeError);
     expect(() => packForWebgpu(GGML_TYPES.Q8_0, new Uint8Array(34), 1, 48)).toThrow(/not a \[1, 48\] Q8_0 matrix/);
   });
 });

@@ -3,6 +3,8 @@
 // the host, into float32 values that are exact integers below 2^24 (and the f16 scales as their
 // float32 values); the kernels take them apart with multiplications by powers of two and floor,
 // which are exact there. Node-free.
+import { ShapeError } from '@apertus/tensor';
+import { GgufQuantTypeError } from '../errors';
 import { QK_K, type GgmlType } from '../types';
 import { scaleMinK4 } from '../quant/q4_k';
 import { quantsQ6_K } from '../quant/q6_k';
@@ -78,9 +80,9 @@ function f16At(bytes: Uint8Array, at: number): number {
  * 1.56×, 1.39×, 1.39×.
  */
 export function packForWebgpu(type: GgmlType, bytes: Uint8Array, N: number, K: number): Float32Array {
-  if (!hasWebgpuKernel(type)) throw new Error(`packForWebgpu: no webgpu kernel for ${type.name}`);
+  if (!hasWebgpuKernel(type)) throw new GgufQuantTypeError(`packForWebgpu: no webgpu kernel for ${type.name}`);
   const name = type.name, per = type.blockSize, size = type.typeSize, blocks = (N * K) / per;
-  if (K % per !== 0 || bytes.length < blocks * size) throw new Error(`packForWebgpu: ${bytes.length} bytes are not a [${N}, ${K}] ${name} matrix`);
+  if (K % per !== 0 || bytes.length < blocks * size) throw new ShapeError(`packForWebgpu: ${bytes.length} bytes are not a [${N}, ${K}] ${name} matrix`);
   const stride = BLOCK_FLOATS[name];
   const out = new Float32Array(blocks * stride);
   const q6 = new Uint8Array(QK_K);
