@@ -1,7 +1,7 @@
-// Shared tsup build configurations for Apertus.ts. Every build targets Node 20 with source maps;
+// Shared tsup build configurations for Apertus.ts. Every build targets Node 22 (the packages' engines) with source maps;
 // executables are ESM with a shebang banner (npm links `bin/<name>.js`, which imports them).
 
-const common = { sourcemap: true, target: 'node20' };
+const common = { sourcemap: true, target: 'node22' };
 const shebang = { js: '#!/usr/bin/env node' };
 
 /**

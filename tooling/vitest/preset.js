@@ -1,12 +1,15 @@
 // Shared vitest project preset for Apertus.ts.
-// Every `@apertus/<name>` import resolves to `packages/<name>/src/index.ts` (and a subpath
-// `@apertus/<name>/<entry>` to `packages/<name>/src/<entry>.ts`), so a test always runs against
-// the sources next to it, never a stale build.
+// Every `@apertus/<name>` import of a package under packages/ resolves to
+// `packages/<name>/src/index.ts` (and a subpath `@apertus/<name>/<entry>` to
+// `packages/<name>/src/<entry>.ts`), so a test always runs against the sources next to it, never a
+// stale build. The tooling packages (`@apertus/peers`, …) resolve as installed.
+import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { defineProject } from 'vitest/config';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const packages = readdirSync(path.join(root, 'packages'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).join('|');
 
 /** Build a vitest project config for the package at `dir` (pass `import.meta.dirname`). */
 export function apertusProject(dir, overrides = {}) {
@@ -14,8 +17,8 @@ export function apertusProject(dir, overrides = {}) {
   return defineProject({
     resolve: {
       alias: [
-        { find: /^@apertus\/([a-z0-9-]+)$/, replacement: path.join(root, 'packages/$1/src/index.ts') },
-        { find: /^@apertus\/([a-z0-9-]+)\/([a-z0-9-]+)$/, replacement: path.join(root, 'packages/$1/src/$2.ts') },
+        { find: new RegExp(`^@apertus/(${packages})$`), replacement: path.join(root, 'packages/$1/src/index.ts') },
+        { find: new RegExp(`^@apertus/(${packages})/([a-z0-9-]+)$`), replacement: path.join(root, 'packages/$1/src/$2.ts') },
       ],
     },
     test: {

@@ -7,7 +7,7 @@
 //      writeFileSync of the same bytes.
 //
 //   cd apps/pretrain && npx tsup && node bench/run.mjs [--steps N] [--write]
-// Needs the built packages (npm run build) and, for the PyTorch peer, /usr/bin/python3 with torch.
+// Needs the built packages (npm run build) and, for the PyTorch peer, the Python peers (`npm run peers`).
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,6 +18,7 @@ import { AdEMAMix, LrScheduler, constantSchedule } from '@apertus/ademamix';
 import { ApertusModel, presetConfig } from '@apertus/model';
 import { backendOf } from '@apertus/tensor';
 import { CheckpointManager, causalLmLoss, collateLm, resolvePretrainConfig, runPretraining, trainStep, writeTrainingCheckpoint } from '@apertus/trainer';
+import { peerPython } from '@apertus/peers';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
@@ -66,7 +67,7 @@ for (let i = 0; i < 6; i++) {
 const ours = median(stepTimes);
 let torchStep = null;
 try {
-  const out = execFileSync('/usr/bin/python3', [path.join(root, 'packages/model/bench/torch_apertus.py'), JSON.stringify({ mode: 'train', config: modelConfig, B, T, steps: 5, threads: os.availableParallelism() })], { encoding: 'utf8' });
+  const out = execFileSync(peerPython(), [path.join(root, 'packages/model/bench/torch_apertus.py'), JSON.stringify({ mode: 'train', config: modelConfig, B, T, steps: 5, threads: os.availableParallelism() })], { encoding: 'utf8' });
   torchStep = JSON.parse(out.trim().split("\n").pop()).seconds;
 } catch (e) {
   console.error(`PyTorch peer unavailable: ${e.message.split('\n')[0]}`);

@@ -9,7 +9,7 @@
 // Wall clock at 1 and 2 threads on each side (best kept), or with --cpu-time each process's CPU
 // seconds at 1 thread (for a machine loaded by other jobs). Per round: ours, then PyTorch, each
 // the best of 3 steps after a warm-up step. Prints the lscpu model and flags, the load average
-// and the ratio PyTorch time / our time. Needs built packages and /usr/bin/python3 with torch.
+// and the ratio PyTorch time / our time. Needs built packages and the Python peers (`npm run peers`).
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { presetConfig } from '@apertus/model';
@@ -56,6 +56,7 @@ function ours(threads) {
 
 const PEER = `
 import json, sys, time, torch
+import { peerPython } from '@apertus/peers';
 a = json.loads(sys.argv[1])
 torch.set_num_threads(a["threads"]); torch.manual_seed(0)
 mats = [(torch.randn(n, k) * 0.02, torch.randn(a["B"], k)) for n, k in a["shapes"]]
@@ -70,7 +71,7 @@ print(json.dumps({"ms": min(step(), step(), step()), "torch": torch.__version__}
 `;
 function torch(threads) {
   const env = { ...process.env, OPENBLAS_NUM_THREADS: String(threads), OMP_NUM_THREADS: String(threads) };
-  const out = execFileSync('/usr/bin/python3', ['-c', PEER, JSON.stringify({ threads, B, shapes, cpu: cpuTime })], { encoding: 'utf8', env });
+  const out = execFileSync(peerPython(), ['-c', PEER, JSON.stringify({ threads, B, shapes, cpu: cpuTime })], { encoding: 'utf8', env });
   return JSON.parse(out.trim().split('\n').pop());
 }
 

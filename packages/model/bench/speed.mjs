@@ -19,6 +19,7 @@ import { AdEMAMix } from '@apertus/ademamix';
 import { ApertusModel, KVCache, presetConfig, step } from '@apertus/model';
 import { backendOf, backward, f32ArrayToBf16, noGrad, Rng, setGemmThreads, Tensor, tidy } from '@apertus/tensor';
 import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
+import { peerPython } from '@apertus/peers';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -37,7 +38,7 @@ const now = () => { if (!cpuTime) return performance.now(); const u = process.cp
 
 /** PyTorch at 1 and 2 threads, best of the two (its OpenMP threads degrade badly when a core is busy). */
 function torch(mode, config, extra) {
-  const run = (threads) => JSON.parse(execFileSync('/usr/bin/python3', [path.join(here, 'torch_apertus.py'), JSON.stringify({ mode, config, threads, clock: cpuTime ? 'cpu' : 'wall', ...extra })], {
+  const run = (threads) => JSON.parse(execFileSync(peerPython(), [path.join(here, 'torch_apertus.py'), JSON.stringify({ mode, config, threads, clock: cpuTime ? 'cpu' : 'wall', ...extra })], {
     encoding: 'utf8', env: { ...process.env, OPENBLAS_NUM_THREADS: String(threads), OMP_NUM_THREADS: String(threads) },
   }).trim().split('\n').pop());
   return THREADS.map(run).reduce((a, b) => (a.tokens_per_s >= b.tokens_per_s ? a : b));

@@ -11,6 +11,7 @@ import { AdapterError } from './errors';
 import { LoraAdapter, mergeAdapter, parseLoraConfig } from './lora';
 import { ApertusModel } from './model';
 import { loadAdapter, saveAdapter } from './peft';
+import { peerPython } from '@apertus/peers';
 
 const SMALL = presetConfig('tiny', { vocab_size: 64, hidden_size: 32, intermediate_size: 48, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 8 });
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'apertus-peft-'));
@@ -69,7 +70,7 @@ function checkMerge(name: string, base: ApertusModel, a: LoraAdapter): Record<st
   saveCheckpoint(base, dirs[0]!, { dtype: 'f32' });
   saveAdapter(a, dirs[1]!);
   saveCheckpoint(mergeAdapter(base, a), dirs[2]!, { dtype: 'f32' });
-  return JSON.parse(execFileSync('/usr/bin/python3', [path.join(__dirname, '../test/peft_merge.py'), ...dirs], { encoding: 'utf8' })) as Record<string, number>;
+  return JSON.parse(execFileSync(peerPython(), [path.join(__dirname, '../test/peft_merge.py'), ...dirs], { encoding: 'utf8' })) as Record<string, number>;
 }
 
 describe('saveAdapter: the PEFT layout', () => {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { presetConfig, swigluMatched, toHfConfig, type ApertusConfig } from '../src/config';
 import type { ApertusModel } from '../src/model';
 import { parameterShapes } from '../src/params';
+import { peerPython } from '@apertus/peers';
 
 const REFERENCE = path.join(__dirname, 'reference.py');
 
@@ -51,7 +52,7 @@ export function runReference(model: ApertusModel, inp: ReturnType<typeof parityI
     const chunks = shapes.map(([n]) => Buffer.from(model.params.get(n)!.toFloat32().buffer));
     fs.writeFileSync(path.join(dir, 'weights.bin'), Buffer.concat(chunks));
     fs.writeFileSync(path.join(dir, 'inputs.json'), JSON.stringify(inp));
-    execFileSync('/usr/bin/python3', [REFERENCE, dir], { stdio: 'inherit' });
+    execFileSync(peerPython(), [REFERENCE, dir], { stdio: 'inherit' });
     return JSON.parse(fs.readFileSync(path.join(dir, 'output.json'), 'utf8')) as RefOut;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 // Benchmark: @apertus/tensor sgemm (WebAssembly SIMD, 1 and 2 threads) against numpy + OpenBLAS
-// measured in the same run (spawned /usr/bin/python3, bench/numpy_gemm.py). Prints GFLOPS and
+// measured in the same run (the Python peers' numpy, bench/numpy_gemm.py). Prints GFLOPS and
 // the ratio ours / numpy; with --write also writes the table and the command line to
 // tooling/bench/results/gemm.md (between the BEGIN/END markers, keeping the notes around them).
 //
@@ -23,6 +23,7 @@ import { cpus, availableParallelism, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
+import { peerPython } from '@apertus/peers';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
@@ -32,7 +33,7 @@ const write = argv.includes('--write');
 const roundsArg = argv.indexOf('--rounds');
 const rounds = roundsArg >= 0 ? Math.max(1, Number(argv[roundsArg + 1]) || 1) : 1;
 const budgetS = quick ? 0.3 : rounds > 1 ? 0.5 : 1.0;
-const PYTHON = '/usr/bin/python3';
+const PYTHON = peerPython();
 
 async function loadGemm() {
   if (!argv.includes('--src')) try {

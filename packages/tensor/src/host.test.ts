@@ -1,6 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { compileOptimized, dynamicTieringFromArgs } from './host';
+import { compileOptimized, v8FlagFromArgs } from './host';
 import { wasmApi, type WasmModule } from './kernels/gemm/wasm/wasm-api';
 
 // V8's own test hooks (`%IsLiftoffFunction`, `%IsTurboFanFunction`): the syntax is accepted by
@@ -52,16 +52,18 @@ describe('compileOptimized', () => {
   });
 });
 
-describe('dynamicTieringFromArgs', () => {
+const tiering = (argv: string[], opts?: string): boolean => v8FlagFromArgs('wasm-dynamic-tiering', argv, opts);
+
+describe('v8FlagFromArgs', () => {
   it('reads the flag from the command line, the last mention winning', () => {
-    expect(dynamicTieringFromArgs([])).toBe(true);
-    expect(dynamicTieringFromArgs(['--no-wasm-dynamic-tiering'])).toBe(false);
-    expect(dynamicTieringFromArgs(['--no_wasm_dynamic_tiering'])).toBe(false);
-    expect(dynamicTieringFromArgs(['--nowasm-dynamic-tiering'])).toBe(false);
-    expect(dynamicTieringFromArgs(['--wasm-dynamic-tiering=false'])).toBe(false);
-    expect(dynamicTieringFromArgs(['--no-wasm-dynamic-tiering', '--wasm-dynamic-tiering'])).toBe(true);
-    expect(dynamicTieringFromArgs(['--wasm-dynamic-tiering'], '--max-old-space-size=4096 --no-wasm-dynamic-tiering')).toBe(true);
-    expect(dynamicTieringFromArgs([], '--max-old-space-size=4096 --no-wasm-dynamic-tiering')).toBe(false);
-    expect(dynamicTieringFromArgs(['--wasm-dynamic-tiering-budget=100'])).toBe(true);
+    expect(tiering([])).toBe(true);
+    expect(tiering(['--no-wasm-dynamic-tiering'])).toBe(false);
+    expect(tiering(['--no_wasm_dynamic_tiering'])).toBe(false);
+    expect(tiering(['--nowasm-dynamic-tiering'])).toBe(false);
+    expect(tiering(['--wasm-dynamic-tiering=false'])).toBe(false);
+    expect(tiering(['--no-wasm-dynamic-tiering', '--wasm-dynamic-tiering'])).toBe(true);
+    expect(tiering(['--wasm-dynamic-tiering'], '--max-old-space-size=4096 --no-wasm-dynamic-tiering')).toBe(true);
+    expect(tiering([], '--max-old-space-size=4096 --no-wasm-dynamic-tiering')).toBe(false);
+    expect(tiering(['--wasm-dynamic-tiering-budget=100'])).toBe(true);
   });
 });

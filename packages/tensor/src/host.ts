@@ -46,40 +46,47 @@ export function canShareMemory(): boolean {
   return isNode || isolated !== false;
 }
 
-/** Whether V8's wasm dynamic tiering is on per the command line (`NODE_OPTIONS`, then `execArgv`; the last mention wins, default on). */
-export function dynamicTieringFromArgs(execArgv: readonly string[], nodeOptions = ''): boolean {
-  let on = true;
+/**
+ * Whether the V8 boolean flag `--<flag>` is on per the command line (`NODE_OPTIONS`, then
+ * `execArgv`; the last mention wins; `on` when it is not mentioned), e.g. `wasm-dynamic-tiering`.
+ */
+export function v8FlagFromArgs(flag: string, execArgv: readonly string[], nodeOptions = '', on = true): boolean {
+  const re = new RegExp(`^--(no-?)?${flag}(?:=(true|false))?$`);
   for (const arg of [...nodeOptions.split(/\s+/), ...execArgv]) {
-    const m = /^--(no-?)?wasm-dynamic-tiering(?:=(true|false))?$/.exec(arg.replaceAll('_', '-'));
+    const m = re.exec(arg.replaceAll('_', '-'));
     if (m !== null) on = m[1] === undefined && m[2] !== 'false';
   }
   return on;
 }
 
-/** Nesting depth of {@link compileOptimized} (only the outermost call sets and restores the flag). */
+/** Nesting depth of {@link compileOptimized} (only the outermost call sets and restores the flags). */
 let optimizedDepth = 0;
 
+/** The V8 flags {@link compileOptimized} turns off while it compiles (both default on). */
+const EAGER_OFF = ['wasm-dynamic-tiering', 'wasm-lazy-compilation'] as const;
+
 /**
- * Run `compile` (typically `new WebAssembly.Module(bytes)`) with V8's wasm dynamic tiering off, so
- * that every function of the module is compiled by the optimizing compiler (TurboFan) right away,
- * in the background, instead of only once it has run hot. V8 fixes a module's tiering when it
- * compiles it, and has no on-stack replacement for wasm (Node 20): a function that is called
- * rarely but loops long (a packing routine, a whole prefill's product) otherwise keeps running its
- * baseline (Liftoff) code. In Node the flag is set in-process and then restored to what the
- * command line (`NODE_OPTIONS`, `execArgv`) set; elsewhere (a browser) `compile` just runs.
- * V8 caches compiled modules by their bytes: bytes that were compiled before without this keep
- * their tiering.
+ * Run `compile` (typically `new WebAssembly.Module(bytes)`) with V8's wasm dynamic tiering and lazy
+ * compilation off, so that every function of the module is compiled by the optimizing compiler
+ * (TurboFan) right away, in the background, instead of only once it has run hot. V8 fixes a
+ * module's tiering when it compiles it, and has no on-stack replacement for wasm: a function that
+ * is called rarely but loops long (a packing routine, a whole prefill's product) otherwise keeps
+ * running its baseline (Liftoff) code. (V8 13, Node 24, compiles lazily by default: with only
+ * dynamic tiering off, functions still start in Liftoff.) In Node the flags are set in-process and
+ * then restored to what the command line (`NODE_OPTIONS`, `execArgv`) set; elsewhere (a browser)
+ * `compile` just runs. V8 caches compiled modules by their bytes: bytes that were compiled before
+ * without this keep their tiering.
  */
 export function compileOptimized<T>(compile: () => T): T {
   const v8 = optimizedDepth === 0 ? nodeBuiltin<{ setFlagsFromString(flags: string): void }>('node:v8') : null;
   if (v8 === null) return compile();
-  const restore = dynamicTieringFromArgs(nodeProcess?.execArgv ?? [], nodeProcess?.env?.NODE_OPTIONS);
-  v8.setFlagsFromString('--no-wasm-dynamic-tiering');
+  const restore = EAGER_OFF.map((f) => v8FlagFromArgs(f, nodeProcess?.execArgv ?? [], nodeProcess?.env?.NODE_OPTIONS));
+  for (const f of EAGER_OFF) v8.setFlagsFromString(`--no-${f}`);
   optimizedDepth++;
   try {
     return compile();
   } finally {
     optimizedDepth--;
-    v8.setFlagsFromString(restore ? '--wasm-dynamic-tiering' : '--no-wasm-dynamic-tiering');
+    EAGER_OFF.forEach((f, i) => v8.setFlagsFromString(restore[i] ? `--${f}` : `--no-${f}`));
   }
 }

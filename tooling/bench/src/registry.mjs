@@ -10,7 +10,7 @@ export const benchmarks = [
     name: 'gemm',
     script: 'packages/tensor/bench/gemm.mjs',
     result: 'gemm.md',
-    needs: 'built @apertus/tensor; /usr/bin/python3 with numpy (OpenBLAS) as the peer',
+    needs: 'built @apertus/tensor; the Python peers' numpy (OpenBLAS) as the peer',
     about: 'sgemm (WebAssembly SIMD, 1 and 2 threads) vs numpy + OpenBLAS: square and Apertus-8B MLP shapes',
   },
   {
@@ -24,7 +24,7 @@ export const benchmarks = [
     name: 'model',
     script: 'packages/model/bench/speed.mjs',
     result: 'model.md',
-    needs: 'built packages; /usr/bin/python3 with torch (Debian python3-torch) as the peer',
+    needs: 'built packages; the Python peers' torch as the peer',
     about: 'training step, prefill and decode tokens/s of tiny/small/8B-layer models vs PyTorch eager',
   },
   {
@@ -45,7 +45,7 @@ export const benchmarks = [
     name: 'pretrain',
     script: 'apps/pretrain/bench/run.mjs',
     result: 'pretrain.md',
-    needs: 'built apps/pretrain; /usr/bin/python3 with torch',
+    needs: 'built apps/pretrain; the Python peers' torch',
     about: 'the default pretraining run end to end, its step vs PyTorch, atomic checkpoint cost',
   },
   {

@@ -142,13 +142,13 @@ describe.each(packages.map((p) => [p.manifest.name, p] as const))('%s', (name, p
     expect(typeErrors.filter((l) => l.startsWith(`examples/${slug}/`)), 'type errors in the example').toEqual([]);
 
     const esm = path.join(dir, 'example.mjs');
-    fs.writeFileSync(esm, (await transform(code!, { loader: 'ts', format: 'esm', target: 'node20' })).code);
+    fs.writeFileSync(esm, (await transform(code!, { loader: 'ts', format: 'esm', target: 'node22' })).code);
     const cjs = path.join(dir, 'example.cjs');
-    fs.writeFileSync(cjs, (await transform(asCommonJsSource(code!), { loader: 'ts', format: 'cjs', target: 'node20' })).code);
+    fs.writeFileSync(cjs, (await transform(asCommonJsSource(code!), { loader: 'ts', format: 'cjs', target: 'node22' })).code);
     expect(fs.readFileSync(cjs, 'utf8')).toMatch(/require\("@apertus\//);
     const bundle = path.join(dir, 'bundle.mjs');
     await build({
-      entryPoints: [esm], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: bundle, logLevel: 'silent',
+      entryPoints: [esm], bundle: true, platform: 'node', format: 'esm', target: 'node22', outfile: bundle, logLevel: 'silent',
       // CommonJS dependencies inside an ES module bundle call require() for Node built-ins.
       banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     });

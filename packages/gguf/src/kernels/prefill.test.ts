@@ -66,7 +66,7 @@ function integerActivations(rng: Rng, n: number): Float32Array {
 const RUNS = 40;
 
 describe('relaxed many-row kernels', () => {
-  it('run here (relaxed SIMD: Node 20 with the V8 flag set in-process)', () => {
+  it('run here', () => {
     expect(kernelVariantAvailable('relaxed')).toBe(true);
   });
 

@@ -64,7 +64,7 @@ function integerActivations(rng: Rng, n: number): Float32Array {
 }
 
 describe('matrix kernels on resident weights', () => {
-  it('both builds of the kernels run here (relaxed SIMD: Node 20 with the V8 flag set in-process)', () => {
+  it('both builds of the kernels run here', () => {
     for (const v of VARIANTS) expect(kernelVariantAvailable(v)).toBe(true);
     expect(new WeightArena('relaxed').variant).toBe('relaxed');
   });

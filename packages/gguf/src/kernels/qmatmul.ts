@@ -51,7 +51,7 @@ function module(variant: KernelVariant): object | null {
   return compiled[variant];
 }
 
-/** The variant new arenas use: `relaxed` where relaxed SIMD runs (Node 20: the V8 flag is set in-process), else `simd`. */
+/** The variant new arenas use: `relaxed` where relaxed SIMD runs (Node >= 22, Chrome, Firefox), else `simd`. */
 export function defaultKernelVariant(): KernelVariant {
   return module('relaxed') !== null ? 'relaxed' : 'simd';
 }

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { GGML_TYPES, type GgmlTypeName } from '../types';
 import { roundActivations } from './activations';
 import { dequantize, quantize } from './index';
+import { peerPython } from '@apertus/peers';
 
 const REFERENCE = path.join(import.meta.dirname, '../../test/blocks_reference.py');
 
@@ -48,7 +49,7 @@ describe('block formats vs the numpy reference', () => {
   }
   for (const c of cases) fs.writeFileSync(path.join(dir, `${c.name}.in`), c.input);
   fs.writeFileSync(path.join(dir, 'cases.txt'), cases.map((c) => `${c.name} ${c.op} ${c.type}`).join('\n') + '\n');
-  execFileSync('/usr/bin/python3', [REFERENCE, dir], { stdio: 'inherit' });
+  execFileSync(peerPython(), [REFERENCE, dir], { stdio: 'inherit' });
 
   for (const c of cases) {
     it(`${c.op} ${c.type} (${c.name}) is identical`, () => {

@@ -1,4 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { checkGemmArgs, type GemmArgs } from './args';
@@ -10,9 +9,6 @@ import { GEMM_VARIANTS, type GemmVariantName } from './wasm/variants';
 import { wasmApi } from './wasm/wasm-api';
 import { heapF32, heapRelease, heapU16 } from '../cpu/heap';
 import { ODD_SIZES, errorBound, randomArray, worstRatio } from './test-util';
-
-// Node 20 ships relaxed SIMD behind a flag; turned on here so both variants run on every Node.
-setFlagsFromString('--experimental-wasm-relaxed-simd');
 
 const VARIANTS = ['relaxed', 'simd'] as const;
 // threadMinWork 0: even small products are split into column jobs over the threads.

@@ -20,7 +20,7 @@ import { gemmJs } from './js';
 import { variantValidates, WasmGemmEngine } from './wasm/engine';
 import { workersAvailable } from './wasm/threads';
 import type { GemmVariantName } from './wasm/variants';
-import { canShareMemory, hardwareThreads, nodeBuiltin } from '../../host';
+import { canShareMemory, hardwareThreads } from '../../host';
 import { heapStats } from '../cpu/heap';
 
 export type { GemmArgs, GemmBf16Args } from './args';
@@ -34,15 +34,10 @@ let engine: WasmGemmEngine | null = null;
 let variant: GemmVariantName | null | undefined;
 
 /**
- * Whether the relaxed-SIMD variant compiles here. Node >= 21 validates relaxed SIMD as is; on
- * Node 20 it is behind `--experimental-wasm-relaxed-simd`, which V8 still honours when set from
- * inside the process before the module is compiled, so this sets it there (workers get the
- * compiled module, so they need no flag of their own).
+ * Whether the relaxed-SIMD variant compiles here (Node >= 22, Chrome >= 114, Firefox >= 145;
+ * Safari rejects such modules, and the plain SIMD variant runs there).
  */
 export function relaxedSimdAvailable(): boolean {
-  if (variantValidates('relaxed')) return true;
-  if (!variantValidates('simd')) return false;
-  nodeBuiltin<{ setFlagsFromString(flags: string): void }>('node:v8')?.setFlagsFromString('--experimental-wasm-relaxed-simd');
   return variantValidates('relaxed');
 }
 

@@ -1,4 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
 import { expect, it } from 'vitest';
 import fc from 'fast-check';
 import { variantBytes } from './wasm/engine';
@@ -9,7 +8,6 @@ import { randomArray } from './test-util';
 // The packing routines move data without arithmetic (alpha = 1), so they must reproduce their
 // definition exactly (and the edge kernels the full kernel's rows, at the end): pack_b: dst[p][k][j] = op(B)[k, p*NR + j] (0 past nc);
 // pack_a: dst[p][k][r] = op(A)[p*MR + r, k] (0 past mc). op(X)[i, k] = X[i * rs + k * cs].
-setFlagsFromString('--experimental-wasm-relaxed-simd');
 
 interface PackExports {
   [kernel: `kernel${string}`]: (kc: number, a: number, b: number, c: number, ldcBytes: number, accumulate: number) => void;

@@ -1,4 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
 import { afterAll, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { sgemmReference } from './reference';
@@ -6,10 +5,6 @@ import { checkGemmArgs } from './args';
 import { variantBytes, WasmGemmEngine } from './wasm/engine';
 import { wasmApi } from './wasm/wasm-api';
 import { ODD_SIZES, errorBound, randomArray, worstRatio } from './test-util';
-
-// Node 20 ships relaxed SIMD behind a flag (on by default from Node 21). Turning the flag on at
-// run time lets this file test the `relaxed` (fused multiply-add, 6 x 8) variant on Node 20 too.
-setFlagsFromString('--experimental-wasm-relaxed-simd');
 
 const engine = new WasmGemmEngine('relaxed', { threadMinWork: 0, MC: 12, NC: 16, KC: 24, bChunkBytes: 4000, cBlockBytes: 3000, minChunkRows: 5 });
 afterAll(() => engine.terminate());

@@ -28,7 +28,7 @@ function fmaProbe(): number {
 const cpuHasFma = /^flags\s*:.*\bfma\b/m.test(readFileSync('/proc/cpuinfo', 'utf8'));
 
 describe('the cpu GEMM variants: relaxed-SIMD FMA by default where the CPU has it, plain SIMD selectable', () => {
-  test('the default is the FMA variant on a CPU with FMA (relaxed SIMD turned on in-process on Node 20)', () => {
+  test('the default is the FMA variant on a CPU with FMA (relaxed SIMD is on by default from Node 22)', () => {
     expect(process.arch).toBe('x64');
     expect(relaxedSimdAvailable()).toBe(true);
     expect(gemmKernelInfo().variant).toBe(cpuHasFma ? 'relaxed' : 'simd');

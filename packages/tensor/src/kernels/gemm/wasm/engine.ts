@@ -90,7 +90,7 @@ export function variantBytes(name: GemmVariantName): Uint8Array {
   return decode(name === 'relaxed' ? GEMM_WASM_RELAXED : GEMM_WASM_SIMD);
 }
 
-/** Whether this runtime compiles the variant (relaxed SIMD needs Node >= 21, or the flag on Node 20). */
+/** Whether this runtime compiles the variant (relaxed SIMD: Node >= 22, Chrome >= 114, Firefox >= 145; not Safari). */
 export function variantValidates(name: GemmVariantName): boolean {
   return wasmApi !== null && wasmApi.validate(variantBytes(name));
 }

@@ -8,8 +8,8 @@
  *   V8's 16 xmm registers it keeps 8 accumulators, 2 B vectors and the broadcast A value in
  *   registers; measured faster than 4 x 16, 6 x 8, 8 x 8 and 4 x 12 on x86-64 (see
  *   tooling/bench/results/gemm.md).
- * - `relaxed`: `f32x4.relaxed_madd` (relaxed SIMD, shipped without flags from V8 11.4 / Node 21;
- *   Node 20 needs `--experimental-wasm-relaxed-simd`). With fused multiply-add one temporary
+ * - `relaxed`: `f32x4.relaxed_madd` (relaxed SIMD: Node >= 22, Chrome >= 114, Firefox >= 145;
+ *   Safari rejects it). With fused multiply-add one temporary
  *   register is freed, so a 6 x 8 tile fits.
  */
 import { generateGemmModule, type GemmCodegenOptions } from './codegen';
