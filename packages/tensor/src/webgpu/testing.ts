@@ -3,7 +3,13 @@
  * driver (Debian package `chromium`) unless the environment names a driver.
  */
 import { existsSync } from 'node:fs';
+import { afterAll, beforeAll } from 'vitest';
+import type { KernelSet } from '../kernels/types';
 import { SWIFTSHADER_ICD } from './adapter';
+import { WebgpuContext } from './kernel';
+import { webgpuKernelSet } from './kernel-set';
+import { WebgpuRuntime, type WebgpuOptions } from './runtime';
+import { DeviceStorage } from './storage';
 
 /**
  * Run on SwiftShader unless VK_ICD_FILENAMES / VK_DRIVER_FILES name a driver (a real GPU's). Call
@@ -15,4 +21,22 @@ export function useSwiftshaderUnlessDriverNamed(): void {
     process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
   }
   process.env.XDG_RUNTIME_DIR ??= '/tmp';
+}
+
+/**
+ * The runtime, buffer table and kernel set of a describe block (created before its tests on
+ * SwiftShader unless a driver is named, disposed after them). `host(a)` reads a kernel output
+ * back into its array.
+ */
+export function webgpuForSuite(options: WebgpuOptions = {}): { ctx: () => WebgpuContext; ks: () => Partial<KernelSet>; host: (...a: ArrayBufferView[]) => void } {
+  useSwiftshaderUnlessDriverNamed();
+  let ctx: WebgpuContext | undefined;
+  let ks: Partial<KernelSet> | undefined;
+  beforeAll(async () => {
+    const rt = await WebgpuRuntime.start(options);
+    ctx = new WebgpuContext(rt, new DeviceStorage(rt));
+    ks = webgpuKernelSet(ctx);
+  }, 120_000);
+  afterAll(() => ctx?.rt.dispose());
+  return { ctx: () => ctx!, ks: () => ks!, host: (...a) => { for (const v of a) ctx!.st.toHost(v); } };
 }

@@ -1,0 +1,28 @@
+/**
+ * The `KernelSet` of device `webgpu`: every kernel of the contract, recorded on the device's
+ * runtime (nothing waits), reading and writing tensor storage through the buffer table.
+ */
+import type { KernelSet } from '../kernels/types';
+import type { WebgpuContext } from './kernel';
+import { binary, copyStrided, unary, unaryBackward } from './kernels/elementwise';
+
+/** Record one op, then release its temporary buffers. */
+function op<A extends unknown[]>(ctx: WebgpuContext, f: (ctx: WebgpuContext, ...a: A) => void): (...a: A) => void {
+  return (...a: A) => {
+    try {
+      f(ctx, ...a);
+    } finally {
+      ctx.st.endOp();
+    }
+  };
+}
+
+/** The kernels of device `webgpu` on `ctx`. */
+export function webgpuKernelSet(ctx: WebgpuContext): Partial<KernelSet> {
+  return {
+    unary: op(ctx, unary),
+    unaryBackward: op(ctx, unaryBackward),
+    binary: op(ctx, binary),
+    copyStrided: op(ctx, copyStrided),
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * Writing a WGSL kernel for the runtime: its parameters (a uniform struct of u32/i32/f32 fields,
+ * packed from named values), its buffers (bindings 1…, read-only or read-write), and a body with
+ * the entry point `main`. `WebgpuContext` builds each kernel text once per key and records its
+ * dispatches.
+ */
+import { ShapeError } from '../errors';
+import { WebgpuKernelError } from './errors';
+import type { Binding, Kernel, WebgpuRuntime } from './runtime';
+import type { DeviceStorage } from './storage';
+
+/** A uniform field: u32, i32 or f32. */
+export type FieldType = 'u32' | 'i32' | 'f32';
+
+/** The uniform parameters of a kernel: WGSL struct `P` (bound as `p`) and how to pack values into it. */
+export class Params<N extends string> {
+  readonly wgsl: string;
+  constructor(private readonly fields: readonly (readonly [N, FieldType])[]) {
+    this.wgsl = `struct P {\n${fields.map(([n, t]) => `  ${n}: ${t},`).join('\n')}\n}\n@group(0) @binding(0) var<uniform> p: P;\n`;
+  }
+
+  /** The words of the struct for these values (an i32 field takes a negative value as it is; f32 fields round to float32). */
+  pack(values: Record<N, number>): Uint32Array {
+    const w = new Uint32Array(this.fields.length);
+    const f = new Float32Array(w.buffer), i = new Int32Array(w.buffer);
+    this.fields.forEach(([n, t], k) => {
+      const v = values[n];
+      if (typeof v !== 'number' || Number.isNaN(v) && t !== 'f32') throw new ShapeError(`kernel parameter ${n}: ${String(v)}`);
+      if (t === 'f32') f[k] = v;
+      else if (t === 'i32') i[k] = v;
+      else w[k] = v >>> 0;
+    });
+    return w;
+  }
+}
+
+/** Named uniform fields. */
+export function params<N extends string>(...fields: (readonly [N, FieldType])[]): Params<N> {
+  return new Params(fields);
+}
+
+/** A storage buffer of a kernel: its WGSL name, access and element type (`f32`, `u32`, `i32`, `vec4<f32>`…). */
+export type Buffer = readonly [name: string, access: 'r' | 'w', type: string];
+
+/**
+ * The text of a kernel: parameters at binding 0 (when given), then `buffers` at 1, 2, … and the
+ * source (helper functions and `main`). `enable` lines come first (`f16`, `subgroups`).
+ */
+export function wgsl(p: Params<string> | null, buffers: readonly Buffer[], source: string, enable: readonly string[] = []): { wgsl: string; bindings: string } {
+  const first = p === null ? 0 : 1;
+  const decl = buffers.map(([name, access, type], i) =>
+    `@group(0) @binding(${first + i}) var<storage, ${access === 'r' ? 'read' : 'read_write'}> ${name}: array<${type}>;`).join('\n');
+  const head = enable.map((e) => `enable ${e};\n`).join('');
+  return { wgsl: `${head}${p?.wgsl ?? ''}${decl}\n${source}`, bindings: (p === null ? '' : 'u') + buffers.map(([, a]) => a).join('') };
+}
+
+/** The workgroup index of a 1-D grid laid out as x + y·(workgroups in x) (see `grid`). */
+export const GROUP_INDEX = 'fn group_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 { return wid.x + wid.y * nwg.x; }\n';
+
+/** What the kernels of device `webgpu` record into: the runtime, the buffer table, the adapter's features, and the kernel texts made so far. */
+export class WebgpuContext {
+  /** Whether subgroup operations are available (and allowed). */
+  readonly subgroups: boolean;
+  /** Whether `f16` arithmetic (`shader-f16`) is available (and allowed). */
+  readonly f16: boolean;
+  private readonly made = new Map<string, Kernel>();
+
+  constructor(readonly rt: WebgpuRuntime, readonly st: DeviceStorage) {
+    this.subgroups = rt.features.has('subgroups');
+    this.f16 = rt.features.has('shader-f16');
+  }
+
+  /** The kernel `name` specialised by `key` (its text made once). */
+  kernel(name: string, key: string, make: () => { wgsl: string; bindings: string }): Kernel {
+    const full = `${name}|${key}`;
+    let k = this.made.get(full);
+    if (k === undefined) {
+      k = { name, ...make() };
+      this.made.set(full, k);
+    }
+    return k;
+  }
+
+  /** Record a dispatch. */
+  run(k: Kernel, values: Uint32Array | null, buffers: readonly Binding[], groups: readonly [number, number, number]): void {
+    // WebGPU lets a dispatch write a buffer only through one binding, used by nothing else.
+    const first = k.bindings.startsWith('u') ? 1 : 0;
+    buffers.forEach((b, i) => {
+      if (k.bindings[first + i] !== 'w') return;
+      if (buffers.some((o, j) => j !== i && o.id === b.id)) throw new WebgpuKernelError(k.name, `binding ${first + i} is written and bound again (an output aliasing an input)`);
+    });
+    this.rt.dispatch(k, values, buffers, groups);
+  }
+
+  /** `n` workgroups as a grid within the per-dimension limit (the kernel reads its index with `group_index`). */
+  grid(n: number): [number, number, number] {
+    const max = this.rt.limits.maxComputeWorkgroupsPerDimension;
+    if (n <= max) return [n, 1, 1];
+    const y = Math.ceil(n / max);
+    return [Math.ceil(n / y), y, 1];
+  }
+}
