@@ -5,6 +5,7 @@
 import type { KernelSet } from '../kernels/types';
 import type { WebgpuContext } from './kernel';
 import { binary, copyStrided, unary, unaryBackward } from './kernels/elementwise';
+import { crossEntropy, crossEntropyBackward, logSoftmax, logSoftmaxBackward, max, rmsnorm, rmsnormBackward, softmax, softmaxBackward, sum } from './kernels/rows';
 
 /** Record one op, then release its temporary buffers. */
 function op<A extends unknown[]>(ctx: WebgpuContext, f: (ctx: WebgpuContext, ...a: A) => void): (...a: A) => void {
@@ -24,5 +25,15 @@ export function webgpuKernelSet(ctx: WebgpuContext): Partial<KernelSet> {
     unaryBackward: op(ctx, unaryBackward),
     binary: op(ctx, binary),
     copyStrided: op(ctx, copyStrided),
+    sum: op(ctx, sum),
+    max: op(ctx, max),
+    softmax: op(ctx, softmax),
+    softmaxBackward: op(ctx, softmaxBackward),
+    logSoftmax: op(ctx, logSoftmax),
+    logSoftmaxBackward: op(ctx, logSoftmaxBackward),
+    crossEntropy: op(ctx, crossEntropy),
+    crossEntropyBackward: op(ctx, crossEntropyBackward),
+    rmsnorm: op(ctx, rmsnorm),
+    rmsnormBackward: op(ctx, rmsnormBackward),
   };
 }
