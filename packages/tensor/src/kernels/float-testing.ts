@@ -104,3 +104,25 @@ export function treeSumBound(terms: ArrayLike<number>, roundingsPerTerm = 0, thr
   for (let k = 0; k < terms.length; k++) a += Math.abs(terms[k]!);
   return U32 * (roundingsPerTerm + Math.ceil(terms.length / threads) + Math.ceil(Math.log2(threads))) * a;
 }
+
+/**
+ * A float32 value computed by straight-line code, with a first-order bound on its absolute
+ * error: each operation adds the propagated errors of its operands and its own rounding (`ulps`
+ * units of U32 of the result: 1 for + − ×, more for a division or square root that is not
+ * correctly rounded). For bounds of elementwise kernels (optimizer updates, activations).
+ */
+export class Rounded {
+  constructor(readonly v: number, readonly e = 0) {}
+  /** An exact input. */
+  static exact(v: number): Rounded { return new Rounded(v, 0); }
+  /** A scalar rounded once to float32 (a kernel parameter). */
+  static param(v: number): Rounded { return new Rounded(v, U32 * Math.abs(v)); }
+  private static of(b: Rounded | number): Rounded { return typeof b === 'number' ? new Rounded(b, 0) : b; }
+  add(b: Rounded | number, ulps = 1): Rounded { const o = Rounded.of(b), v = this.v + o.v; return new Rounded(v, this.e + o.e + ulps * U32 * Math.abs(v)); }
+  sub(b: Rounded | number, ulps = 1): Rounded { const o = Rounded.of(b), v = this.v - o.v; return new Rounded(v, this.e + o.e + ulps * U32 * Math.abs(v)); }
+  mul(b: Rounded | number, ulps = 1): Rounded { const o = Rounded.of(b), v = this.v * o.v; return new Rounded(v, Math.abs(this.v) * o.e + Math.abs(o.v) * this.e + ulps * U32 * Math.abs(v)); }
+  div(b: Rounded | number, ulps = 2.5): Rounded { const o = Rounded.of(b), v = this.v / o.v; return new Rounded(v, this.e / Math.abs(o.v) + (Math.abs(this.v) * o.e) / (o.v * o.v) + ulps * U32 * Math.abs(v)); }
+  sqrt(ulps = 4.5): Rounded { const v = Math.sqrt(this.v); return new Rounded(v, (v > 0 ? this.e / (2 * v) : Math.sqrt(this.e)) + ulps * U32 * v); }
+  /** The same value with more error (a function's own error, in ulps of the value). */
+  plusUlps(ulps: number): Rounded { return new Rounded(this.v, this.e + ulps * U32 * Math.abs(this.v)); }
+}

@@ -5,6 +5,8 @@
 import type { KernelSet } from '../kernels/types';
 import type { WebgpuContext } from './kernel';
 import { binary, copyStrided, unary, unaryBackward } from './kernels/elementwise';
+import { embedding, embeddingBackward, rope } from './kernels/embedding';
+import { ademamixUpdate, adamwUpdate, scaleBy, sumSquares, xielu, xieluBackward } from './kernels/update';
 import { crossEntropy, crossEntropyBackward, logSoftmax, logSoftmaxBackward, max, rmsnorm, rmsnormBackward, softmax, softmaxBackward, sum } from './kernels/rows';
 
 /** Record one op, then release its temporary buffers. */
@@ -35,5 +37,14 @@ export function webgpuKernelSet(ctx: WebgpuContext): Partial<KernelSet> {
     crossEntropyBackward: op(ctx, crossEntropyBackward),
     rmsnorm: op(ctx, rmsnorm),
     rmsnormBackward: op(ctx, rmsnormBackward),
+    embedding: op(ctx, embedding),
+    embeddingBackward: op(ctx, embeddingBackward),
+    rope: op(ctx, rope),
+    ademamixUpdate: op(ctx, ademamixUpdate),
+    adamwUpdate: op(ctx, adamwUpdate),
+    sumSquares: op(ctx, sumSquares),
+    scaleBy: op(ctx, scaleBy),
+    xielu: op(ctx, xielu),
+    xieluBackward: op(ctx, xieluBackward),
   };
 }
