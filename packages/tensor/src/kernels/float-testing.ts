@@ -94,15 +94,15 @@ export function expectWithin(actual: ArrayLike<number>, expected: ArrayLike<numb
 }
 
 /**
- * First-order bound on the rounding error of a sum of `terms` computed by `threads` threads, each
- * adding its strided share in order, and then a fixed binary tree across the threads (a
- * workgroup reduction): every term goes through at most ⌈n/threads⌉ + log2(threads) additions,
- * plus the `roundingsPerTerm` already in it.
+ * First-order bound on the rounding error of a sum of `terms` computed by a 256-thread workgroup
+ * as the device's `wg_sum` does: each thread adds its strided share in order, then 16 threads
+ * add 16 of those each, then the 16 sums are added: every term goes through at most
+ * ⌈n/256⌉ + 32 additions, plus the `roundingsPerTerm` already in it.
  */
-export function treeSumBound(terms: ArrayLike<number>, roundingsPerTerm = 0, threads = 256): number {
+export function treeSumBound(terms: ArrayLike<number>, roundingsPerTerm = 0): number {
   let a = 0;
   for (let k = 0; k < terms.length; k++) a += Math.abs(terms[k]!);
-  return U32 * (roundingsPerTerm + Math.ceil(terms.length / threads) + Math.ceil(Math.log2(threads))) * a;
+  return U32 * (roundingsPerTerm + Math.ceil(terms.length / 256) + 32) * a;
 }
 
 /**

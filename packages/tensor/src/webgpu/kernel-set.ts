@@ -5,6 +5,7 @@
 import type { KernelSet } from '../kernels/types';
 import type { WebgpuContext } from './kernel';
 import { binary, copyStrided, unary, unaryBackward } from './kernels/elementwise';
+import { gemm } from './kernels/gemm';
 import { embedding, embeddingBackward, rope } from './kernels/embedding';
 import { ademamixUpdate, adamwUpdate, scaleBy, sumSquares, xielu, xieluBackward } from './kernels/update';
 import { crossEntropy, crossEntropyBackward, logSoftmax, logSoftmaxBackward, max, rmsnorm, rmsnormBackward, softmax, softmaxBackward, sum } from './kernels/rows';
@@ -23,6 +24,7 @@ function op<A extends unknown[]>(ctx: WebgpuContext, f: (ctx: WebgpuContext, ...
 /** The kernels of device `webgpu` on `ctx`. */
 export function webgpuKernelSet(ctx: WebgpuContext): Partial<KernelSet> {
   return {
+    gemm: op(ctx, gemm),
     unary: op(ctx, unary),
     unaryBackward: op(ctx, unaryBackward),
     binary: op(ctx, binary),

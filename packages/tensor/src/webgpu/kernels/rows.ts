@@ -12,28 +12,40 @@ import { MATH } from '../wgsl-math';
 /** Threads per row. */
 export const ROW_THREADS = 256;
 
-/** Workgroup reductions of one f32 per thread (a fixed tree: the same order on every run). */
+/**
+ * Workgroup reductions of one f32 per thread, in two levels (16 threads each add 16 values in
+ * order, then every thread adds those 16 sums in order): the same order on every run, and three
+ * barriers where a tree takes nine (barriers are what a CPU implementation such as SwiftShader
+ * pays most for).
+ */
 export const REDUCE = /* wgsl */ `
 var<workgroup> red_: array<f32, 256>;
+var<workgroup> red2_: array<f32, 16>;
 fn wg_sum(v: f32, li: u32) -> f32 {
   red_[li] = v;
   workgroupBarrier();
-  for (var s = 128u; s > 0u; s = s >> 1u) {
-    if (li < s) { red_[li] = red_[li] + red_[li + s]; }
-    workgroupBarrier();
+  if (li < 16u) {
+    var s = 0.0;
+    for (var j = 0u; j < 16u; j = j + 1u) { s = s + red_[li * 16u + j]; }
+    red2_[li] = s;
   }
-  let r = red_[0];
+  workgroupBarrier();
+  var r = 0.0;
+  for (var j = 0u; j < 16u; j = j + 1u) { r = r + red2_[j]; }
   workgroupBarrier();
   return r;
 }
 fn wg_max(v: f32, li: u32) -> f32 {
   red_[li] = v;
   workgroupBarrier();
-  for (var s = 128u; s > 0u; s = s >> 1u) {
-    if (li < s) { red_[li] = max(red_[li], red_[li + s]); }
-    workgroupBarrier();
+  if (li < 16u) {
+    var s = red_[li * 16u];
+    for (var j = 1u; j < 16u; j = j + 1u) { s = max(s, red_[li * 16u + j]); }
+    red2_[li] = s;
   }
-  let r = red_[0];
+  workgroupBarrier();
+  var r = red2_[0];
+  for (var j = 1u; j < 16u; j = j + 1u) { r = max(r, red2_[j]); }
   workgroupBarrier();
   return r;
 }
