@@ -2,7 +2,7 @@
  * Writing a WGSL kernel for the runtime: its parameters (a uniform struct of u32/i32/f32 fields,
  * packed from named values), its buffers (bindings 1…, read-only or read-write), and a body with
  * the entry point `main`. `WebgpuContext` builds each kernel text once per key and records its
- * dispatches.
+ * dispatches; it is what `onWebgpu` hands to the packages that register webgpu kernels.
  */
 import { ShapeError } from '../errors';
 import { WebgpuKernelError } from './errors';
@@ -54,9 +54,6 @@ export function wgsl(p: Params<string> | null, buffers: readonly Buffer[], sourc
   return { wgsl: `${head}${p?.wgsl ?? ''}${decl}\n${source}`, bindings: (p === null ? '' : 'u') + buffers.map(([, a]) => a).join('') };
 }
 
-/** The workgroup index of a 1-D grid laid out as x + y·(workgroups in x) (see `grid`). */
-export const GROUP_INDEX = 'fn group_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 { return wid.x + wid.y * nwg.x; }\n';
-
 /** What the kernels of device `webgpu` record into: the runtime, the buffer table, the adapter's features, and the kernel texts made so far. */
 export class WebgpuContext {
   /** Whether subgroup operations are available (and allowed). */
@@ -90,6 +87,20 @@ export class WebgpuContext {
       if (buffers.some((o, j) => j !== i && o.id === b.id)) throw new WebgpuKernelError(k.name, `binding ${first + i} is written and bound again (an output aliasing an input)`);
     });
     this.rt.dispatch(k, values, buffers, groups);
+  }
+
+  /**
+   * A registry kernel from `f`, a function that records its dispatches on this context: each call
+   * runs `f(this, ...args)` and then releases the temporary buffers it took.
+   */
+  record<A extends unknown[]>(f: (ctx: WebgpuContext, ...args: A) => void): (...args: A) => void {
+    return (...args: A) => {
+      try {
+        f(this, ...args);
+      } finally {
+        this.st.endOp();
+      }
+    };
   }
 
   /** `n` workgroups as a grid within the per-dimension limit (the kernel reads its index with `group_index`). */

@@ -15,8 +15,9 @@
  * The host side (`Residency`): `toHost` before the host may write (device values read back, the
  * device copy dropped), `hostRead` before it only reads (read back, the device copy kept).
  */
-import { heapAddress, heapMemory } from '../kernels/cpu/heap';
+import { heapAddress, heapMemory } from '../memory/heap';
 import type { Residency } from '../residency';
+import { deviceLostError } from './adapter';
 import { WebgpuMemoryError } from './errors';
 import type { Binding, WebgpuRuntime } from './runtime';
 
@@ -44,7 +45,7 @@ interface Entry {
 type Space = Map<number, Entry>;
 
 export class DeviceStorage implements Residency {
-  readonly backend = 'webgpu';
+  readonly device = 'webgpu';
   private readonly heap: Space = new Map();
   private readonly other = new WeakMap<ArrayBufferLike, Space>();
   private readonly collected: FinalizationRegistry<Space>;
@@ -53,7 +54,11 @@ export class DeviceStorage implements Residency {
   /** Temporary buffers of the op being recorded (released by `endOp`). */
   private temps: number[] = [];
 
-  constructor(readonly rt: WebgpuRuntime) {
+  /**
+   * `retired`: the table of a device that was lost before this one; host access to what only it
+   * held throws `device-lost` instead of handing out stale host memory.
+   */
+  constructor(readonly rt: WebgpuRuntime, private readonly retired: DeviceStorage | null = null) {
     this.collected = new FinalizationRegistry((space) => { for (const e of space.values()) this.release(e); });
     rt.onPressure((bytes) => this.evictShared(bytes));
   }
@@ -76,6 +81,7 @@ export class DeviceStorage implements Residency {
    * entry holding exactly this range (or more: the rest stays as it is) keeps its buffer.
    */
   output(v: ArrayBufferView, what: string): Binding {
+    this.retired?.forget(v);
     const [space, at] = this.space(v, true);
     const bytes = v.byteLength;
     const e = this.containing(space!, at, bytes, v, true);
@@ -125,6 +131,7 @@ export class DeviceStorage implements Residency {
 
   /** Before the host writes `v`: read back what only the device holds and drop the device copies. */
   toHost(v: ArrayBufferView): void {
+    this.checkRetired(v);
     const [space, at] = this.space(v, false);
     if (space === undefined || space.size === 0) return;
     const over = this.overlapping(space, at, v.byteLength);
@@ -135,6 +142,7 @@ export class DeviceStorage implements Residency {
 
   /** Before the host reads `v` (and will not write it): read back what only the device holds, and keep the device copies. */
   hostRead(v: ArrayBufferView): void {
+    this.checkRetired(v);
     const [space, at] = this.space(v, false);
     if (space === undefined || space.size === 0) return;
     const newer = this.overlapping(space, at, v.byteLength).filter((e) => e.device);
@@ -147,8 +155,19 @@ export class DeviceStorage implements Residency {
     }
   }
 
+  /** Drop the entries overlapping `v` without reading them (their range is overwritten elsewhere). */
+  forget(v: ArrayBufferView): void {
+    const [space, at] = this.space(v, false);
+    if (space !== undefined) for (const e of this.overlapping(space, at, v.byteLength)) this.drop(e);
+  }
+
+  private checkRetired(v: ArrayBufferView): void {
+    if (this.retired?.holdsNewer(v)) throw deviceLostError('the values of this array lived only on a device that was lost');
+  }
+
   /** The cpu device memory's bytes [addr, addr + bytes) were recycled: their device copies go. */
   recycled(addr: number, bytes: number): void {
+    this.retired?.recycled(addr, bytes);
     if (this.heap.size === 0) return;
     for (const e of this.overlapping(this.heap, addr, bytes)) this.drop(e);
   }

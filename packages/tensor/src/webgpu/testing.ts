@@ -4,10 +4,8 @@
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll } from 'vitest';
-import type { KernelSet } from '../kernels/types';
 import { SWIFTSHADER_ICD } from './adapter';
 import { WebgpuContext } from './kernel';
-import { webgpuKernelSet } from './kernel-set';
 import { WebgpuRuntime, type WebgpuOptions } from './runtime';
 import { DeviceStorage } from './storage';
 
@@ -24,19 +22,26 @@ export function useSwiftshaderUnlessDriverNamed(): void {
 }
 
 /**
- * The runtime, buffer table and kernel set of a describe block (created before its tests on
- * SwiftShader unless a driver is named, disposed after them). `host(a)` reads a kernel output
- * back into its array.
+ * A webgpu device of its own for a describe block (created before its tests on SwiftShader unless
+ * a driver is named, disposed after them), apart from the one `useDevice` starts: `ctx()` is its
+ * kernel context, `run(f)` a kernel of the form `(ctx, ...args)` recorded on it, `host(...a)`
+ * reads kernel outputs back into their arrays.
  */
-export function webgpuForSuite(options: WebgpuOptions = {}): { ctx: () => WebgpuContext; ks: () => Partial<KernelSet>; host: (...a: ArrayBufferView[]) => void } {
+export function webgpuForSuite(options: WebgpuOptions = {}): {
+  ctx: () => WebgpuContext;
+  run: <A extends unknown[]>(f: (ctx: WebgpuContext, ...args: A) => void) => (...args: A) => void;
+  host: (...a: ArrayBufferView[]) => void;
+} {
   useSwiftshaderUnlessDriverNamed();
   let ctx: WebgpuContext | undefined;
-  let ks: Partial<KernelSet> | undefined;
   beforeAll(async () => {
     const rt = await WebgpuRuntime.start(options);
     ctx = new WebgpuContext(rt, new DeviceStorage(rt));
-    ks = webgpuKernelSet(ctx);
   }, 120_000);
   afterAll(() => ctx?.rt.dispose());
-  return { ctx: () => ctx!, ks: () => ks!, host: (...a) => { for (const v of a) ctx!.st.toHost(v); } };
+  return {
+    ctx: () => ctx!,
+    run: (f) => (...args) => ctx!.record(f)(...args),
+    host: (...a) => { for (const v of a) ctx!.st.toHost(v); },
+  };
 }

@@ -12,11 +12,10 @@
  * B may hold bf16 (two per u32) or, for matrix-vector products, f16 bits.
  */
 import { ShapeError } from '../../errors';
-import { checkGemmArgs } from '../../kernels/gemm/args';
-import type { GemmArgs, GemmBf16Args } from '../../kernels/types';
-import { params, wgsl, GROUP_INDEX, type WebgpuContext } from '../kernel';
-import type { Binding } from '../runtime';
-import { FLOAT_BITS } from '../wgsl-math';
+import type { WebgpuContext } from '../../webgpu/kernel';
+import type { Binding } from '../../webgpu/runtime';
+import { FLOAT_BITS, GROUP_INDEX, params, wgsl } from '../../webgpu/wgsl';
+import { checkGemmArgs, type GemmArgs, type GemmBf16Args } from './args';
 
 /** Largest M the matrix-vector kernel takes. */
 export const MATVEC_MAX_ROWS = 8;

@@ -1,21 +1,14 @@
 /**
- * Elementwise WGSL kernels: unary functions and their derivatives, broadcast binary ops, and
- * copies of strided views. One thread per output element, 256 to a workgroup.
+ * The elementwise ops as WGSL kernels of the webgpu device: unary functions and their
+ * derivatives, broadcast binary ops and scaling, one thread per element (256 to a workgroup).
  */
 import { ShapeError } from '../../errors';
-import { checkStrided } from '../../kernels/js/copy';
-import type { BinaryOp, F32, UnaryOp } from '../../kernels/types';
 import { coalesce } from '../../shape';
-import { GROUP_INDEX, params, wgsl, type WebgpuContext } from '../kernel';
-import { MATH } from '../wgsl-math';
-
-/** The index of this thread in a 1-D grid of 256-thread workgroups. */
-export const MAIN_1D = `${GROUP_INDEX}
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
-  let i = group_index(wid, nwg) * 256u + li;
-  if (i >= p.n) { return; }
-`;
+import type { F32 } from '../../arrays';
+import type { WebgpuContext } from '../../webgpu/kernel';
+import { GROUP_INDEX, MAIN_1D, MATH, params, wgsl } from '../../webgpu/wgsl';
+import type { BinaryOp, UnaryOp } from './args';
+import { checkScaleBy } from './reference';
 
 /** y = f(v) as a WGSL expression of v. */
 const UNARY: Record<UnaryOp, string> = {
@@ -128,21 +121,27 @@ export function binary(ctx: WebgpuContext, op: BinaryOp, a: F32, aStrides: reado
   ctx.run(k, BINARY_P.pack(v as never), [ab, same ? ab : ctx.st.input(b, 'binary operand'), ctx.st.output(out, 'binary output')], ctx.grid(Math.ceil(n / 256)));
 }
 
-const COPY_P = params(['n', 'u32'], ['rank', 'u32'], ['offset', 'u32'], ...AXES.flatMap((i) => [[`d${i}`, 'u32'], [`s${i}`, 'u32']] as const));
+/** One thread per element `i < n` of a grid of 256-thread workgroups (n from the first binding's length). */
+const MAIN_N = (first: string) => `${GROUP_INDEX}
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  let i = group_index(wid, nwg) * 256u + li;
+  if (i >= arrayLength(&${first})) { return; }
+`;
 
-/** out = the strided view (offset, shape, strides) of x, row-major. */
-export function copyStrided(ctx: WebgpuContext, x: F32, offset: number, shape: readonly number[], strides: readonly number[], out: F32): void {
-  const n = checkStrided(x, offset, shape, strides, out);
-  if (n === 0) return;
-  const axes = coalesce(shape, strides, shape.map(() => 0));
-  if (axes.length > MAX_AXES) throw new ShapeError(`copyStrided: [${shape}] has ${axes.length} axes after merging, more than ${MAX_AXES}`);
-  const v: Record<string, number> = { n, rank: axes.length, offset };
-  for (const i of AXES) {
-    const ax = axes[axes.length - 1 - i];
-    v[`d${i}`] = ax?.n ?? 1; v[`s${i}`] = ax?.sa ?? 0;
+const SCALE = params(['s', 'f32']);
+
+/** out[i] = x[i]·s; `out` may be `x` (in place). */
+export function scaleBy(ctx: WebgpuContext, x: F32, s: number, out: F32): void {
+  checkScaleBy(x, out);
+  if (x.length === 0) return;
+  const st = ctx.st;
+  if (out === x || (out.buffer === x.buffer && out.byteOffset === x.byteOffset)) {
+    const k = ctx.kernel('scaleBy.inplace', '', () => wgsl(SCALE, [['y', 'w', 'f32']], `${MAIN_N('y')}  y[i] = y[i] * p.s;\n}\n`));
+    ctx.run(k, SCALE.pack({ s }), [st.inout(x, 'scaled values')], ctx.grid(Math.ceil(x.length / 256)));
+    return;
   }
-  const walk = AXES.map((i) => `  if (${i}u < p.rank) { let c = r % p.d${i}; r = r / p.d${i}; ix = ix + c * p.s${i}; }`).join('\n');
-  const k = ctx.kernel('copyStrided', '', () => wgsl(COPY_P, [['x', 'r', 'f32'], ['y', 'w', 'f32']],
-    `${MAIN_1D}  var r = i;\n  var ix = p.offset;\n${walk}\n  y[i] = x[ix];\n}\n`));
-  ctx.run(k, COPY_P.pack(v as never), [ctx.st.input(x, 'copy source'), ctx.st.output(out, 'copy')], ctx.grid(Math.ceil(n / 256)));
+  const k = ctx.kernel('scaleBy', '', () => wgsl(SCALE, [['x', 'r', 'f32'], ['y', 'w', 'f32']], `${MAIN_N('x')}  y[i] = x[i] * p.s;\n}\n`));
+  ctx.run(k, SCALE.pack({ s }), [st.input(x, 'values'), st.output(out, 'scaled values')], ctx.grid(Math.ceil(x.length / 256)));
 }
+
