@@ -20,6 +20,8 @@ import type { Residency } from '../residency';
 import { deviceLostError } from './adapter';
 import { WebgpuMemoryError } from './errors';
 import type { Binding, WebgpuRuntime } from './runtime';
+import { KvArena } from './kv-arena';
+import { kvBlockAt, type KvLayout } from '../memory/kv-blocks';
 
 /** Host arrays up to this size keep a copy of what they uploaded, compared on every use. */
 const SNAPSHOT_BYTES = 64 << 10;
@@ -40,6 +42,8 @@ interface Entry {
   /** Bytes uploaded, for small shared arrays (compared on use). */
   snapshot: Uint8Array | null;
   readonly space: Space;
+  /** A KV block: its slot in the arena of its layout (each layer's part in that layer's buffer); `id` and `off` unused. */
+  readonly kv: { readonly arena: KvArena; readonly slot: number } | null;
 }
 
 type Space = Map<number, Entry>;
@@ -53,6 +57,8 @@ export class DeviceStorage implements Residency {
   private readonly lru = new Map<Entry, true>();
   /** Temporary buffers of the op being recorded (released by `endOp`). */
   private temps: number[] = [];
+  /** The KV arenas, by block layout. */
+  private readonly arenas = new Map<string, KvArena>();
 
   /**
    * `retired`: the table of a device that was lost before this one; host access to what only it
@@ -85,6 +91,10 @@ export class DeviceStorage implements Residency {
     const [space, at] = this.space(v, true);
     const bytes = v.byteLength;
     const e = this.containing(space!, at, bytes, v, true);
+    if (e !== null && e.kv !== null) {
+      const r = this.kvPart(e, at, bytes);
+      if (r.offset % OFFSET_ALIGN === 0) { this.markDevice(e); return { ...r, size: bytes }; }
+    }
     if (e !== null && e.owned && (e.off + at - e.at) % OFFSET_ALIGN === 0) {
       this.markDevice(e);
       return { id: e.id, offset: e.off + at - e.at, size: bytes };
@@ -95,7 +105,7 @@ export class DeviceStorage implements Residency {
       else this.drop(o);
     }
     const b = this.rt.alloc(bytes, what);
-    const n: Entry = { at, bytes, id: b.id, off: 0, owned: true, device: true, snapshot: null, space: space! };
+    const n: Entry = { at, bytes, id: b.id, off: 0, owned: true, device: true, snapshot: null, space: space!, kv: null };
     space!.set(at, n);
     return { id: b.id, offset: 0, size: bytes };
   }
@@ -150,7 +160,8 @@ export class DeviceStorage implements Residency {
     this.readBack(v, newer);
     for (const e of newer) {
       e.device = false;
-      e.snapshot = e.bytes <= SNAPSHOT_BYTES ? new Uint8Array(this.hostView(v, e).buffer, this.hostView(v, e).byteOffset, e.bytes).slice() : null;
+      if (e.kv !== null) continue;
+      e.snapshot = e.bytes <= SNAPSHOT_BYTES ? this.hostView(v, e).slice() : null;
       this.lru.set(e, true);
     }
   }
@@ -195,7 +206,7 @@ export class DeviceStorage implements Residency {
     const b = this.rt.alloc(bytes, what);
     this.rt.write(b.id, 0, v);
     const e: Entry = {
-      at, bytes, id: b.id, off: 0, owned: true, device: false, space,
+      at, bytes, id: b.id, off: 0, owned: true, device: false, space, kv: null,
       snapshot: bytes <= SNAPSHOT_BYTES ? new Uint8Array(v.buffer, v.byteOffset, bytes).slice() : null,
     };
     space.set(at, e);
@@ -217,12 +228,78 @@ export class DeviceStorage implements Residency {
 
   /** A binding of the part [at, at + bytes) of entry `e`; an unaligned part is copied to a temporary buffer. */
   private sub(e: Entry, at: number, bytes: number): Binding {
-    const offset = e.off + at - e.at;
-    if (offset % OFFSET_ALIGN === 0) return { id: e.id, offset, size: bytes };
-    const t = this.temp(bytes, 'an unaligned view');
-    this.rt.copy(e.id, offset & ~3, t.id, 0, Math.ceil(bytes / 4) * 4);
+    const { id, offset } = e.kv !== null ? this.kvPart(e, at, bytes) : { id: e.id, offset: e.off + at - e.at };
+    if (offset % OFFSET_ALIGN === 0) return { id, offset, size: bytes };
     if (offset % 4 !== 0) throw new WebgpuMemoryError('a view', bytes, 0, 0, `starts at byte ${offset} of its buffer, not a multiple of 4`);
+    const t = this.temp(bytes, 'an unaligned view');
+    this.rt.copy(id, offset, t.id, 0, Math.ceil(bytes / 4) * 4);
     return { id: t.id, offset: 0, size: bytes };
+  }
+
+  /** Where [at, at + bytes) of KV entry `e` lies on the device (within one layer: its keys, or its values). */
+  private kvPart(e: Entry, at: number, bytes: number): { readonly id: number; readonly offset: number } {
+    const { arena, slot } = e.kv!, rel = at - e.at, l = Math.floor(rel / arena.slotBytes);
+    if (rel + bytes > (l + 1) * arena.slotBytes) throw new WebgpuMemoryError('a view of a KV block', bytes, 0, 0, 'spans two layers (the device holds each layer apart)');
+    const base = arena.at(l, slot);
+    return { id: base.id, offset: base.offset + rel - l * arena.slotBytes };
+  }
+
+  /**
+   * The KV block entry holding `v` (a block registered by `kvBlockStorage`, or a view of one),
+   * placed in the arena of its layout on first use: from the host bytes, or cleared on the
+   * device when those are all zero (a fresh block: nothing to upload).
+   */
+  kvEntry(v: ArrayBufferView): Entry | null {
+    const [space, at] = this.space(v, true);
+    const have = this.containing(space!, at, v.byteLength, v);
+    if (have !== null && have.kv !== null) return have;
+    const block = space === this.heap ? kvBlockAt(at) : null;
+    if (block === null) return null;
+    for (const o of this.overlapping(this.heap, block.at, block.bytes)) this.toHost(this.hostView(v, o));
+    const arena = this.arenaFor(block.layout), slot = arena.take();
+    const e: Entry = { at: block.at, bytes: block.bytes, id: -1, off: 0, owned: false, device: false, snapshot: null, space: this.heap, kv: { arena, slot } };
+    const host = new Uint8Array(heapMemory()!.buffer, block.at, block.bytes);
+    let zero = true;
+    for (let i = 0; i < host.length; i += 4) if (host[i] !== 0 || host[i + 1] !== 0 || host[i + 2] !== 0 || host[i + 3] !== 0) { zero = false; break; }
+    for (let l = 0; l < block.layout.layers; l++) {
+      const d = arena.at(l, slot);
+      if (zero) this.rt.clear(d.id, d.offset, arena.slotBytes);
+      else this.rt.write(d.id, d.offset, host.subarray(l * arena.slotBytes, (l + 1) * arena.slotBytes));
+    }
+    this.heap.set(block.at, e);
+    return e;
+  }
+
+  /** The slot of the KV block holding `v` (placing it on the device first) and its arena, or null when `v` is not KV storage. */
+  kvSlot(v: ArrayBufferView): { readonly arena: KvArena; readonly slot: number } | null {
+    return this.kvEntry(v)?.kv ?? null;
+  }
+
+  /**
+   * Raw device bytes of `v` for a device copy (no binding alignment): as a source (uploaded if
+   * the device does not hold it), or as a destination (`write`: the range becomes `device`; a
+   * KV block goes to its arena).
+   */
+  copyRange(v: ArrayBufferView, write: boolean, what: string): { readonly id: number; readonly offset: number } {
+    const [space, at] = this.space(v, true);
+    let e = this.containing(space!, at, v.byteLength, v, write);
+    if (e === null && space === this.heap) e = this.kvEntry(v);
+    if (e === null) {
+      const b = write ? this.output(v, what) : this.input(v, what);
+      return { id: b.id, offset: b.offset };
+    }
+    if (!write && !e.device && e.snapshot !== null) this.refresh(e, v);
+    const r = e.kv !== null ? this.kvPart(e, at, v.byteLength) : { id: e.id, offset: e.off + at - e.at };
+    if (write) this.markDevice(e);
+    else this.touch(e);
+    return r;
+  }
+
+  private arenaFor(layout: KvLayout): KvArena {
+    const key = `${layout.layers},${layout.blockSize},${layout.rowSize}`;
+    let a = this.arenas.get(key);
+    if (a === undefined) { a = new KvArena(this.rt, layout); this.arenas.set(key, a); }
+    return a;
   }
 
   private markDevice(e: Entry): void {
@@ -232,7 +309,7 @@ export class DeviceStorage implements Residency {
   }
 
   private touch(e: Entry): void {
-    if (e.device) return;
+    if (e.device || e.kv !== null) return;
     this.lru.delete(e);
     this.lru.set(e, true);
   }
@@ -245,12 +322,20 @@ export class DeviceStorage implements Residency {
 
   private release(e: Entry): void {
     if (e.owned) this.rt.release(e.id);
+    if (e.kv !== null) e.kv.arena.release(e.kv.slot);
   }
 
   /** Read the device values of `entries` into their host ranges (one wait). */
   private readBack(v: ArrayBufferView, entries: Entry[]): void {
     if (entries.length === 0) return;
-    this.rt.read(entries.map((e) => ({ from: { id: e.id, offset: e.off, size: e.bytes }, into: this.hostView(v, e) })));
+    this.rt.read(entries.flatMap((e) => {
+      const host = this.hostView(v, e);
+      if (e.kv === null) return [{ from: { id: e.id, offset: e.off, size: e.bytes }, into: host }];
+      const { arena, slot } = e.kv;
+      return Array.from({ length: arena.layout.layers }, (_, l) => ({
+        from: { ...arena.at(l, slot), size: arena.slotBytes }, into: host.subarray(l * arena.slotBytes, (l + 1) * arena.slotBytes),
+      }));
+    }));
   }
 
   /** The entry whose range contains [at, at + bytes) entirely, if any (an entry overlapping only part of it comes home first, unless `replacing`). */
