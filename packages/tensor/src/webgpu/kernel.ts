@@ -5,7 +5,6 @@
  * dispatches; it is what `onWebgpu` hands to the packages that register webgpu kernels.
  */
 import { ShapeError } from '../errors';
-import { WebgpuKernelError } from './errors';
 import type { Binding, Kernel, WebgpuRuntime } from './runtime';
 import type { DeviceStorage } from './storage';
 
@@ -80,13 +79,20 @@ export class WebgpuContext {
 
   /** Record a dispatch. */
   run(k: Kernel, values: Uint32Array | null, buffers: readonly Binding[], groups: readonly [number, number, number]): void {
-    // WebGPU lets a dispatch write a buffer only through one binding, used by nothing else.
+    // WebGPU lets a dispatch write a buffer only through one binding, used by nothing else: an
+    // output that shares its buffer with an input (an op writing its result over an operand)
+    // goes to a temporary buffer, copied over the output after the kernel.
     const first = k.bindings.startsWith('u') ? 1 : 0;
+    let bound = buffers;
+    const copies: [Binding, Binding][] = [];
     buffers.forEach((b, i) => {
-      if (k.bindings[first + i] !== 'w') return;
-      if (buffers.some((o, j) => j !== i && o.id === b.id)) throw new WebgpuKernelError(k.name, `binding ${first + i} is written and bound again (an output aliasing an input)`);
+      if (k.bindings[first + i] !== 'w' || !buffers.some((o, j) => j !== i && o.id === b.id)) return;
+      const t = this.st.temp(b.size, `${k.name} output`);
+      copies.push([t, b]);
+      bound = bound.map((x, j) => (j === i ? t : x));
     });
-    this.rt.dispatch(k, values, buffers, groups);
+    this.rt.dispatch(k, values, bound, groups);
+    for (const [t, b] of copies) this.rt.copy(t.id, t.offset, b.id, b.offset, Math.ceil(b.size / 4) * 4);
   }
 
   /**

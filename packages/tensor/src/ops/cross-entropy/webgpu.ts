@@ -41,6 +41,8 @@ export function crossEntropy(ctx: WebgpuContext, logits: F32, targets: I32, weig
     ctx.st.input(logits, 'logits'), ctx.st.input(targets, 'targets'), ctx.st.input(w, 'row weights'),
     ctx.st.output(loss, 'losses'), ctx.st.output(lse, 'log-sum-exp'),
   ], ctx.grid(rows));
+  // The op sums the row losses on the host: they come back (lse stays for the backward).
+  ctx.st.hostRead(loss);
 }
 
 const CEB = params(['total', 'u32'], ['n', 'u32'], ['weighted', 'u32']);

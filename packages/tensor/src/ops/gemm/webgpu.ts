@@ -203,30 +203,57 @@ export function matvec(ctx: WebgpuContext, M: number, N: number, K: number, w: M
   ctx.run(k, MATVEC.pack({ M, N, K, alpha, beta, roundA: roundA ? 1 : 0 }), [W, X, Y], ctx.grid(Math.ceil(N / 4)));
 }
 
-/** The KernelSet's gemm on the device: matrix-vector kernel for M ≤ 8 with B = Wᵀ, else tiled. */
-export function gemm(ctx: WebgpuContext, args: GemmArgs | GemmBf16Args): void {
-  const bf16 = args.B instanceof Uint16Array;
-  const g = checkGemmArgs(args, bf16);
+/** A GEMM on device buffers (what `gemm` and fused kernels such as the LM-head loss record). */
+export interface GemmOn {
+  readonly transA: boolean;
+  readonly transB: boolean;
+  readonly M: number;
+  readonly N: number;
+  readonly K: number;
+  readonly A: Binding;
+  readonly B: Binding;
+  /** Whether B holds bf16 bits. */
+  readonly bf16: boolean;
+  readonly C: Binding;
+  readonly alpha: number;
+  readonly beta: number;
+}
+
+/** C = alpha·op(A)·op(B) + beta·C on bindings: the matrix-vector kernel for M ≤ 8 with B = Wᵀ, else the tiled one. */
+export function gemmOn(ctx: WebgpuContext, g: GemmOn): void {
   const { M, N, K, alpha, beta } = g;
   if (M * N === 0) return;
-  const st = ctx.st;
-  const A = g.A.subarray(0, M * K), B = (g.B as Float32Array).subarray(0, K * N), C = g.C.subarray(0, M * N);
-  const out = beta === 0 ? st.output(C, 'gemm output') : st.inout(C, 'gemm output');
   if (alpha === 0 || K === 0) {
-    if (beta === 0) ctx.rt.clear(out.id, out.offset, 4 * M * N);
+    if (beta === 0) ctx.rt.clear(g.C.id, g.C.offset, 4 * M * N);
     else {
-      const k = ctx.kernel('gemm.scale', '', () => wgsl(params(['n', 'u32'], ['s', 'f32']), [['C', 'w', 'f32']],
+      const S = params(['n', 'u32'], ['s', 'f32']);
+      const k = ctx.kernel('gemm.scale', '', () => wgsl(S, [['C', 'w', 'f32']],
         `${GROUP_INDEX}\n@compute @workgroup_size(256)\nfn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {\n  let i = group_index(wid, nwg) * 256u + li;\n  if (i < p.n) { C[i] = p.s * C[i]; }\n}\n`));
-      ctx.run(k, params(['n', 'u32'], ['s', 'f32']).pack({ n: M * N, s: beta }), [out], ctx.grid(Math.ceil((M * N) / 256)));
+      ctx.run(k, S.pack({ n: M * N, s: beta }), [g.C], ctx.grid(Math.ceil((M * N) / 256)));
     }
     return;
   }
-  const bb = st.input(B, 'gemm B'), ab = st.input(A, 'gemm A');
   if (M <= MATVEC_MAX_ROWS && g.transB && !g.transA) {
-    matvec(ctx, M, N, K, bf16 ? 'bf16' : 'f32', bb, ab, out, alpha, beta);
+    matvec(ctx, M, N, K, g.bf16 ? 'bf16' : 'f32', g.B, g.A, g.C, alpha, beta);
     return;
   }
   const a: Layout = { trans: g.transA, vec: (g.transA ? M : K) % 4 === 0, bf16: false };
-  const b: Layout = { trans: g.transB, vec: (g.transB ? K : N) % 4 === 0, bf16 };
-  tiled(ctx, M, N, K, a, b, ab, bb, out, alpha, beta);
+  const b: Layout = { trans: g.transB, vec: (g.transB ? K : N) % 4 === 0, bf16: g.bf16 };
+  tiled(ctx, M, N, K, a, b, g.A, g.B, g.C, alpha, beta);
+}
+
+/** The registry's gemm on the device (see `GemmArgs`). */
+export function gemm(ctx: WebgpuContext, args: GemmArgs | GemmBf16Args): void {
+  const bf16 = args.B instanceof Uint16Array;
+  const g = checkGemmArgs(args, bf16);
+  const { M, N, K } = g;
+  if (M * N === 0) return;
+  const st = ctx.st;
+  const C = g.C.subarray(0, M * N);
+  const out = g.beta === 0 ? st.output(C, 'gemm output') : st.inout(C, 'gemm output');
+  const read = g.alpha !== 0 && K > 0;
+  gemmOn(ctx, {
+    transA: g.transA, transB: g.transB, M, N, K, bf16, alpha: g.alpha, beta: g.beta, C: out,
+    A: read ? st.input(g.A.subarray(0, M * K), 'gemm A') : out, B: read ? st.input((g.B as Float32Array).subarray(0, K * N), 'gemm B') : out,
+  });
 }

@@ -74,6 +74,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 `));
   ctx.run(k, RED.pack({ outer, n, inner }), [ctx.st.input(x, 'max input'), ctx.st.output(out, 'max'), ctx.st.output(arg, 'argmax')], ctx.grid(Math.ceil((outer * inner) / 256)));
+  // The ops use the arg indices on the host (max's backward, argmax): they come back.
+  ctx.st.hostRead(arg);
 }
 
 const SQ = params(['n', 'u32'], ['chunk', 'u32']);
