@@ -1,0 +1,74 @@
+// Every row kernel against the TypeScript reference (reference.ts), bit for bit: random blocks
+// (random bytes, random finite f16 scales), random inputs, both variants, tile heights 1 … 4 and
+// the leftover tile, rows split at random. The input records come from the module's quantizers.
+import { describe, expect, it } from 'vitest';
+import { Rng } from '../../../random';
+import { f32ToF16Bits } from '../../../dtype';
+import { wasmApi } from '../../../kernels/gemm/wasm/wasm-api';
+import { QUANT_FORMATS, type QuantDType } from '../../../dtypes/index';
+import { instantiate, KERNEL_DTYPES } from './module';
+import { quantMatmulReference } from './reference';
+import { quantizerName } from './quantize-input';
+import { record, recordsBytes, traits, TILE, type Variant } from './layout';
+import { kernelName, scratchBytes } from './rows';
+
+const F16_FIELDS: Record<QuantDType, number[]> = {
+  q4_0: [0], q4_1: [0, 2], q5_0: [0], q5_1: [0, 2], q8_0: [0], q2_k: [80, 82], q3_k: [108],
+  q4_k: [0, 2], q5_k: [0, 2], q6_k: [208], iq4_nl: [0], iq4_xs: [0],
+};
+
+/** Random blocks with finite f16 fields of magnitude about 2^e (e random in [lo, hi]). */
+export function randomBlocks(name: QuantDType, blocks: number, rng: Rng, lo = -12, hi = -4): Uint8Array {
+  const f = QUANT_FORMATS[name], out = Uint8Array.from({ length: blocks * f.blockBytes }, () => Math.floor(rng.uniform() * 256));
+  for (let b = 0; b < blocks; b++) {
+    for (const o of F16_FIELDS[name]) {
+      const bits = f32ToF16Bits((rng.uniform() - 0.5) * 2 ** (lo + rng.uniform() * (hi - lo)));
+      out[b * f.blockBytes + o] = bits & 255;
+      out[b * f.blockBytes + o + 1] = bits >> 8;
+    }
+  }
+  return out;
+}
+
+/** y = x·Wᵀ through the module directly: quantize into records, then the tiles of 4 and the leftover tile over row ranges `cuts`. */
+function kernelProduct(v: Variant, name: QuantDType, w: Uint8Array, N: number, K: number, x: Float32Array, M: number, cuts: number[]): Float32Array {
+  const t = traits(name), f = t.format, nb = K / f.blockValues;
+  const memory = new wasmApi!.Memory({ initial: 256, maximum: 65536, shared: true });
+  const ex = instantiate(v, memory);
+  let top = 1024;
+  const alloc = (n: number): number => { const a = top; top = Math.ceil((top + n) / 64) * 64; return a; };
+  const pw = alloc(w.length), px = alloc(4 * M * K), pr = alloc(recordsBytes(t, v, M, nb)), py = alloc(4 * M * N), ps = alloc(scratchBytes(nb));
+  const need = top + 65536;
+  if (need > memory.buffer.byteLength) memory.grow(Math.ceil((need - memory.buffer.byteLength) / 65536));
+  new Uint8Array(memory.buffer).set(w, pw);
+  new Float32Array(memory.buffer).set(x, px / 4);
+  ex[quantizerName(t, v)]!(px, K, M, pr);
+  const full = Math.floor(M / TILE), rest = M % TILE, rs = nb * f.blockBytes;
+  for (let i = 0; i + 1 < cuts.length; i++) {
+    const [r0, r1] = [cuts[i]!, cuts[i + 1]!];
+    if (full > 0) ex[kernelName(name, TILE)]!(pw, rs, r0, r1, nb, pr, full, py, N, ps);
+    if (rest > 0) ex[kernelName(name, rest)]!(pw, rs, r0, r1, nb, pr + full * nb * record(t, v, TILE).bytes, 1, py + 4 * full * TILE * N, N, ps);
+  }
+  return new Float32Array(memory.buffer, py, M * N).slice();
+}
+
+const bits = (a: Float32Array): Uint32Array => new Uint32Array(a.buffer, a.byteOffset, a.length);
+
+describe('row kernels vs the TypeScript reference, bit for bit', () => {
+  for (const v of ['relaxed', 'simd'] as const) {
+    for (const name of KERNEL_DTYPES) {
+      it(`${name} (${v})`, () => {
+        const rng = new Rng(name.length * 31 + (v === 'simd' ? 7 : 0));
+        const f = QUANT_FORMATS[name];
+        for (const [M, N, nb] of [[1, 3, 1], [2, 5, 3], [3, 2, 5], [4, 3, 2], [5, 4, 4], [7, 3, 6], [9, 2, 1]] as const) {
+          const K = nb * f.blockValues, w = randomBlocks(name, N * nb, rng);
+          const x = Float32Array.from({ length: M * K }, () => rng.normal() * (rng.uniform() < 0.05 ? 20 : 1));
+          const cuts = N > 2 ? [0, 1 + Math.floor(rng.uniform() * (N - 1)), N] : [0, N];
+          const want = quantMatmulReference(name, w, N, K, x, M), got = kernelProduct(v, name, w, N, K, x, M, cuts);
+          const bad = bits(got).findIndex((u, i) => u !== bits(want)[i]);
+          expect({ M, N, K, bad, got: got[bad], want: want[bad] }).toEqual({ M, N, K, bad: -1, got: undefined, want: undefined });
+        }
+      });
+    }
+  }
+});
