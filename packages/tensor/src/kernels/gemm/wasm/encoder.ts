@@ -322,6 +322,7 @@ export const v128 = {
   i32x4_extend_low_i16x8_s: (a: Code): Code => [...a, ...simd(0xa7)],
   i32x4_extend_high_i16x8_s: (a: Code): Code => [...a, ...simd(0xa8)],
   i32x4_extend_low_i16x8_u: (a: Code): Code => [...a, ...simd(0xa9)],
+  i32x4_extend_high_i16x8_u: (a: Code): Code => [...a, ...simd(0xaa)],
   i32x4_shr_u: simdBin(0xad),
   i32x4_mul: simdBin(0xb5),
   i32x4_min_s: simdBin(0xb6),

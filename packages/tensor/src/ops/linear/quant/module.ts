@@ -9,6 +9,7 @@ import { compileOptimized } from '../../../host';
 import { QUANT_FORMATS, type QuantDType } from '../../../dtypes/index';
 import { kernelName, rowsFn } from './rows';
 import { quantizerFns } from './quantize-input';
+import { dotFns, f16RowsFn } from './floats';
 import { traits, TILE, type Variant } from './layout';
 
 /** Every quantized dtype with kernels. */
@@ -18,7 +19,7 @@ export const KERNEL_DTYPES = Object.keys(QUANT_FORMATS) as QuantDType[];
 export function moduleFns(v: Variant): FuncDef[] {
   const fns: FuncDef[] = [];
   for (const name of KERNEL_DTYPES) for (let T = 1; T <= TILE; T++) fns.push(rowsFn(name, v, T));
-  fns.push(...quantizerFns(KERNEL_DTYPES.map(traits), v));
+  fns.push(...quantizerFns(KERNEL_DTYPES.map(traits), v), ...dotFns(v), f16RowsFn(v));
   return fns;
 }
 

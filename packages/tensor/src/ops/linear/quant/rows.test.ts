@@ -3,7 +3,6 @@
 // the leftover tile, rows split at random. The input records come from the module's quantizers.
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../../random';
-import { f32ToF16Bits } from '../../../dtype';
 import { wasmApi } from '../../../kernels/gemm/wasm/wasm-api';
 import { QUANT_FORMATS, type QuantDType } from '../../../dtypes/index';
 import { instantiate, KERNEL_DTYPES } from './module';
@@ -11,24 +10,7 @@ import { quantMatmulReference } from './reference';
 import { quantizerName } from './quantize-input';
 import { record, recordsBytes, traits, TILE, type Variant } from './layout';
 import { kernelName, scratchBytes } from './rows';
-
-const F16_FIELDS: Record<QuantDType, number[]> = {
-  q4_0: [0], q4_1: [0, 2], q5_0: [0], q5_1: [0, 2], q8_0: [0], q2_k: [80, 82], q3_k: [108],
-  q4_k: [0, 2], q5_k: [0, 2], q6_k: [208], iq4_nl: [0], iq4_xs: [0],
-};
-
-/** Random blocks with finite f16 fields of magnitude about 2^e (e random in [lo, hi]). */
-export function randomBlocks(name: QuantDType, blocks: number, rng: Rng, lo = -12, hi = -4): Uint8Array {
-  const f = QUANT_FORMATS[name], out = Uint8Array.from({ length: blocks * f.blockBytes }, () => Math.floor(rng.uniform() * 256));
-  for (let b = 0; b < blocks; b++) {
-    for (const o of F16_FIELDS[name]) {
-      const bits = f32ToF16Bits((rng.uniform() - 0.5) * 2 ** (lo + rng.uniform() * (hi - lo)));
-      out[b * f.blockBytes + o] = bits & 255;
-      out[b * f.blockBytes + o + 1] = bits >> 8;
-    }
-  }
-  return out;
-}
+import { randomBlocks } from './rows.test-helper';
 
 /** y = x·Wᵀ through the module directly: quantize into records, then the tiles of 4 and the leftover tile over row ranges `cuts`. */
 function kernelProduct(v: Variant, name: QuantDType, w: Uint8Array, N: number, K: number, x: Float32Array, M: number, cuts: number[]): Float32Array {
