@@ -20,6 +20,7 @@ export { add, sub, mul, div, maximum, minimum, pow, neg, exp, log, expm1, log1p,
 export { sum, mean, max, argmax } from './ops/reduce';
 export { reshape, permute, transpose, narrow, unsqueeze, squeeze, contiguous, cat } from './ops/view';
 export { matmul, linear, sgemm, sgemmBf16 } from './ops/matmul';
+export { packedLinear, packedLinearAvailable, packedLinearVariant, setPackedLinearVariant, weightRowBytes, WeightStore, storeOnHeap, type PackedWeight, type WeightDType, type WeightBytes, type PackedLinearVariant } from './ops/linear/quant/index';
 export { rmsnorm } from './ops/rmsnorm';
 export { softmax, logSoftmax } from './ops/softmax';
 export { embedding } from './ops/embedding';

@@ -5,6 +5,7 @@
 import { HeapError } from '../../../errors';
 import { heapAddress, heapMemory, heapRelease, heapScratch, persistentF32 } from '../../../kernels/cpu/heap';
 import { wasmApi, type WasmMemory } from '../../../kernels/gemm/wasm/wasm-api';
+import { canShareMemory } from '../../../host';
 
 const PAGE = 65536;
 /** A wasm32 memory holds at most 4 GiB. */
@@ -44,6 +45,11 @@ const memories = new WeakMap<WasmMemory, WeightMemory>();
  */
 export class WeightStore {
   private readonly all: WeightMemory[] = [];
+
+  /** Whether weights memories can be made here (WebAssembly and memory shared with worker threads). */
+  static available(): boolean {
+    return wasmApi !== null && canShareMemory();
+  }
 
   /** Copy `bytes` in (64-byte aligned); the products read them where they now are. */
   store(bytes: Uint8Array): WeightBytes {
