@@ -260,9 +260,10 @@ interface SuperPlan {
 
 function superPlan(fn: Fn, t: Traits): SuperPlan {
   const wq = fn.i32(), ph = fn.i32(), m = [fn.v128(), fn.v128()];
-  const m15 = fn.splat8(15), m3 = fn.splat8(3), m1 = fn.splat8(1);
+  const m15 = fn.splat8(15), m3 = fn.splat8(3);
   const shr = (x: Code, k: number): Code => (k === 0 ? x : v128.i16x8_shr_u(x, c(k)));
-  const shl = (x: Code, k: number): Code => v128.i16x8_shl(x, c(k));
+  /** The bits of each byte of x moved by `by` (left when positive) and kept where `mask` is set: one i16 shift and the mask, which clears what the shift brings in from the neighbouring byte. */
+  const moved = (x: Code, by: number, mask: number): Code => v128.and(by > 0 ? v128.i16x8_shl(x, c(by)) : shr(x, -by), fn.splat8(mask));
   const ld = (ptr: number, off: number): Code => v128.load(get(ptr), off);
   switch (t.format.name) {
     case 'q4_k': return {
@@ -274,7 +275,7 @@ function superPlan(fn: Fn, t: Traits): SuperPlan {
     case 'q5_k': return {
       iters: 4, values: 64, groups: 2,
       init: (p) => seq(set(wq, i32.add(p, c(48))), set(m[0]!, v128.load(p, 16)), set(m[1]!, v128.load(p, 32))),
-      chunk: (g, k) => ({ u: v128.or(v128.and(shr(ld(wq, 16 * k), 4 * g), m15), shl(v128.and(shr(get(m[k]!), g), m1), 4)), x: 32 * g + 16 * k }),
+      chunk: (g, k) => ({ u: v128.or(v128.and(shr(ld(wq, 16 * k), 4 * g), m15), moved(get(m[k]!), 4 - g, 16)), x: 32 * g + 16 * k }),
       next: () => seq(set(wq, i32.add(get(wq), c(32))), set(m[0]!, shr(get(m[0]!), 2)), set(m[1]!, shr(get(m[1]!), 2))),
     };
     case 'q6_k': return {
@@ -283,7 +284,7 @@ function superPlan(fn: Fn, t: Traits): SuperPlan {
       init: (p) => seq(set(wq, p), set(ph, i32.add(p, c(128)))),
       chunk: (g) => {
         const k = g >> 1, j = g & 1;
-        return { u: v128.or(v128.and(shr(ld(wq, 32 * (k & 1) + 16 * j), 4 * (k >> 1)), m15), shl(v128.and(shr(ld(ph, 16 * j), 2 * k), m3), 4)), x: 32 * k + 16 * j };
+        return { u: v128.or(v128.and(shr(ld(wq, 32 * (k & 1) + 16 * j), 4 * (k >> 1)), m15), moved(ld(ph, 16 * j), 4 - 2 * k, 48)), x: 32 * k + 16 * j };
       },
       next: () => seq(set(wq, i32.add(get(wq), c(64))), set(ph, i32.add(get(ph), c(32)))),
     };
@@ -299,7 +300,7 @@ function superPlan(fn: Fn, t: Traits): SuperPlan {
       init: (p) => seq(set(wq, i32.add(p, c(32))), set(m[0]!, v128.load(p, 0)), set(m[1]!, v128.load(p, 16))),
       chunk: (g) => {
         const s = g >> 1, j = g & 1;
-        return { u: v128.or(v128.and(shr(ld(wq, 16 * j), 2 * s), m3), shl(v128.and(shr(get(m[j]!), s), m1), 2)), x: 16 * g };
+        return { u: v128.or(v128.and(shr(ld(wq, 16 * j), 2 * s), m3), moved(get(m[j]!), 2 - s, 4)), x: 16 * g };
       },
       next: () => seq(set(wq, i32.add(get(wq), c(32))), set(m[0]!, shr(get(m[0]!), 4)), set(m[1]!, shr(get(m[1]!), 4))),
     };
@@ -318,9 +319,9 @@ function superPlan(fn: Fn, t: Traits): SuperPlan {
 
 /**
  * The group scales (and mins) of the super-block at p as i16: sc16 at sc + 64 (16 or 8 lanes),
- * mn16 at sc + 96; relaxed: the scales also as i32 at sc (one splat load each).
+ * mn16 at sc + 96; with `i32Scales` the scales also as i32 at sc (one splat load each).
  */
-function superScales(fn: Fn, t: Traits, v: Variant, p: Code, sc: Code, x: [number, number, number]): Code {
+function superScales(fn: Fn, t: Traits, v: Variant, p: Code, sc: Code, x: [number, number, number], i32Scales: boolean): Code {
   const [va, vb, vc] = x;
   const G = 256 / t.format.groupValues;
   const m15 = fn.splat8(15);
@@ -380,7 +381,7 @@ function superScales(fn: Fn, t: Traits, v: Variant, p: Code, sc: Code, x: [numbe
     }
     default: throw new Error(`not a super-block format: ${t.format.name}`);
   }
-  if (v === 'simd') return decode;
+  if (!i32Scales) return decode;
   // The i32 scales for the relaxed form's splat loads.
   const i32s: Code[] = [];
   for (let k = 0; k < G / 8; k++) {
@@ -398,6 +399,8 @@ function superFn(t: Traits, v: Variant, T: number): FuncDef {
   const fn = new Fn(kernelName(t.format.name, T), params);
   const P = fn.p, rec = record(t, v, T), layout = actLayout(t, v), BB = t.format.blockBytes, f = t.format;
   const G = 256 / f.groupValues, chunksPerGroup = f.groupValues / 16, bpv = layout === 'plain' ? 1 : 2;
+  // Relaxed groups of 16 unsigned quants take the i16 form (their scales as i16, like the simd build's).
+  const short = chunksPerGroup === 1 && !t.signed, i16Scales = v === 'simd' || short;
   const plan = superPlan(fn, t);
   const isum = Array.from({ length: T }, () => fn.v128()), mi = Array.from({ length: T }, () => fn.v128());
   const u0 = fn.v128(), u1 = fn.v128(), d = fn.v128(), dn = fn.v128(), scs = fn.v128(), wl = fn.v128(), wh = fn.v128();
@@ -416,7 +419,11 @@ function superFn(t: Traits, v: Variant, T: number): FuncDef {
   const group = (g: number): Code => {
     const chunks = Array.from({ length: chunksPerGroup }, (_, kk) => plan.chunk(g, kk));
     const out: Code[] = [];
-    if (v === 'relaxed') {
+    if (v === 'relaxed' && short) {
+      // Groups of 16 (Q2_K, Q3_K, Q6_K): the pair sums in i16 (≤ 2·127·63), times the scale and summed in i32 by one i32x4.dot_i16x8_s.
+      out.push(set(scs, v128.load16_splat(get(sp), 2 * g)), set(u0, chunks[0]!.u));
+      isum.forEach((acc, tt) => out.push(set(acc, v128.i32x4_add(get(acc), v128.i32x4_dot_i16x8_s(v128.i16x8_relaxed_dot_i8x16_i7x16_s(xAt(tt, chunks[0]!.x), get(u0)), get(scs))))));
+    } else if (v === 'relaxed') {
       out.push(set(scs, v128.load32_splat(get(sp), 4 * g)));
       out.push(set(u0, chunks[0]!.u));
       if (chunksPerGroup === 2) out.push(set(u1, chunks[1]!.u));
@@ -448,17 +455,17 @@ function superFn(t: Traits, v: Variant, T: number): FuncDef {
   const mn16 = (half: number): Code => v128.load(get(P.sc), 96 + 16 * half);
 
   const perBlock = (): Code => seq(
-    superScales(fn, t, v, get(pp), get(P.sc), [va, vb, vc]),
+    superScales(fn, t, v, get(pp), get(P.sc), [va, vb, vc], !i16Scales),
     ...isum.map((a) => set(a, v128.zero())),
     plan.init(get(pp)),
     set(xq, get(rr)),
-    set(sp, i32.add(get(P.sc), c(v === 'relaxed' ? 0 : 64))),
+    set(sp, i32.add(get(P.sc), c(i16Scales ? 64 : 0))),
     set(k, c(0)),
     loop(
       ...Array.from({ length: plan.groups }, (_, g) => group(g)),
       plan.next(),
       set(xq, i32.add(get(xq), c(plan.values * bpv))),
-      set(sp, i32.add(get(sp), c(plan.groups * (v === 'relaxed' ? 4 : 2)))),
+      set(sp, i32.add(get(sp), c(plan.groups * (i16Scales ? 2 : 4)))),
       brIf(0, i32.lt_u(tee(k, i32.add(get(k), c(1))), c(plan.iters))),
     ),
     // The offset's share, offset·Σ_j sc_j·bsum_j, per row (groups of 16: the 16 per-16 sums).
