@@ -17,7 +17,7 @@ import type { WasmMemory } from '../../../kernels/gemm/wasm/wasm-api';
 import { roundBf16Into } from '../../../dtypes/bf16';
 import { roundF16Into } from '../../../dtypes/f16';
 import { QUANT_FORMATS, type QuantDType } from '../../../dtypes/index';
-import { compiledModule, instantiate, moduleFns, type KernelExports } from './module';
+import { compiledModule, instantiate, moduleNames, type KernelExports } from './module';
 import { record, recordsBytes, TILE, traits, type Variant } from './layout';
 import { quantizerName } from './quantize-input';
 import { kernelName, scratchBytes } from './rows';
@@ -64,7 +64,7 @@ export function packedLinearAvailable(dtype: WeightDType, K: number): boolean {
 /** The module's function names of each variant, in order (a call job's function is its index). */
 const names = new Map<Variant, string[]>();
 const namesOf = (v: Variant): string[] => {
-  if (!names.has(v)) names.set(v, moduleFns(v).map((f) => f.name));
+  if (!names.has(v)) names.set(v, moduleNames(v));
   return names.get(v)!;
 };
 
