@@ -21,7 +21,10 @@ export const KERNEL_DTYPES = Object.keys(QUANT_FORMATS) as QuantDType[];
 /** The functions of the module of a variant. */
 export function moduleFns(v: Variant): FuncDef[] {
   const fns: FuncDef[] = [];
-  for (const name of KERNEL_DTYPES) for (let T = 1; T <= TILE; T++) fns.push(rowsFn(name, v, T));
+  for (const name of KERNEL_DTYPES) {
+    for (let T = 1; T <= TILE; T++) fns.push(rowsFn(name, v, T));
+    fns.push(rowsFn(name, v, 1, 2));
+  }
   fns.push(...quantizerFns(KERNEL_DTYPES.map(traits), v), ...dotFns(v), f16RowsFn(v));
   return fns;
 }
@@ -34,7 +37,10 @@ export function moduleBytes(v: Variant): Uint8Array {
 /** The names of the module's functions in order (what moduleFns(v) names, without generating them). */
 export function moduleNames(v: Variant): string[] {
   const names: string[] = [];
-  for (const name of KERNEL_DTYPES) for (let T = 1; T <= TILE; T++) names.push(kernelName(name, T));
+  for (const name of KERNEL_DTYPES) {
+    for (let T = 1; T <= TILE; T++) names.push(kernelName(name, T));
+    names.push(kernelName(name, 1, 2));
+  }
   for (const n of KERNEL_DTYPES.map((d) => quantizerName(traits(d), v))) if (!names.includes(n)) names.push(n);
   return [...names, 'dot_pack', 'dot_nt', 'f16_rows'];
 }

@@ -44,6 +44,13 @@ const DOT_MAX_ROWS = 32;
 const THREAD_MIN_WORK = 1 << 18;
 /** Stored bytes of the rows one prefill job walks per tile of activations (they stay in L2). */
 const JOB_ROW_BYTES = 192 << 10;
+/**
+ * Bytes of two stored rows up to which one activation row takes the rows two at a time (the `_r2`
+ * kernels: each activation vector loaded once for both). Short rows: 1.03–1.15× (Zen 5, one
+ * thread, the small shapes, best of 4 alternating runs, load 15); rows of 2.5–3.3 KB (Q6_K, Q8_0
+ * at K = 3072) came as slow or slower two at a time.
+ */
+const TWO_ROWS_MAX_BYTES = 4096;
 
 /** Bytes of one stored row. */
 export function weightRowBytes(dtype: WeightDType, K: number): number {
@@ -136,7 +143,8 @@ function quantProduct(w: PackedWeight, dtype: QuantDType, v: Variant, x: Float32
   const full = Math.floor(M / TILE), rest = M % TILE;
   // Rows per job: a decode product (one tile) in a few jobs per thread; a prefill one in jobs whose rows stay in L2.
   const perJob = full + (rest > 0 ? 1 : 0) <= 1 ? Math.ceil(N / (threads === 1 ? 1 : 4 * threads)) : Math.max(1, Math.min(Math.ceil(N / (2 * threads)), Math.floor(JOB_ROW_BYTES / rs)));
-  const rows = cuts(N, perJob), jobs = rows.length * ((full > 0 ? 1 : 0) + (rest > 0 ? 1 : 0));
+  const pairs = rest === 1 && 2 * rs <= TWO_ROWS_MAX_BYTES;
+  const rows = cuts(N, perJob, pairs ? 2 : 1), jobs = rows.length * ((full > 0 ? 1 : 0) + (rest > 0 ? 1 : 0) + (pairs ? 1 : 0));
   const sizes = [xIn >= 0 ? 0 : 4 * M * K, recordsBytes(t, v, M, nb), yIn >= 0 ? 0 : 4 * M * N, jobs * scratchBytes(nb)];
   const s = scratch(memory, total(sizes), `linear (${dtype})`);
   try {
@@ -148,7 +156,13 @@ function quantProduct(w: PackedWeight, dtype: QuantDType, v: Variant, x: Float32
     const py = yIn >= 0 ? yIn : ys, recRest = rec + full * nb * record(t, v, TILE).bytes, list: [string, number[]][] = [];
     for (const [r0, r1] of rows) {
       if (full > 0) list.push([kernelName(dtype, TILE), [w.byteOffset, rs, r0, r1, nb, rec, full, py, N, sc + list.length * scratchBytes(nb)]]);
-      if (rest > 0) list.push([kernelName(dtype, rest), [w.byteOffset, rs, r0, r1, nb, recRest, 1, py + 4 * full * TILE * N, N, sc + list.length * scratchBytes(nb)]]);
+      const yRest = py + 4 * full * TILE * N;
+      if (pairs) {
+        // Two rows at a time, then an odd last row alone: the same bits as one at a time.
+        const r2 = r0 + ((r1 - r0) & ~1);
+        if (r2 > r0) list.push([kernelName(dtype, 1, 2), [w.byteOffset, rs, r0, r2, nb, recRest, 1, yRest, N, sc + list.length * scratchBytes(nb)]]);
+        if (r1 > r2) list.push([kernelName(dtype, 1), [w.byteOffset, rs, r2, r1, nb, recRest, 1, yRest, N, sc + list.length * scratchBytes(nb)]]);
+      } else if (rest > 0) list.push([kernelName(dtype, rest), [w.byteOffset, rs, r0, r1, nb, recRest, 1, yRest, N, sc + list.length * scratchBytes(nb)]]);
     }
     runJobs(memory, v, list, threads);
     if (yIn < 0) y.set(new Float32Array(memory.buffer, ys, M * N));

@@ -1,11 +1,13 @@
 // The product kernels, generated per format, variant and tile height T (1 … 4):
 //
-//   <format>_t<T>(w, rs, r0, r1, nb, xr, nt, y, ldy, sc)
+//   <format>_t<T>(w, rs, r0, r1, nb, xr, nt, y, ldy, sc)   and   <format>_r2 (the same, T = 1)
 //
 // y[(T·i + t)·ldy + r] = x[T·i + t] · W[r] for weight rows r in [r0, r1) (row r at w + r·rs, nb
 // blocks) and nt tiles i of T activation rows, whose records (layout.ts) start at xr; sc is the
 // call's scratch (scratchBytes). Tiles are the outer loop (a tile's records stay in L1 while the
-// rows stream), rows the inner one; each block of a row is decoded once for the T rows.
+// rows stream), rows the inner one; each block of a row is decoded once for the T rows. The
+// `_r2` kernels (one activation row, decode) take the rows two at a time (r1 − r0 even), each
+// activation vector loaded once for both.
 //
 // Every output is one sum in a fixed order, whatever T, the variant or the rows a call covers
 // (so a split of the rows over threads, or of a batch into tiles, never changes a bit):
@@ -34,11 +36,13 @@ import { IQ4_LEVELS } from '../../../dtypes/iq4_nl';
 const { i32: I32 } = ValType;
 const c = i32.const;
 
+/** Scratch bytes of one row of nb blocks (a kernel takes one per row it has in flight). */
+const rowScratch = (nb: number): number => Math.ceil(Math.max(4 * nb + 16, 128) / 64) * 64;
 /** Scratch bytes a kernel call needs for rows of nb blocks. */
-export const scratchBytes = (nb: number): number => Math.max(4 * nb + 16, 128);
+export const scratchBytes = (nb: number): number => 2 * rowScratch(nb);
 
-/** The exported name of a kernel. */
-export const kernelName = (name: QuantDType, T: number): string => `${name}_t${T}`;
+/** The exported name of a kernel: tile height T, or (R = 2, T = 1) two rows at a time. */
+export const kernelName = (name: QuantDType, T: number, R = 1): string => (R === 1 ? `${name}_t${T}` : `${name}_r${R}`);
 
 /** i8x16.shuffle lanes that splat 32-bit lane k. */
 const laneSplat = (k: number): number[] => Array.from({ length: 16 }, (_, i) => 4 * k + (i & 3));
@@ -64,14 +68,15 @@ function transposeSum(fn: Fn, vs: number[], tmp: [number, number]): Code {
   );
 }
 
-/** One kernel function. */
-export function rowsFn(name: QuantDType, v: Variant, T: number): FuncDef {
+/** One kernel function (R = 2 only with T = 1). */
+export function rowsFn(name: QuantDType, v: Variant, T: number, R = 1): FuncDef {
   const t = traits(name);
-  return isSuper(t) ? superFn(t, v, T) : blockFn(t, v, T);
+  if (R !== 1 && T !== 1) throw new Error('two rows at a time only with one activation row');
+  return isSuper(t) ? superFn(t, v, T, R) : blockFn(t, v, T, R);
 }
 
-/** The loops shared by both kinds: tiles, then rows; `perRow` computes and stores the T outputs of row r. */
-function frame(fn: Fn, t: Traits, v: Variant, T: number, perRow: (L: FrameLocals) => Code): FuncDef {
+/** The loops shared by both kinds: tiles, then rows (R at a time); `perRow` computes and stores the T outputs of rows r … r + R − 1. */
+function frame(fn: Fn, t: Traits, v: Variant, T: number, R: number, perRow: (L: FrameLocals) => Code): FuncDef {
   const P = fn.p, rec = record(t, v, T);
   const L: FrameLocals = { r: fn.i32(), p: fn.i32(), xt: fn.i32(), yt: fn.i32(), it: fn.i32(), rec: fn.i32(), end: fn.i32() };
   return fn.def(
@@ -87,7 +92,7 @@ function frame(fn: Fn, t: Traits, v: Variant, T: number, perRow: (L: FrameLocals
         set(L.end, i32.add(get(L.p), get(P.rs))),
         set(L.rec, get(L.xt)),
         perRow(L),
-        set(L.r, i32.add(get(L.r), c(1))),
+        set(L.r, i32.add(get(L.r), c(R))),
         br(0),
       )),
       set(L.xt, i32.add(get(L.xt), i32.mul(get(P.nb), c(rec.bytes)))),
@@ -102,9 +107,9 @@ interface FrameLocals { r: number; p: number; xt: number; yt: number; it: number
 
 const params = [['w', I32], ['rs', I32], ['r0', I32], ['r1', I32], ['nb', I32], ['xr', I32], ['nt', I32], ['y', I32], ['ldy', I32], ['sc', I32]] as const;
 
-/** Store output t of row r (value on the stack from `x`). */
-const storeY = (fn: Fn, L: FrameLocals, tt: number, x: Code): Code =>
-  f32.store(i32.add(get(L.yt), i32.shl(i32.add(i32.mul(get(fn.p.ldy), c(tt)), get(L.r)), c(2))), x);
+/** Store output t of row r + ρ (value on the stack from `x`). */
+const storeY = (fn: Fn, L: FrameLocals, tt: number, x: Code, ρ = 0): Code =>
+  f32.store(i32.add(get(L.yt), i32.shl(i32.add(i32.mul(get(fn.p.ldy), c(tt)), get(L.r)), c(2))), x, 4 * ρ);
 
 
 // ---------------------------------------------------------------------------------------------
@@ -138,38 +143,42 @@ function blockWeights(fn: Fn, t: Traits, p: Code, u: [number, number], tmp: numb
   }
 }
 
-function blockFn(t: Traits, v: Variant, T: number): FuncDef {
-  const fn = new Fn(kernelName(t.format.name, T), params);
+function blockFn(t: Traits, v: Variant, T: number, R: number): FuncDef {
+  const fn = new Fn(kernelName(t.format.name, T, R), params);
   const P = fn.p, rec = record(t, v, T), layout = actLayout(t, v), BB = t.format.blockBytes, mins = t.format.mins;
-  const u: [number, number] = [fn.v128(), fn.v128()], tmp = fn.v128(), h = fn.v128(), hm = fn.v128(), D4 = fn.v128(), S4 = fn.v128(), s = fn.v128(), n = fn.v128();
-  const wl = [fn.v128(), fn.v128()], wh = [fn.v128(), fn.v128()];
-  const acc = Array.from({ length: T }, () => fn.v128());
-  const b = fn.i32(), q = fn.i32(), pp = fn.i32(), rr = fn.i32();
+  const rows = Array.from({ length: R }, (_, ρ) => ρ);
+  const u = rows.map((): [number, number] => [fn.v128(), fn.v128()]), D4 = rows.map(() => fn.v128()), S4 = rows.map(() => fn.v128());
+  const wl = rows.map(() => [fn.v128(), fn.v128()]), wh = rows.map(() => [fn.v128(), fn.v128()]);
+  const acc = rows.map(() => Array.from({ length: T }, () => fn.v128()));
+  const tmp = fn.v128(), h = fn.v128(), hm = fn.v128(), s = fn.v128(), n = fn.v128();
+  /** Two rows: the block's activation vectors (16-byte offsets 0, 16, 32, 48 of the record) loaded once for both. */
+  const xv = [fn.v128(), fn.v128(), fn.v128(), fn.v128()], xCount = layout === 'plain' ? 2 : 4;
+  const b = fn.i32(), q = fn.i32(), pp = rows.map(() => fn.i32()), rr = fn.i32(), sc = rows.map(() => fn.i32());
   const zero = fn.splat32(0);
   const logOffset = Math.log2(t.offset || 1);
 
-  // First pass: d_w of every block as f32 at sc + 4b (four f16 widened in one vector), and for
-  // Q4_1/Q5_1 S4 += m_b·s_b (lanes t) in block order.
-  const mTerm = (mf: Code, k: number): Code => set(S4, v128.f32x4_add(get(S4), v128.f32x4_mul(v128.shuffle(mf, mf, laneSplat(k)), v128.load(get(rr), rec.aux + k * rec.bytes))));
-  const firstPass = (L: FrameLocals): Code => seq(
-    set(S4, v128.zero()),
-    set(pp, get(L.p)),
-    set(q, get(P.sc)),
+  // First pass of row ρ: d_w of every block as f32 at its scratch + 4b (four f16 widened in one
+  // vector), and for Q4_1/Q5_1 S4 += m_b·s_b (lanes t) in block order.
+  const mTerm = (ρ: number, mf: Code, k: number): Code => set(S4[ρ]!, v128.f32x4_add(get(S4[ρ]!), v128.f32x4_mul(v128.shuffle(mf, mf, laneSplat(k)), v128.load(get(rr), rec.aux + k * rec.bytes))));
+  const firstPass = (L: FrameLocals, ρ: number): Code => seq(
+    set(S4[ρ]!, v128.zero()),
+    set(pp[0]!, ρ === 0 ? get(L.p) : i32.add(get(L.p), get(P.rs))),
+    set(q, get(sc[ρ]!)),
     set(rr, get(L.rec)),
     set(b, i32.and(get(P.nb), c(-4))),
     // Whole groups of four blocks.
     block(
       brIf(0, i32.eqz(get(b))),
       loop(
-        set(h, v128.load16_lane(get(pp), v128.load16_lane(get(pp), v128.load16_lane(get(pp), v128.load16_lane(get(pp), zero, 0, t.dAt), 2, t.dAt + BB), 4, t.dAt + 2 * BB), 6, t.dAt + 3 * BB)),
+        set(h, v128.load16_lane(get(pp[0]!), v128.load16_lane(get(pp[0]!), v128.load16_lane(get(pp[0]!), v128.load16_lane(get(pp[0]!), zero, 0, t.dAt), 2, t.dAt + BB), 4, t.dAt + 2 * BB), 6, t.dAt + 3 * BB)),
         v128.store(get(q), f16x4(fn, get(h))),
         mins ? seq(
-          set(hm, v128.load16_lane(get(pp), v128.load16_lane(get(pp), v128.load16_lane(get(pp), v128.load16_lane(get(pp), zero, 0, t.dAt + 2), 2, t.dAt + 2 + BB), 4, t.dAt + 2 + 2 * BB), 6, t.dAt + 2 + 3 * BB)),
+          set(hm, v128.load16_lane(get(pp[0]!), v128.load16_lane(get(pp[0]!), v128.load16_lane(get(pp[0]!), v128.load16_lane(get(pp[0]!), zero, 0, t.dAt + 2), 2, t.dAt + 2 + BB), 4, t.dAt + 2 + 2 * BB), 6, t.dAt + 2 + 3 * BB)),
           set(hm, f16x4(fn, get(hm))),
-          ...[0, 1, 2, 3].map((k) => mTerm(get(hm), k)),
+          ...[0, 1, 2, 3].map((k) => mTerm(ρ, get(hm), k)),
           set(rr, i32.add(get(rr), c(4 * rec.bytes))),
         ) : [],
-        set(pp, i32.add(get(pp), c(4 * BB))),
+        set(pp[0]!, i32.add(get(pp[0]!), c(4 * BB))),
         set(q, i32.add(get(q), c(16))),
         brIf(0, i32.ne(tee(b, i32.sub(get(b), c(4))), c(0))),
       ),
@@ -179,67 +188,76 @@ function blockFn(t: Traits, v: Variant, T: number): FuncDef {
     block(
       brIf(0, i32.eqz(get(b))),
       loop(
-        set(h, v128.load16_lane(get(pp), zero, 0, t.dAt)),
+        set(h, v128.load16_lane(get(pp[0]!), zero, 0, t.dAt)),
         f32.store(get(q), v128.f32x4_extract_lane(f16x4(fn, get(h)), 0)),
         mins ? seq(
-          set(hm, f16x4(fn, v128.load16_lane(get(pp), zero, 0, t.dAt + 2))),
-          mTerm(get(hm), 0),
+          set(hm, f16x4(fn, v128.load16_lane(get(pp[0]!), zero, 0, t.dAt + 2))),
+          mTerm(ρ, get(hm), 0),
           set(rr, i32.add(get(rr), c(rec.bytes))),
         ) : [],
-        set(pp, i32.add(get(pp), c(BB))),
+        set(pp[0]!, i32.add(get(pp[0]!), c(BB))),
         set(q, i32.add(get(q), c(4))),
         brIf(0, i32.ne(tee(b, i32.sub(get(b), c(1))), c(0))),
       ),
     ),
   );
 
-  /** The block's integer lane sums for row tt into s. */
-  const dot = (tt: number, R: number): Code => {
-    const x = (off: number): Code => v128.load(get(R), tt * rec.q + off);
+  /** The block's integer lane sums for activation row tt and weight row ρ into s. */
+  const dot = (tt: number, ρ: number): Code => {
+    const x = (off: number): Code => (R > 1 ? get(xv[off >> 4]!) : v128.load(get(rr), tt * rec.q + off));
+    const [u0, u1] = u[ρ]!;
     switch (layout) {
       case 'plain':
-        return set(s, v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(x(16), get(u[1]), v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(x(0), get(u[0]), zero)));
+        return set(s, v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(x(16), get(u1), v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(x(0), get(u0), zero)));
       case 'split':
         return seq(
-          set(s, v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(get(u[1]), x(16), v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(get(u[0]), x(0), zero))),
-          set(n, v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(get(u[1]), x(48), v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(get(u[0]), x(32), zero))),
+          set(s, v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(get(u1), x(16), v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(get(u0), x(0), zero))),
+          set(n, v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(get(u1), x(48), v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(get(u0), x(32), zero))),
           set(s, v128.i32x4_sub(get(s), get(n))),
         );
       default:
         return set(s, v128.i32x4_add(
-          v128.i32x4_add(v128.i32x4_dot_i16x8_s(get(wl[0]!), x(0)), v128.i32x4_dot_i16x8_s(get(wh[0]!), x(16))),
-          v128.i32x4_add(v128.i32x4_dot_i16x8_s(get(wl[1]!), x(32)), v128.i32x4_dot_i16x8_s(get(wh[1]!), x(48))),
+          v128.i32x4_add(v128.i32x4_dot_i16x8_s(get(wl[ρ]![0]!), x(0)), v128.i32x4_dot_i16x8_s(get(wh[ρ]![0]!), x(16))),
+          v128.i32x4_add(v128.i32x4_dot_i16x8_s(get(wl[ρ]![1]!), x(32)), v128.i32x4_dot_i16x8_s(get(wh[ρ]![1]!), x(48))),
         ));
     }
   };
 
   const mainPass = (L: FrameLocals): Code => seq(
-    ...acc.map((a) => set(a, v128.zero())),
-    set(pp, get(L.p)),
-    set(q, get(P.sc)),
+    ...acc.flat().map((a) => set(a, v128.zero())),
+    ...rows.map((ρ) => set(pp[ρ]!, ρ === 0 ? get(L.p) : i32.add(get(L.p), get(P.rs)))),
+    set(q, c(0)),
     set(rr, get(L.rec)),
     loop(
-      blockWeights(fn, t, get(pp), u, tmp),
-      layout === 'i16p' ? seq(...[0, 1].map((k) => seq(
-        set(tmp, v128.swizzle(get(u[k]!), fn.bytes([...PERM16]))),
-        set(wl[k]!, v128.i16x8_extend_low_i8x16_s(get(tmp))),
-        set(wh[k]!, v128.i16x8_extend_high_i8x16_s(get(tmp))),
-      ))) : [],
-      set(D4, v128.f32x4_mul(v128.load32_splat(get(q)), v128.load(get(rr), rec.d))),
-      ...acc.map((a, tt) => seq(
-        dot(tt, rr),
-        t.offset ? set(s, v128.i32x4_sub(get(s), v128.i32x4_shl(v128.load(get(rr), rec.aux + 16 * tt), c(logOffset)))) : [],
-        set(a, v128.f32x4_add(get(a), v128.f32x4_mul(v128.f32x4_convert_i32x4_s(get(s)), T === 1 ? get(D4) : v128.shuffle(get(D4), get(D4), laneSplat(tt))))),
+      ...rows.map((ρ) => seq(
+        blockWeights(fn, t, get(pp[ρ]!), u[ρ]!, tmp),
+        layout === 'i16p' ? seq(...[0, 1].map((k) => seq(
+          set(tmp, v128.swizzle(get(u[ρ]![k]!), fn.bytes([...PERM16]))),
+          set(wl[ρ]![k]!, v128.i16x8_extend_low_i8x16_s(get(tmp))),
+          set(wh[ρ]![k]!, v128.i16x8_extend_high_i8x16_s(get(tmp))),
+        ))) : [],
+        set(D4[ρ]!, v128.f32x4_mul(v128.load32_splat(i32.add(get(sc[ρ]!), get(q))), v128.load(get(rr), rec.d))),
       )),
-      set(pp, i32.add(get(pp), c(BB))),
+      R > 1 ? seq(...xv.slice(0, xCount).map((x, k) => set(x, v128.load(get(rr), 16 * k)))) : [],
+      ...rows.flatMap((ρ) => acc[ρ]!.map((a, tt) => seq(
+        dot(tt, ρ),
+        t.offset ? set(s, v128.i32x4_sub(get(s), v128.i32x4_shl(v128.load(get(rr), rec.aux + 16 * tt), c(logOffset)))) : [],
+        set(a, v128.f32x4_add(get(a), v128.f32x4_mul(v128.f32x4_convert_i32x4_s(get(s)), T === 1 ? get(D4[ρ]!) : v128.shuffle(get(D4[ρ]!), get(D4[ρ]!), laneSplat(tt))))),
+      ))),
+      ...rows.map((ρ) => set(pp[ρ]!, i32.add(get(pp[ρ]!), c(BB)))),
       set(q, i32.add(get(q), c(4))),
       set(rr, i32.add(get(rr), c(rec.bytes))),
-      brIf(0, i32.lt_u(get(pp), get(L.end))),
+      brIf(0, i32.lt_u(get(pp[0]!), get(L.end))),
     ),
-    ...acc.map((a, tt) => storeY(fn, L, tt, mins ? f32.add(hsumF32(a), v128.f32x4_extract_lane(get(S4), tt)) : hsumF32(a))),
+    ...rows.flatMap((ρ) => acc[ρ]!.map((a, tt) => storeY(fn, L, tt, mins ? f32.add(hsumF32(a), v128.f32x4_extract_lane(get(S4[ρ]!), tt)) : hsumF32(a), ρ))),
   );
 
-  return frame(fn, t, v, T, (L) => seq(firstPass(L), mainPass(L)));
+  return frame(fn, t, v, T, R, (L) => seq(
+    // Row 1's scratch after row 0's 4·nb bytes.
+    ...rows.map((ρ) => set(sc[ρ]!, ρ === 0 ? get(P.sc) : i32.add(get(P.sc), i32.add(i32.shl(get(P.nb), c(2)), c(16))))),
+    ...rows.map((ρ) => firstPass(L, ρ)),
+    mainPass(L),
+  ));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -395,107 +413,130 @@ function v128ConstI16(lanes: readonly number[]): number[] {
   return lanes.flatMap((l) => [l & 255, (l >> 8) & 255]);
 }
 
-function superFn(t: Traits, v: Variant, T: number): FuncDef {
-  const fn = new Fn(kernelName(t.format.name, T), params);
+function superFn(t: Traits, v: Variant, T: number, R: number): FuncDef {
+  const fn = new Fn(kernelName(t.format.name, T, R), params);
   const P = fn.p, rec = record(t, v, T), layout = actLayout(t, v), BB = t.format.blockBytes, f = t.format;
   const G = 256 / f.groupValues, chunksPerGroup = f.groupValues / 16, bpv = layout === 'plain' ? 1 : 2;
   // Relaxed groups of 16 unsigned quants take the i16 form (their scales as i16, like the simd build's).
   const short = chunksPerGroup === 1 && !t.signed, i16Scales = v === 'simd' || short;
-  const plan = superPlan(fn, t);
-  const isum = Array.from({ length: T }, () => fn.v128()), mi = Array.from({ length: T }, () => fn.v128());
+  const rows = Array.from({ length: R }, (_, ρ) => ρ);
+  const plans = rows.map(() => superPlan(fn, t));
+  const isum = rows.map(() => Array.from({ length: T }, () => fn.v128())), mi = rows.map(() => Array.from({ length: T }, () => fn.v128()));
+  const A4 = rows.map(() => fn.v128()), B4 = rows.map(() => fn.v128());
   const u0 = fn.v128(), u1 = fn.v128(), d = fn.v128(), dn = fn.v128(), scs = fn.v128(), wl = fn.v128(), wh = fn.v128();
-  const A4 = fn.v128(), B4 = fn.v128(), dd = fn.v128(), dx = fn.v128(), I4 = fn.v128(), tmpA = fn.v128(), tmpB = fn.v128(), va = fn.v128(), vb = fn.v128(), vc = fn.v128();
-  const pp = fn.i32(), rr = fn.i32(), xq = fn.i32(), sp = fn.i32(), k = fn.i32();
+  const dd = fn.v128(), dx = fn.v128(), I4 = fn.v128(), tmpA = fn.v128(), tmpB = fn.v128(), va = fn.v128(), vb = fn.v128(), vc = fn.v128();
+  /** Two rows: a group's activation vectors, loaded once for both (chunk k: [x or x⁺ or i16 low half, x⁻ or i16 high half]). */
+  const xv = [[fn.v128(), fn.v128()], [fn.v128(), fn.v128()]];
+  const pp = rows.map(() => fn.i32()), sp = rows.map(() => fn.i32()), scr = rows.map(() => fn.i32()), rr = fn.i32(), xq = fn.i32(), k = fn.i32();
   const zero = fn.splat32(0);
   const logOffset = Math.log2(t.offset || 1);
 
-  /** Activation bytes of value offset x (within the iteration) of row tt, chunk of 16. */
-  const xAt = (tt: number, x: number, neg = false): Code => {
-    const off = layout === 'split' ? 64 * (x >> 5) + (x & 31) + (neg ? 32 : 0) : bpv * x;
+  /** Activation bytes of value offset x (within the iteration) of row tt, chunk of 16 (`half` 1: x⁻ of the split layout, or the high i16 half). */
+  const xLoad = (tt: number, x: number, half = 0): Code => {
+    const off = layout === 'split' ? 64 * (x >> 5) + (x & 31) + 32 * half : bpv * x + 16 * half;
     return v128.load(get(xq), tt * rec.q + off);
   };
 
-  /** Group g of the iteration: its scale splat, then each row's scaled dot product added to isum. */
+  /** Group g of the iteration, for every row: its scale splat, then the scaled dot product of each activation row added to isum. */
   const group = (g: number): Code => {
-    const chunks = Array.from({ length: chunksPerGroup }, (_, kk) => plan.chunk(g, kk));
     const out: Code[] = [];
-    if (v === 'relaxed' && short) {
-      // Groups of 16 (Q2_K, Q3_K, Q6_K): the pair sums in i16 (≤ 2·127·63), times the scale and summed in i32 by one i32x4.dot_i16x8_s.
-      out.push(set(scs, v128.load16_splat(get(sp), 2 * g)), set(u0, chunks[0]!.u));
-      isum.forEach((acc, tt) => out.push(set(acc, v128.i32x4_add(get(acc), v128.i32x4_dot_i16x8_s(v128.i16x8_relaxed_dot_i8x16_i7x16_s(xAt(tt, chunks[0]!.x), get(u0)), get(scs))))));
-    } else if (v === 'relaxed') {
-      out.push(set(scs, v128.load32_splat(get(sp), 4 * g)));
-      out.push(set(u0, chunks[0]!.u));
-      if (chunksPerGroup === 2) out.push(set(u1, chunks[1]!.u));
-      const us = [u0, u1];
-      isum.forEach((acc, tt) => {
-        if (t.signed) {
-          let e: Code = zero, en: Code = zero;
-          chunks.forEach((ch, kk) => { e = v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(get(us[kk]!), xAt(tt, ch.x), e); en = v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(get(us[kk]!), xAt(tt, ch.x, true), en); });
-          out.push(set(d, e), set(dn, en), set(d, v128.i32x4_sub(get(d), get(dn))));
-        } else {
-          let e: Code = zero;
-          chunks.forEach((ch, kk) => { e = v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(xAt(tt, ch.x), get(us[kk]!), e); });
-          out.push(set(d, e));
-        }
-        out.push(set(acc, v128.i32x4_add(get(acc), v128.i32x4_mul(get(d), get(scs)))));
-      });
-    } else {
-      out.push(set(scs, v128.load16_splat(get(sp), 2 * g)));
-      for (const ch of chunks) {
-        out.push(set(u0, ch.u), set(wl, v128.i16x8_mul(v128.i16x8_extend_low_i8x16_s(get(u0)), get(scs))), set(wh, v128.i16x8_mul(v128.i16x8_extend_high_i8x16_s(get(u0)), get(scs))));
-        isum.forEach((acc, tt) => out.push(set(acc, v128.i32x4_add(get(acc), v128.i32x4_add(v128.i32x4_dot_i16x8_s(get(wl), xAt(tt, ch.x)), v128.i32x4_dot_i16x8_s(get(wh), v128.load(get(xq), tt * rec.q + 2 * ch.x + 16)))))));
+    const second = layout === 'split' || v === 'simd';
+    // Two weight rows: the group's activation vectors once, for both.
+    const xs = (tt: number, kk: number, x: number, half = 0): Code => (R > 1 ? get(xv[kk]![half]!) : xLoad(tt, x, half));
+    if (R > 1) {
+      for (let kk = 0; kk < chunksPerGroup; kk++) {
+        const x = plans[0]!.chunk(g, kk).x;
+        out.push(set(xv[kk]![0]!, xLoad(0, x)));
+        if (second) out.push(set(xv[kk]![1]!, xLoad(0, x, 1)));
+      }
+    }
+    for (const ρ of rows) {
+      const chunks = Array.from({ length: chunksPerGroup }, (_, kk) => plans[ρ]!.chunk(g, kk));
+      const sums = isum[ρ]!;
+      if (v === 'relaxed' && short) {
+        // Groups of 16 (Q2_K, Q3_K, Q6_K): the pair sums in i16 (≤ 2·127·63), times the scale and summed in i32 by one i32x4.dot_i16x8_s.
+        out.push(set(scs, v128.load16_splat(get(sp[ρ]!), 2 * g)), set(u0, chunks[0]!.u));
+        sums.forEach((acc, tt) => out.push(set(acc, v128.i32x4_add(get(acc), v128.i32x4_dot_i16x8_s(v128.i16x8_relaxed_dot_i8x16_i7x16_s(xs(tt, 0, chunks[0]!.x), get(u0)), get(scs))))));
+      } else if (v === 'relaxed') {
+        out.push(set(scs, v128.load32_splat(get(sp[ρ]!), 4 * g)));
+        out.push(set(u0, chunks[0]!.u));
+        if (chunksPerGroup === 2) out.push(set(u1, chunks[1]!.u));
+        const us = [u0, u1];
+        sums.forEach((acc, tt) => {
+          if (t.signed) {
+            let e: Code = zero, en: Code = zero;
+            chunks.forEach((ch, kk) => { e = v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(get(us[kk]!), xs(tt, kk, ch.x), e); en = v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(get(us[kk]!), xs(tt, kk, ch.x, 1), en); });
+            out.push(set(d, e), set(dn, en), set(d, v128.i32x4_sub(get(d), get(dn))));
+          } else {
+            let e: Code = zero;
+            chunks.forEach((ch, kk) => { e = v128.i32x4_relaxed_dot_i8x16_i7x16_add_s(xs(tt, kk, ch.x), get(us[kk]!), e); });
+            out.push(set(d, e));
+          }
+          out.push(set(acc, v128.i32x4_add(get(acc), v128.i32x4_mul(get(d), get(scs)))));
+        });
+      } else {
+        out.push(set(scs, v128.load16_splat(get(sp[ρ]!), 2 * g)));
+        chunks.forEach((ch, kk) => {
+          out.push(set(u0, ch.u), set(wl, v128.i16x8_mul(v128.i16x8_extend_low_i8x16_s(get(u0)), get(scs))), set(wh, v128.i16x8_mul(v128.i16x8_extend_high_i8x16_s(get(u0)), get(scs))));
+          sums.forEach((acc, tt) => out.push(set(acc, v128.i32x4_add(get(acc), v128.i32x4_add(v128.i32x4_dot_i16x8_s(get(wl), xs(tt, kk, ch.x)), v128.i32x4_dot_i16x8_s(get(wh), xs(tt, kk, ch.x, 1)))))));
+        });
       }
     }
     return seq(...out);
   };
 
   const bs = (tt: number, off: number): Code => v128.load(get(rr), rec.aux + 48 * tt + off);
-  const sc16 = (half: number): Code => v128.load(get(P.sc), 64 + 16 * half);
-  const mn16 = (half: number): Code => v128.load(get(P.sc), 96 + 16 * half);
+  const sc16 = (ρ: number, half: number): Code => v128.load(get(scr[ρ]!), 64 + 16 * half);
+  const mn16 = (ρ: number, half: number): Code => v128.load(get(scr[ρ]!), 96 + 16 * half);
 
   const perBlock = (): Code => seq(
-    superScales(fn, t, v, get(pp), get(P.sc), [va, vb, vc], !i16Scales),
-    ...isum.map((a) => set(a, v128.zero())),
-    plan.init(get(pp)),
+    ...rows.map((ρ) => seq(
+      superScales(fn, t, v, get(pp[ρ]!), get(scr[ρ]!), [va, vb, vc], !i16Scales),
+      ...isum[ρ]!.map((a) => set(a, v128.zero())),
+      plans[ρ]!.init(get(pp[ρ]!)),
+      set(sp[ρ]!, i32.add(get(scr[ρ]!), c(i16Scales ? 64 : 0))),
+    )),
     set(xq, get(rr)),
-    set(sp, i32.add(get(P.sc), c(i16Scales ? 64 : 0))),
     set(k, c(0)),
     loop(
-      ...Array.from({ length: plan.groups }, (_, g) => group(g)),
-      plan.next(),
-      set(xq, i32.add(get(xq), c(plan.values * bpv))),
-      set(sp, i32.add(get(sp), c(plan.groups * (i16Scales ? 2 : 4)))),
-      brIf(0, i32.lt_u(tee(k, i32.add(get(k), c(1))), c(plan.iters))),
+      ...Array.from({ length: plans[0]!.groups }, (_, g) => group(g)),
+      ...rows.map((ρ) => seq(plans[ρ]!.next(), set(sp[ρ]!, i32.add(get(sp[ρ]!), c(plans[ρ]!.groups * (i16Scales ? 2 : 4)))))),
+      set(xq, i32.add(get(xq), c(plans[0]!.values * bpv))),
+      brIf(0, i32.lt_u(tee(k, i32.add(get(k), c(1))), c(plans[0]!.iters))),
     ),
-    // The offset's share, offset·Σ_j sc_j·bsum_j, per row (groups of 16: the 16 per-16 sums).
-    ...(t.offset ? isum.map((a, tt) => set(a, v128.i32x4_sub(get(a), v128.i32x4_shl(
-      G === 16 ? v128.i32x4_add(v128.i32x4_dot_i16x8_s(sc16(0), bs(tt, 0)), v128.i32x4_dot_i16x8_s(sc16(1), bs(tt, 16))) : v128.i32x4_dot_i16x8_s(sc16(0), bs(tt, 32)),
-      c(logOffset))))) : []),
-    // Σ_j mn_j·bsum_j per row.
-    ...(f.mins ? mi.map((a, tt) => set(a, G === 16 ? v128.i32x4_add(v128.i32x4_dot_i16x8_s(mn16(0), bs(tt, 0)), v128.i32x4_dot_i16x8_s(mn16(1), bs(tt, 16))) : v128.i32x4_dot_i16x8_s(mn16(0), bs(tt, 32)))) : []),
-    // d (and dmin) widened: lanes 0 (and 1).
-    set(dd, f16x4(fn, v128.i32x4_extend_low_i16x8_u(f.mins ? v128.load32_zero(get(pp), t.dAt) : v128.load16_lane(get(pp), zero, 0, t.dAt)))),
     set(dx, v128.load(get(rr), rec.d)),
-    set(I4, transposeSum(fn, isum, [tmpA, tmpB])),
-    set(A4, v128.f32x4_add(get(A4), v128.f32x4_mul(v128.f32x4_mul(v128.shuffle(get(dd), get(dd), laneSplat(0)), get(dx)), v128.f32x4_convert_i32x4_s(get(I4))))),
-    f.mins ? seq(
-      set(I4, transposeSum(fn, mi, [tmpA, tmpB])),
-      set(B4, v128.f32x4_add(get(B4), v128.f32x4_mul(v128.f32x4_mul(v128.shuffle(get(dd), get(dd), laneSplat(1)), get(dx)), v128.f32x4_convert_i32x4_s(get(I4))))),
-    ) : [],
+    ...rows.map((ρ) => seq(
+      // The offset's share, offset·Σ_j sc_j·bsum_j, per row (groups of 16: the 16 per-16 sums).
+      ...(t.offset ? isum[ρ]!.map((a, tt) => set(a, v128.i32x4_sub(get(a), v128.i32x4_shl(
+        G === 16 ? v128.i32x4_add(v128.i32x4_dot_i16x8_s(sc16(ρ, 0), bs(tt, 0)), v128.i32x4_dot_i16x8_s(sc16(ρ, 1), bs(tt, 16))) : v128.i32x4_dot_i16x8_s(sc16(ρ, 0), bs(tt, 32)),
+        c(logOffset))))) : []),
+      // Σ_j mn_j·bsum_j per row.
+      ...(f.mins ? mi[ρ]!.map((a, tt) => set(a, G === 16 ? v128.i32x4_add(v128.i32x4_dot_i16x8_s(mn16(ρ, 0), bs(tt, 0)), v128.i32x4_dot_i16x8_s(mn16(ρ, 1), bs(tt, 16))) : v128.i32x4_dot_i16x8_s(mn16(ρ, 0), bs(tt, 32)))) : []),
+      // d (and dmin) widened: lanes 0 (and 1).
+      set(dd, f16x4(fn, v128.i32x4_extend_low_i16x8_u(f.mins ? v128.load32_zero(get(pp[ρ]!), t.dAt) : v128.load16_lane(get(pp[ρ]!), zero, 0, t.dAt)))),
+      set(I4, transposeSum(fn, isum[ρ]!, [tmpA, tmpB])),
+      set(A4[ρ]!, v128.f32x4_add(get(A4[ρ]!), v128.f32x4_mul(v128.f32x4_mul(v128.shuffle(get(dd), get(dd), laneSplat(0)), get(dx)), v128.f32x4_convert_i32x4_s(get(I4))))),
+      f.mins ? seq(
+        set(I4, transposeSum(fn, mi[ρ]!, [tmpA, tmpB])),
+        set(B4[ρ]!, v128.f32x4_add(get(B4[ρ]!), v128.f32x4_mul(v128.f32x4_mul(v128.shuffle(get(dd), get(dd), laneSplat(1)), get(dx)), v128.f32x4_convert_i32x4_s(get(I4))))),
+      ) : [],
+    )),
   );
 
-  return frame(fn, t, v, T, (L) => seq(
-    set(A4, v128.zero()),
-    set(B4, v128.zero()),
-    set(pp, get(L.p)),
+  return frame(fn, t, v, T, R, (L) => seq(
+    ...rows.map((ρ) => seq(
+      set(A4[ρ]!, v128.zero()),
+      set(B4[ρ]!, v128.zero()),
+      set(pp[ρ]!, ρ === 0 ? get(L.p) : i32.add(get(L.p), get(P.rs))),
+      set(scr[ρ]!, i32.add(get(P.sc), c(128 * ρ))),
+    )),
     set(rr, get(L.rec)),
     loop(
       perBlock(),
-      set(pp, i32.add(get(pp), c(BB))),
+      ...rows.map((ρ) => set(pp[ρ]!, i32.add(get(pp[ρ]!), c(BB)))),
       set(rr, i32.add(get(rr), c(rec.bytes))),
-      brIf(0, i32.lt_u(get(pp), get(L.end))),
+      brIf(0, i32.lt_u(get(pp[0]!), get(L.end))),
     ),
-    ...Array.from({ length: T }, (_, tt) => storeY(fn, L, tt, v128.f32x4_extract_lane(f.mins ? v128.f32x4_sub(get(A4), get(B4)) : get(A4), tt))),
+    ...rows.flatMap((ρ) => Array.from({ length: T }, (_, tt) => storeY(fn, L, tt, v128.f32x4_extract_lane(f.mins ? v128.f32x4_sub(get(A4[ρ]!), get(B4[ρ]!)) : get(A4[ρ]!), tt), ρ))),
   ));
 }
