@@ -9,8 +9,8 @@
 // registry's (webgpu) GEMM.
 
 import type { PackedMatrix } from '@apertus/model';
-import { currentDevice, packedLinear, packedLinearAvailable, sgemm, sgemmBf16, Tensor, WeightStore, webgpuKernelApi, type PackedWeight, type WeightBytes, type WeightDType } from '@apertus/tensor';
-import type { WebgpuKernelApi } from '@apertus/tensor/gpujs';
+import { currentDevice, packedLinear, packedLinearAvailable, sgemm, sgemmBf16, Tensor, WeightStore, type PackedWeight, type WeightBytes, type WeightDType } from '@apertus/tensor';
+import { onWebgpu, type WebgpuKernelApi } from '@apertus/tensor/kernels';
 import { quantMatmulT, webgpuWeights, type WebgpuWeights } from './kernels/webgpu';
 import { hasWebgpuKernel } from './kernels/webgpu-pack';
 import { roundActivations, roundBf16Into } from './quant/activations';
@@ -22,6 +22,10 @@ const TILE_FLOATS = 1 << 18;
 
 /** The tensor dtype of a ggml type. */
 const dtypeOf = (t: GgmlType): WeightDType => t.name.toLowerCase() as WeightDType;
+
+/** The webgpu device's kernel API, once the device has started. */
+let webgpu: WebgpuKernelApi | null = null;
+onWebgpu((gpu) => { webgpu = gpu; });
 
 /** A [out, in] matrix held as ggml blocks (any supported type). */
 export class QuantMatrix implements PackedMatrix {
@@ -73,15 +77,14 @@ export class QuantMatrix implements PackedMatrix {
    */
   matmulT(input: Float32Array, M: number, y: Float32Array): void {
     const [N, K] = this.shape, name = this.type.name;
-    const webgpu = currentDevice().device === 'webgpu';
-    if (webgpu && hasWebgpuKernel(this.type)) {
-      const g = webgpuKernelApi() as WebgpuKernelApi;
+    const onWebgpuDevice = currentDevice().device === 'webgpu';
+    if (onWebgpuDevice && webgpu !== null && hasWebgpuKernel(this.type)) {
       this.webgpu ??= webgpuWeights(this.type, N, K, () => this.stored());
-      g.runWebgpuOp(quantMatmulT(g, this.webgpu, input, M, y));
+      webgpu.run(quantMatmulT(webgpu, this.webgpu, input, M, y));
       return;
     }
     // (Float weights on device webgpu go to its GEMM below.)
-    if (this.weight !== null && !(webgpu && (name === 'F32' || name === 'BF16' || name === 'F16'))) {
+    if (this.weight !== null && !(onWebgpuDevice && (name === 'F32' || name === 'BF16' || name === 'F16'))) {
       packedLinear(this.weight, input.subarray(0, M * K), M, y);
       return;
     }

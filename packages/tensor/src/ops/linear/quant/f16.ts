@@ -4,7 +4,7 @@
 // 2⁻¹⁴·m/1024 is its value (both steps exact). Scaling the bits as an f32 subnormal by 2¹¹² gives
 // the same numbers, but a multiply with a subnormal operand costs a Zen 5 core ≈ 100 cycles, and
 // rows of small weights have f16-subnormal block scales.
-import { f32, i32, select, v128, type Code } from '../../../kernels/gemm/wasm/encoder';
+import { f32, i32, select, v128, type Code } from '../../../wasm/encoder';
 import type { Fn } from './fn';
 
 /** Four f16 (the low halves of the i32 lanes of `h`, evaluated once: pass a local) → f32x4. */

@@ -9,8 +9,8 @@
 // an F16 product), K a multiple of 8. Per row and activation row, eight f16 are widened at a time
 // and multiplied into two f32x4 accumulators (lanes 0–3 and 4–7 of each 8; `relaxed_madd` in the
 // relaxed variant), y = Σ of the lanes of their sum.
-import { block, br, brIf, f32, get, i32, loop, set, v128, ValType, type Code, type FuncDef } from '../../../kernels/gemm/wasm/encoder';
-import { dotNtFn, dotPackFn } from '../../../kernels/gemm/wasm/dot-nt';
+import { block, br, brIf, f32, get, i32, loop, set, v128, ValType, type Code, type FuncDef } from '../../../wasm/encoder';
+import { dotNtFn, dotPackFn } from '../../gemm/wasm/dot-nt';
 import { Fn } from './fn';
 import { f16x4 } from './f16';
 import type { Variant } from './layout';

@@ -1,6 +1,6 @@
 // A function under construction for the typed encoder: named locals, and vector constants held
 // in locals set once at the start (V8 rebuilds a v128.const at every use inside a loop).
-import { get, seq, set, v128, Locals, ValType, type Code, type FuncDef } from '../../../kernels/gemm/wasm/encoder';
+import { get, seq, set, v128, Locals, ValType, type Code, type FuncDef } from '../../../wasm/encoder';
 
 const { i32: I32, f32: F32, v128: V128 } = ValType;
 

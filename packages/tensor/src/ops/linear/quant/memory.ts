@@ -3,8 +3,8 @@
 // than one wasm32 memory, 4 GiB, takes several). A product runs its kernels on the weight's
 // memory; activations and outputs that live elsewhere are staged into scratch there.
 import { HeapError } from '../../../errors';
-import { heapAddress, heapMemory, heapRelease, heapScratch, persistentF32 } from '../../../kernels/cpu/heap';
-import { wasmApi, type WasmMemory } from '../../../kernels/gemm/wasm/wasm-api';
+import { heapAddress, heapMemory, heapRelease, heapScratch, persistentF32 } from '../../../memory/heap';
+import { wasmApi, type WasmMemory } from '../../../wasm/api';
 import { canShareMemory } from '../../../host';
 
 const PAGE = 65536;

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { wasmApi } from '../../../kernels/gemm/wasm/wasm-api';
+import { wasmApi } from '../../../wasm/api';
 import { committedBytes, moduleFns, moduleNames, renderGeneratedFile } from './module';
 
 describe('product module', () => {

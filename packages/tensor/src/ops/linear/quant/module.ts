@@ -4,9 +4,9 @@
 // regenerates both variants and compares: generating them takes about half a second, too long
 // for every start-up), compiled once with every function optimized, and instantiated on each
 // memory that holds weights.
-import { encodeModule, type FuncDef } from '../../../kernels/gemm/wasm/encoder';
-import { GEMM_MEMORY_PAGES } from '../../../kernels/gemm/wasm/codegen';
-import { wasmApi, type WasmMemory, type WasmModule } from '../../../kernels/gemm/wasm/wasm-api';
+import { encodeModule, type FuncDef } from '../../../wasm/encoder';
+import { GEMM_MEMORY_PAGES } from '../../gemm/wasm/codegen';
+import { wasmApi, type WasmMemory, type WasmModule } from '../../../wasm/api';
 import { compileOptimized } from '../../../host';
 import { QUANT_FORMATS, type QuantDType } from '../../../dtypes/index';
 import { kernelName, rowsFn } from './rows';

@@ -10,10 +10,10 @@
 // weight on the heap in place and stages one elsewhere by chunks). F16: f16_rows. BF16 and F16
 // inputs are rounded as llama.cpp rounds them (to bf16 / f16) first.
 import { BackendError, ShapeError } from '../../../errors';
-import { gemmEngine, gemmThreads, wasmGemm } from '../../../kernels/gemm/index';
-import { dotAccBytes, dotScratchBytes } from '../../../kernels/gemm/wasm/dot-nt';
-import type { WasmGemmEngine } from '../../../kernels/gemm/wasm/engine';
-import type { WasmMemory } from '../../../kernels/gemm/wasm/wasm-api';
+import { gemmEngine, gemmThreads, wasmGemm } from '../../gemm/cpu';
+import { dotAccBytes, dotScratchBytes } from '../../gemm/wasm/dot-nt';
+import type { WasmGemmEngine } from '../../gemm/wasm/engine';
+import type { WasmMemory } from '../../../wasm/api';
 import { roundBf16Into } from '../../../dtypes/bf16';
 import { roundF16Into } from '../../../dtypes/f16';
 import { QUANT_FORMATS, type QuantDType } from '../../../dtypes/index';

@@ -2,7 +2,7 @@
 // the float32 operations of dtypes/q8_0.ts, q8_1.ts and q8_k.ts (ggml's x86 quantize_row_q8_0 /
 // q8_1 and quantize_row_q8_K_ref), so the quants, scales and sums are the TypeScript ones bit for
 // bit: products rounded to nearest even (f32x4.nearest = rint), converted, narrowed to int8.
-import { block, br, brIf, f32, get, i32, if_, loop, select, seq, set, tee, v128, ValType, type Code, type FuncDef } from '../../../kernels/gemm/wasm/encoder';
+import { block, br, brIf, f32, get, i32, if_, loop, select, seq, set, tee, v128, ValType, type Code, type FuncDef } from '../../../wasm/encoder';
 import { Fn } from './fn';
 import { roundF16 } from './f16';
 import { record, TILE, type ActLayout, type AuxKind, type Traits, type Variant, actLayout, auxKind, isSuper } from './layout';

@@ -3,7 +3,7 @@
 // the leftover tile (alone or two weight rows at a time), rows split at random. The input records come from the module's quantizers.
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../../random';
-import { wasmApi } from '../../../kernels/gemm/wasm/wasm-api';
+import { wasmApi } from '../../../wasm/api';
 import { QUANT_FORMATS, type QuantDType } from '../../../dtypes/index';
 import { instantiate, KERNEL_DTYPES } from './module';
 import { quantMatmulReference } from './reference';

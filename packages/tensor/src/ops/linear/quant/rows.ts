@@ -25,7 +25,7 @@
 // against the activations split by sign (both 7-bit). simd: both sides widened to i16 and
 // `i32x4.dot_i16x8_s`; the 32-value formats' weights permuted (PERM16) so the i32 lanes hold what
 // the relaxed form's hold, the super-blocks' weights times their group scale in i16 first.
-import { block, br, brIf, f32, get, i32, loop, seq, set, tee, v128, ValType, type Code, type FuncDef } from '../../../kernels/gemm/wasm/encoder';
+import { block, br, brIf, f32, get, i32, loop, seq, set, tee, v128, ValType, type Code, type FuncDef } from '../../../wasm/encoder';
 import type { QuantDType } from '../../../dtypes/index';
 import { Fn } from './fn';
 import { f16x4 } from './f16';

@@ -3,8 +3,8 @@
 // the kernels keep it), else `simd` (the two-step form), else none (no WebAssembly SIMD). Both
 // builds give the same bits; `relaxed` is the fast one where V8 lowers the dot to vpdpbusd.
 import { BackendError } from '../../../errors';
-import { encodeModule, forLoop, get, i32, v128, ValType, type Code } from '../../../kernels/gemm/wasm/encoder';
-import { wasmApi } from '../../../kernels/gemm/wasm/wasm-api';
+import { encodeModule, forLoop, get, i32, v128, ValType, type Code } from '../../../wasm/encoder';
+import { wasmApi } from '../../../wasm/api';
 import { compileOptimized } from '../../../host';
 import { compiledModule } from './module';
 import type { Variant } from './layout';
