@@ -1,6 +1,6 @@
 # Independent numpy implementation of the ggml block formats, written from the format description
 # (ggml-common.h block layouts, ggml-quants.c reference (de)quantizers), used as the test oracle
-# for src/quant/*.ts. All arithmetic is float32 as in ggml.
+# of the quantizers of this folder (quantize.test.ts). All arithmetic is float32 as in ggml.
 #
 #   python3 blocks_reference.py <dir>
 # reads <dir>/<case>.in (float32 values for quantize_*, raw blocks for dequantize_*) for every
