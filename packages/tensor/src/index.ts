@@ -21,6 +21,7 @@ export { sum, mean, max, argmax, sumSquares } from './ops/reduce';
 export { reshape, permute, transpose, narrow, unsqueeze, squeeze, contiguous, cat } from './ops/view';
 export { matmul, linear } from './ops/matmul';
 export { sgemm, sgemmBf16 } from './ops/gemm';
+export { packedProduct, packedRows, packedLinearKernel, packedRowsKernel } from './ops/linear/quant/kernel';
 export { packedLinear, packedLinearAvailable, packedLinearVariant, setPackedLinearVariant, weightRowBytes, WeightStore, storeOnHeap, type PackedWeight, type WeightDType, type WeightBytes, type PackedLinearVariant } from './ops/linear/quant/index';
 export { rmsnorm } from './ops/rmsnorm';
 export { gelu } from './ops/gelu';

@@ -164,7 +164,7 @@ function matvecSource(w: MatvecWeights, vec: boolean, subgroups: boolean): strin
     : `fn w4(i: u32) -> vec4<f32> { let a = W[i >> 1u]; let b = W[(i >> 1u) + 1u]; return vec4<f32>(${w === 'bf16' ? 'bf16_(a & 0xffffu), bf16_(a >> 16u), bf16_(b & 0xffffu), bf16_(b >> 16u)' : 'f16_(a & 0xffffu), f16_(a >> 16u), f16_(b & 0xffffu), f16_(b >> 16u)'}); }`;
   const w1 = w === 'f32' ? (vec ? 'fn w1(i: u32) -> f32 { return Wv[i >> 2u][i & 3u]; }' : 'fn w1(i: u32) -> f32 { return Wv[i]; }')
     : `fn w1(i: u32) -> f32 { let h = (W[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu; return ${w === 'bf16' ? 'bf16_(h)' : 'f16_(h)'}; }`;
-  const xr = 'fn xr(i: u32) -> f32 { let v = X[i]; return select(v, bf16_round_(v), p.roundA == 1u); }';
+  const xr = 'fn xr(i: u32) -> f32 { let v = X[i]; if (p.roundA == 1u) { return bf16_round_(v); } if (p.roundA == 2u) { return f16_(f16_bits_(v)); } return v; }';
   const body = vec
     ? `  for (var k = lane * 4u; live && k < p.K; k = k + 256u) {
     let wv = w4(n * p.K + k);
@@ -192,15 +192,15 @@ ${body}
 
 /**
  * y [M, N] = alpha·x [M, K]·Wᵀ (+ beta·y), W [N, K] as f32, bf16 or f16; M ≤ 8. `roundA` rounds
- * x to bf16 first (as llama.cpp multiplies BF16 weights).
+ * x to bf16 (1) or f16 (2) first, as llama.cpp multiplies BF16 and F16 weights.
  */
-export function matvec(ctx: WebgpuContext, M: number, N: number, K: number, w: MatvecWeights, W: Binding, X: Binding, Y: Binding, alpha = 1, beta = 0, roundA = false): void {
+export function matvec(ctx: WebgpuContext, M: number, N: number, K: number, w: MatvecWeights, W: Binding, X: Binding, Y: Binding, alpha = 1, beta = 0, roundA: 0 | 1 | 2 = 0): void {
   if (M > MATVEC_MAX_ROWS) throw new ShapeError(`matvec: ${M} rows, at most ${MATVEC_MAX_ROWS}`);
   const vec = K % 4 === 0, sub = ctx.subgroups;
   const k = ctx.kernel('matvec', `${w}${+vec}${+sub}`, () => wgsl(MATVEC,
     [w === 'f32' ? ['Wv', 'r', vec ? 'vec4<f32>' : 'f32'] : ['W', 'r', 'u32'], ['X', 'r', 'f32'], ['Y', 'w', 'f32']],
     matvecSource(w, vec, sub), sub ? ['subgroups'] : []));
-  ctx.run(k, MATVEC.pack({ M, N, K, alpha, beta, roundA: roundA ? 1 : 0 }), [W, X, Y], ctx.grid(Math.ceil(N / 4)));
+  ctx.run(k, MATVEC.pack({ M, N, K, alpha, beta, roundA }), [W, X, Y], ctx.grid(Math.ceil(N / 4)));
 }
 
 /** A GEMM on device buffers (what `gemm` and fused kernels such as the LM-head loss record). */
