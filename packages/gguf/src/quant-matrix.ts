@@ -3,16 +3,12 @@
 // per model) and multiplied there by its cpu kernels (`packedLinear`: every GGUF type, the input
 // rounded or quantized as llama.cpp does it, so a GGUF model computes what llama.cpp computes on
 // the same file). Where those kernels cannot run (no WebAssembly SIMD or no shared memory) a tile
-// of rows at a time is dequantized into a float32 buffer for the GEMM. On device webgpu, Q8_0,
-// Q4_0, Q4_K and Q6_K products run in the gpu.js kernels of kernels/webgpu.ts on a packed copy
-// that the device keeps (packed from the stored bytes when it needs one), F32 and BF16 in the
-// registry's (webgpu) GEMM.
+// of rows at a time is dequantized into a float32 buffer for the GEMM. On device webgpu every
+// product and row lookup runs in the device's kernels (`packedProduct`, `packedRows`) on a copy of
+// the stored bytes the device keeps, taken on first use (or when the model is placed).
 
 import type { PackedMatrix } from '@apertus/model';
-import { currentDevice, packedLinear, packedLinearAvailable, sgemm, sgemmBf16, Tensor, WeightStore, type PackedWeight, type WeightBytes, type WeightDType } from '@apertus/tensor';
-import { onWebgpu, type WebgpuKernelApi } from '@apertus/tensor/kernels';
-import { quantMatmulT, webgpuWeights, type WebgpuWeights } from './kernels/webgpu';
-import { hasWebgpuKernel } from './kernels/webgpu-pack';
+import { currentDevice, packedLinear, packedLinearAvailable, packedProduct, packedRows, sgemm, sgemmBf16, Tensor, WeightStore, type PackedWeight, type WeightBytes, type WeightDType } from '@apertus/tensor';
 import { roundActivations, roundBf16Into } from './quant/activations';
 import { dequantizeInto } from './quant/index';
 import { rowBytes, type GgmlType } from './types';
@@ -22,10 +18,6 @@ const TILE_FLOATS = 1 << 18;
 
 /** The tensor dtype of a ggml type. */
 const dtypeOf = (t: GgmlType): WeightDType => t.name.toLowerCase() as WeightDType;
-
-/** The webgpu device's kernel API, once the device has started. */
-let webgpu: WebgpuKernelApi | null = null;
-onWebgpu((gpu) => { webgpu = gpu; });
 
 /** A [out, in] matrix held as ggml blocks (any supported type). */
 export class QuantMatrix implements PackedMatrix {
@@ -38,8 +30,8 @@ export class QuantMatrix implements PackedMatrix {
   private readonly plain: Uint8Array | null;
   private readonly byteLength: number;
   private tile: Float32Array | null = null;
-  /** The matrix as the webgpu kernels take it (its device copy's key), made on the first product on device webgpu. */
-  private webgpu: WebgpuWeights | null = null;
+  /** The weight as the device kernels take it (where the cpu kernels cannot run, over the plain bytes). */
+  private device: PackedWeight | null = null;
 
   /** Copy the stored bytes of a [out, in] matrix of type `type` into `store` (a model shares one). */
   constructor(readonly type: GgmlType, shape: readonly [number, number], data: Uint8Array, store: WeightStore | null = WeightStore.available() ? new WeightStore() : null) {
@@ -69,22 +61,25 @@ export class QuantMatrix implements PackedMatrix {
     dequantizeInto(this.type, this.stored().subarray(start * this.rowBytes, (start + count) * this.rowBytes), out.subarray(0, count * K));
   }
 
+  /** The weight for the device kernels (the store's bytes, or the plain copy). */
+  deviceWeight(): PackedWeight {
+    if (this.weight !== null) return this.weight;
+    this.device ??= { dtype: dtypeOf(this.type), N: this.shape[0], K: this.shape[1], memory: { buffer: this.plain!.buffer } as PackedWeight['memory'], byteOffset: this.plain!.byteOffset };
+    return this.device;
+  }
+
   /**
-   * y [M, N] = input [M, K] · Wᵀ. On device `webgpu` (`useDevice`, `enableWebgpu`), Q8_0, Q4_0,
-   * Q4_K and Q6_K run in the webgpu kernels on the packed blocks (packed when the device needs a
-   * copy; the device keeps it), F32, BF16 and F16 in the GEMM of the backend registry (webgpu's);
-   * everything else in @apertus/tensor's `packedLinear` (cpu).
+   * y [M, N] = input [M, K] · Wᵀ. On device `webgpu` (`useDevice`), every type runs in the device's
+   * kernels (`packedProduct`); on `cpu`, in @apertus/tensor's `packedLinear`, or by dequantized
+   * tiles on the GEMM where those kernels cannot run.
    */
   matmulT(input: Float32Array, M: number, y: Float32Array): void {
     const [N, K] = this.shape, name = this.type.name;
-    const onWebgpuDevice = currentDevice().device === 'webgpu';
-    if (onWebgpuDevice && webgpu !== null && hasWebgpuKernel(this.type)) {
-      this.webgpu ??= webgpuWeights(this.type, N, K, () => this.stored());
-      webgpu.run(quantMatmulT(webgpu, this.webgpu, input, M, y));
+    if (currentDevice().device === 'webgpu') {
+      packedProduct(this.deviceWeight(), input.subarray(0, M * K), M, y.subarray(0, M * N));
       return;
     }
-    // (Float weights on device webgpu go to its GEMM below.)
-    if (this.weight !== null && !(onWebgpuDevice && (name === 'F32' || name === 'BF16' || name === 'F16'))) {
+    if (this.weight !== null) {
       packedLinear(this.weight, input.subarray(0, M * K), M, y);
       return;
     }
@@ -121,6 +116,10 @@ export class QuantMatrix implements PackedMatrix {
   }
 
   rows(ids: Int32Array, out: Float32Array): void {
+    if (currentDevice().device === 'webgpu') {
+      packedRows(this.deviceWeight(), ids, out);
+      return;
+    }
     const K = this.shape[1];
     ids.forEach((id, i) => this.dequantizeRows(id, 1, out.subarray(i * K, (i + 1) * K)));
   }

@@ -1,9 +1,9 @@
-import { noGrad, pagedAttention, rmsnorm, Tensor, tidy } from '@apertus/tensor';
+import { copyInto, currentDevice, embedding, kernelF32, noGrad, pagedAttention, rmsnorm, Tensor, tidy } from '@apertus/tensor';
 import { GenerationError } from './errors';
 import type { KVCache } from './kv-cache';
 import { decoderLayer, type Attend } from './layer';
 import type { ApertusModel } from './model';
-import { project, weightRows, type Weight } from './packed';
+import { isPacked, project, weightRows, type Weight } from './packed';
 
 /** One sequence's share of a batched inference step. */
 export interface StepInput {
@@ -18,8 +18,10 @@ function embedRows(model: ApertusModel, table: Weight, ids: Int32Array): Tensor 
   for (const id of ids) {
     if (!(id >= 0 && id < model.config.vocab_size)) throw new GenerationError('tokens', `token id ${id} outside the vocabulary of ${model.config.vocab_size}`);
   }
+  // On a device, a tensor table is looked up there (the rows never come to the host).
+  if (!isPacked(table) && currentDevice().device !== 'cpu') return embedding(Tensor.from(ids, [1, ids.length]), table);
   const h = Tensor.zeros([1, ids.length, model.config.hidden_size]);
-  weightRows(table, ids, h.data);
+  weightRows(table, ids, kernelF32(h, 'embed'));
   return h;
 }
 
@@ -35,11 +37,12 @@ function cachedAttend(batch: readonly StepInput[]): Attend {
     const o = batch.length === 1 ? null : Tensor.zeros(q.shape);
     let r0 = 0;
     for (const s of batch) {
-      const T = s.tokens.length, rows = (t: Tensor, w: number) => t.data.subarray(r0 * w, (r0 + T) * w);
+      // Row views of the storage (no copy back from a device that holds it).
+      const T = s.tokens.length, rows = (t: Tensor, w: number) => kernelF32(t, 'attend').subarray(r0 * w, (r0 + T) * w);
       const kv = s.cache.update(l, rows(k, s.cache.rowSize), rows(v, s.cache.rowSize));
       const a = pagedAttention(Tensor.from(rows(q, nh * d), [1, T, nh, d]), kv, { qOffset: s.cache.length });
       if (!o) return a;
-      (o.data as Float32Array).set(a.data, r0 * nh * d);
+      copyInto(kernelF32(a, 'attend'), kernelF32(o, 'attend').subarray(r0 * nh * d, (r0 + T) * nh * d));
       r0 += T;
     }
     return o!;

@@ -295,6 +295,23 @@ export class DeviceStorage implements Residency {
     return r;
   }
 
+  /**
+   * dst ← src for two whole KV blocks of one layout (a block copied on write): each layer's slot on
+   * the device. False when they are not (the caller copies byte ranges).
+   */
+  copyKvBlock(src: ArrayBufferView, dst: ArrayBufferView): boolean {
+    const a = this.kvEntry(src), b = this.kvEntry(dst);
+    if (a === null || b === null || a.kv!.arena !== b.kv!.arena || src.byteLength !== a.bytes || dst.byteLength !== b.bytes) return false;
+    if (heapAddress(src) !== a.at || heapAddress(dst) !== b.at) return false;
+    const arena = a.kv!.arena;
+    for (let l = 0; l < arena.layout.layers; l++) {
+      const from = arena.at(l, a.kv!.slot), to = arena.at(l, b.kv!.slot);
+      this.rt.copy(from.id, from.offset, to.id, to.offset, arena.slotBytes);
+    }
+    this.markDevice(b);
+    return true;
+  }
+
   private arenaFor(layout: KvLayout): KvArena {
     const key = `${layout.layers},${layout.blockSize},${layout.rowSize}`;
     let a = this.arenas.get(key);

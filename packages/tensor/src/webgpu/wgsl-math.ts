@@ -14,11 +14,11 @@
 
 /** exp, log, log1p, expm1, tanh, sigmoid, softplus (each within a few ulp; see the tests' bounds). */
 export const MATH = /* wgsl */ `
-// Infinities and NaN as run-time values (WGSL rejects them in constant expressions).
-var<private> special_bits_: vec3<u32> = vec3<u32>(0x7f800000u, 0xff800000u, 0x7fc00000u);
-fn inf_() -> f32 { return bitcast<f32>(special_bits_.x); }
-fn ninf_() -> f32 { return bitcast<f32>(special_bits_.y); }
-fn nan_() -> f32 { return bitcast<f32>(special_bits_.z); }
+// Infinities and NaN as run-time values (WGSL rejects them in constant expressions; a \`let\` is
+// not one, and unlike a private variable it keeps them uniform).
+fn inf_() -> f32 { let b = 0x7f800000u; return bitcast<f32>(b); }
+fn ninf_() -> f32 { let b = 0xff800000u; return bitcast<f32>(b); }
+fn nan_() -> f32 { let b = 0x7fc00000u; return bitcast<f32>(b); }
 const LOG2E_: f32 = 1.44269504088896341;
 fn exp_(x: f32) -> f32 {
   if (x > 88.72283905206835) { return inf_(); }

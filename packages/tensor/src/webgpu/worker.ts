@@ -152,7 +152,8 @@ export function serveDevice(env: DeviceWorkerEnv): void {
     groupsOf.delete(id);
     b.destroy();
   }
-  function makePipeline(pid: number, name: string, wgsl: string, kinds: string): void {
+  /** Build a pipeline; the promise gives its compilation error (with the shader's messages), or null. */
+  function makePipeline(pid: number, name: string, wgsl: string, kinds: string): Promise<string | null> {
     const entries: GPUBindGroupLayoutEntry[] = [];
     for (let i = 0; i < kinds.length; i++) {
       const k = kinds[i];
@@ -168,14 +169,16 @@ export function serveDevice(env: DeviceWorkerEnv): void {
       layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
       compute: { module, entryPoint: 'main' }, label: name,
     });
-    device.popErrorScope().then((e) => {
-      if (e === null) return;
-      module.getCompilationInfo().then((info) => {
-        const lines = info.messages.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; ');
-        sticky(`kernel '${name}' did not build: ${e.message}${lines ? ` (${lines})` : ''}`);
-      }, () => sticky(`kernel '${name}' did not build: ${e.message}`));
-    }, () => undefined);
     pipelines.set(pid, { pipeline, layout, name });
+    return device.popErrorScope().then(async (e) => {
+      if (e === null) return null;
+      let lines = '';
+      try {
+        const info = await module.getCompilationInfo();
+        lines = info.messages.map((m) => `${m.lineNum}:${m.linePos} ${m.message}`).join('; ');
+      } catch { /* the message alone */ }
+      return `kernel '${name}' did not build: ${e.message}${lines ? ` (${lines})` : ''}`;
+    }, () => null);
   }
   function dispatch(c: unknown[]): void {
     const pid = c[1] as number;
@@ -222,6 +225,7 @@ export function serveDevice(env: DeviceWorkerEnv): void {
     device.pushErrorScope('out-of-memory');
     device.pushErrorScope('validation');
     const destroyed: number[] = [];
+    const built: Promise<string | null>[] = [];
     let failure: string | null = null;
     let popped = false;
     try {
@@ -241,7 +245,7 @@ export function serveDevice(env: DeviceWorkerEnv): void {
             device.queue.writeBuffer(buffer(id), c[2] as number, batch.blobs[c[3] as number]!, c[4] as number, c[5] as number);
             break;
           }
-          case 4: makePipeline(c[1] as number, c[2] as string, c[3] as string, c[4] as string); break;
+          case 4: built.push(makePipeline(c[1] as number, c[2] as string, c[3] as string, c[4] as string)); break;
           case 5: dispatch(c); break;
           case 6: {
             encoderForCopy().copyBufferToBuffer(buffer(c[1] as number), c[2] as number, buffer(c[3] as number), c[4] as number, c[5] as number);
@@ -272,7 +276,10 @@ export function serveDevice(env: DeviceWorkerEnv): void {
       popped = true;
       const validation = device.popErrorScope();
       const oom = device.popErrorScope();
-      const scopes = Promise.all([validation, oom]).then(([v, o]) => {
+      const scopes = Promise.all([validation, oom, Promise.all(built)]).then(([v, o, b]) => {
+        // A kernel that did not compile explains the batch's failure better than its consequences.
+        const compile = b.find((t) => t !== null);
+        if (compile !== undefined && compile !== null) return compile;
         const e = o ?? v;
         if (e === null) return null;
         return `${o !== null ? 'out of device memory' : 'validation error'} in a batch of ${batch.kernels.length} kernels (${[...new Set(batch.kernels)].join(', ')}): ${e.message}`;

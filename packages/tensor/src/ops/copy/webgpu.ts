@@ -7,6 +7,7 @@ import { checkCopy } from './reference';
 export function copyWgsl(ctx: WebgpuContext, src: F32, dst: F32): void {
   checkCopy(src, dst);
   if (src.length === 0) return;
+  if (ctx.st.copyKvBlock(src, dst)) return;
   const from = ctx.st.copyRange(src, false, 'copy source'), to = ctx.st.copyRange(dst, true, 'copy destination');
   ctx.rt.copy(from.id, from.offset, to.id, to.offset, src.byteLength);
 }
