@@ -70,7 +70,8 @@ export class QuantMatrix implements PackedMatrix {
 
   /**
    * y [M, N] = input [M, K] · Wᵀ. On device `webgpu` (`useDevice`), every type runs in the device's
-   * kernels (`packedProduct`); on `cpu`, in @apertus/tensor's `packedLinear`, or by dequantized
+   * kernels (`packedProduct`) and y's values stay there (a tensor's storage is read back when the
+   * host reads it; a plain array needs `readBack(y)`); on `cpu`, in @apertus/tensor's `packedLinear`, or by dequantized
    * tiles on the GEMM where those kernels cannot run.
    */
   matmulT(input: Float32Array, M: number, y: Float32Array): void {

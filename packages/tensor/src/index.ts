@@ -40,6 +40,6 @@ export { gradcheck, type GradcheckResult } from './gradcheck';
 export { DEVICES, DEVICE_HELP, useDevice, currentDevice, describeDevice, type Device, type DeviceInfo } from './device';
 export { WebgpuUnavailableError, WebgpuMemoryError, WebgpuKernelError, type WebgpuMissing } from './webgpu/errors';
 export { SWIFTSHADER_ICD, isSoftwareAdapter, type WebgpuAdapterInfo } from './webgpu/adapter';
-export { webgpuCounters, countWebgpu, webgpuFeatures, loseWebgpuDevice } from './webgpu/device';
+export { webgpuCounters, countWebgpu, traceWebgpu, webgpuFeatures, loseWebgpuDevice } from './webgpu/device';
 export { countersSince, type WebgpuCounters } from './webgpu/counters';
 export type { WebgpuOptions } from './webgpu/runtime';

@@ -48,6 +48,19 @@ export function countWebgpu<T>(f: () => T): { readonly result: T; readonly count
   return { result, counters: countersSince(before, webgpuCounters()) };
 }
 
+/**
+ * What `f` made the webgpu device do, as `countWebgpu`, and its uploads in order, each named by
+ * what went up (`token ids`, `kernel parameters`, a weight's name...): budget tests list the ones
+ * they expect.
+ */
+export function traceWebgpu<T>(f: () => T): { readonly result: T; readonly counters: WebgpuCounters; readonly uploads: readonly { readonly what: string; readonly bytes: number }[] } {
+  const rt = running?.ctx.rt;
+  if (rt === undefined) return { ...countWebgpu(f), uploads: [] };
+  const before = webgpuCounters();
+  const { result, uploads } = rt.traceUploads(f);
+  return { result, counters: countersSince(before, webgpuCounters()), uploads };
+}
+
 /** The running device's kernel context, or null (tests, benchmarks). */
 export function webgpuContext(): WebgpuContext | null {
   return running?.ctx ?? null;

@@ -98,6 +98,8 @@ export class WebgpuRuntime {
   private readonly ctl: Int32Array;
   private readonly errorText: SharedArrayBuffer;
   private readonly count: WebgpuCounters = zeroCounters();
+  /** The uploads (what, padded bytes) while `traceUploads` runs. */
+  private uploadLog: { what: string; bytes: number }[] | null = null;
   private cmds: unknown[][] = [];
   private kernels: string[] = [];
   private blob: Uint8Array = new Uint8Array(1 << 16);
@@ -207,9 +209,10 @@ export class WebgpuRuntime {
   }
 
   /** Upload `data` into buffer `id` at `byteOffset` (in order with the recorded work). */
-  write(id: number, byteOffset: number, data: ArrayBufferView, uniform = false): void {
+  write(id: number, byteOffset: number, data: ArrayBufferView, uniform = false, what = uniform ? 'kernel parameters' : 'data'): void {
     const n = data.byteLength, padded = Math.ceil(n / 4) * 4;
     if (padded === 0) return;
+    this.uploadLog?.push({ what, bytes: padded });
     if (this.blobUsed + padded > this.blob.length) {
       const grown = new Uint8Array(Math.max(2 * this.blob.length, this.blobUsed + padded));
       grown.set(this.blob.subarray(0, this.blobUsed));
@@ -243,7 +246,7 @@ export class WebgpuRuntime {
   }
 
   /** A uniform block holding `words` (at most 64 u32), sent once per distinct content. */
-  uniform(words: Uint32Array): Binding {
+  uniform(words: Uint32Array, what = 'kernel parameters'): Binding {
     let key = '';
     for (let i = 0; i < words.length; i++) key += words[i]!.toString(36) + ',';
     const hit = this.uniforms.get(key);
@@ -272,7 +275,7 @@ export class WebgpuRuntime {
     }
     const padded = new Uint32Array(size / 4);
     padded.set(words);
-    this.write(slot.id, slot.offset, padded, true);
+    this.write(slot.id, slot.offset, padded, true, what);
     this.uniforms.set(key, slot);
     return slot;
   }
@@ -281,7 +284,7 @@ export class WebgpuRuntime {
   dispatch(k: Kernel, params: Uint32Array | null, buffers: readonly Binding[], groups: readonly [number, number, number]): void {
     this.check();
     const pid = this.pipeline(k);
-    const all = params === null ? buffers : [this.uniform(params), ...buffers];
+    const all = params === null ? buffers : [this.uniform(params, `${k.name} parameters`), ...buffers];
     if (all.length !== k.bindings.length) throw new WebgpuKernelError(k.name, `${all.length} bindings for a kernel that declares ${k.bindings.length}`);
     const max = this.limits.maxComputeWorkgroupsPerDimension;
     if (groups.some((g) => g > max)) throw new WebgpuKernelError(k.name, `${groups.join(' × ')} workgroups exceed ${max} per dimension`);
@@ -351,6 +354,19 @@ export class WebgpuRuntime {
   /** The counters so far (a copy; submits as reported by the device thread). */
   counters(): WebgpuCounters {
     return { ...this.count, submits: Atomics.load(this.ctl, CTL.SUBMITS) };
+  }
+
+  /** Run `f` and list its uploads in order, each named by what went up (budget tests say which they expect). */
+  traceUploads<T>(f: () => T): { readonly result: T; readonly uploads: readonly { readonly what: string; readonly bytes: number }[] } {
+    const outer = this.uploadLog, log: { what: string; bytes: number }[] = [];
+    this.uploadLog = log;
+    try {
+      const result = f();
+      return { result, uploads: log };
+    } finally {
+      outer?.push(...log);
+      this.uploadLog = outer;
+    }
   }
 
   /** Destroy the device (tests of a lost device): later work fails with `missing: 'device-lost'`. */

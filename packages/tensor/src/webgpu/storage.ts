@@ -42,6 +42,8 @@ interface Entry {
   /** Bytes uploaded, for small shared arrays (compared on use). */
   snapshot: Uint8Array | null;
   readonly space: Space;
+  /** What the array is (the name its first binding gave it: traces of the uploads name it). */
+  readonly what: string;
   /** A KV block: its slot in the arena of its layout (each layer's part in that layer's buffer); `id` and `off` unused. */
   readonly kv: { readonly arena: KvArena; readonly slot: number } | null;
 }
@@ -105,7 +107,7 @@ export class DeviceStorage implements Residency {
       else this.drop(o);
     }
     const b = this.rt.alloc(bytes, what);
-    const n: Entry = { at, bytes, id: b.id, off: 0, owned: true, device: true, snapshot: null, space: space!, kv: null };
+    const n: Entry = { at, bytes, id: b.id, off: 0, owned: true, device: true, snapshot: null, space: space!, what, kv: null };
     space!.set(at, n);
     return { id: b.id, offset: 0, size: bytes };
   }
@@ -204,9 +206,9 @@ export class DeviceStorage implements Residency {
     // Entries the new range overlaps come home first (their host copies are then current).
     for (const o of this.overlapping(space, at, bytes)) this.toHost(this.hostView(v, o));
     const b = this.rt.alloc(bytes, what);
-    this.rt.write(b.id, 0, v);
+    this.rt.write(b.id, 0, v, false, what);
     const e: Entry = {
-      at, bytes, id: b.id, off: 0, owned: true, device: false, space, kv: null,
+      at, bytes, id: b.id, off: 0, owned: true, device: false, space, what, kv: null,
       snapshot: bytes <= SNAPSHOT_BYTES ? new Uint8Array(v.buffer, v.byteOffset, bytes).slice() : null,
     };
     space.set(at, e);
@@ -222,7 +224,7 @@ export class DeviceStorage implements Residency {
     let same = true;
     for (let i = 0; i < now.length; i++) if (now[i] !== snap[i]) { same = false; break; }
     if (same) return;
-    this.rt.write(e.id, e.off, now);
+    this.rt.write(e.id, e.off, now, false, e.what);
     snap.set(now);
   }
 
@@ -257,14 +259,14 @@ export class DeviceStorage implements Residency {
     if (block === null) return null;
     for (const o of this.overlapping(this.heap, block.at, block.bytes)) this.toHost(this.hostView(v, o));
     const arena = this.arenaFor(block.layout), slot = arena.take();
-    const e: Entry = { at: block.at, bytes: block.bytes, id: -1, off: 0, owned: false, device: false, snapshot: null, space: this.heap, kv: { arena, slot } };
+    const e: Entry = { at: block.at, bytes: block.bytes, id: -1, off: 0, owned: false, device: false, snapshot: null, space: this.heap, what: 'KV block', kv: { arena, slot } };
     const host = new Uint8Array(heapMemory()!.buffer, block.at, block.bytes);
     let zero = true;
     for (let i = 0; i < host.length; i += 4) if (host[i] !== 0 || host[i + 1] !== 0 || host[i + 2] !== 0 || host[i + 3] !== 0) { zero = false; break; }
     for (let l = 0; l < block.layout.layers; l++) {
       const d = arena.at(l, slot);
       if (zero) this.rt.clear(d.id, d.offset, arena.slotBytes);
-      else this.rt.write(d.id, d.offset, host.subarray(l * arena.slotBytes, (l + 1) * arena.slotBytes));
+      else this.rt.write(d.id, d.offset, host.subarray(l * arena.slotBytes, (l + 1) * arena.slotBytes), false, 'KV block');
     }
     this.heap.set(block.at, e);
     return e;
