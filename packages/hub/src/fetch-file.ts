@@ -103,7 +103,6 @@ async function download(client: HubClient, repo: string, commit: string, file: R
   for await (const chunk of sink.read()) hasher.update(chunk);
   let stalls = 0;
   let delay = options.retryDelayMs ?? 500;
-  options.onBytes?.(offset);
   while (offset < want.size) {
     const before = offset;
     try {
@@ -120,6 +119,7 @@ async function download(client: HubClient, repo: string, commit: string, file: R
         }
       }
       if (res.body === null) throw fail(`HTTP ${res.status} without a body`);
+      options.onBytes?.(offset);
       for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
         if (offset + chunk.length > want.size) throw fail(`larger than the ${want.size} bytes the Hub lists`);
         await sink.write(chunk);

@@ -12,6 +12,6 @@ export { selectModelFiles, chooseGguf, isModelGguf, shardFiles, CHECKPOINT_FILES
 export { hubSettings, hubCacheDir, hubToken, hfHome, envFlag, DEFAULT_ENDPOINT, type HubSettings } from './env';
 export { RepoCache, repoFolderName } from './cache';
 export { downloadModel, type HubOptions, type HubSnapshot, type DownloadProgress } from './snapshot';
-export { resolveModel, type ModelLocation } from './resolve';
+export { resolveModel, MODEL_SPEC_HELP, type ModelLocation } from './resolve';
 export { findModelDir, isModelDir, checkpointName, noModelReason, LATEST_POINTER } from './model-dir';
 export { downloadProgressBar, formatBytes, type DownloadDisplay } from './progress-bar';

@@ -21,7 +21,7 @@ export function formatBytes(n: number): string {
 }
 
 /** A download display on `stream` (default stderr): a bar on a TTY, lines otherwise (see the file header). */
-export function downloadProgressBar(stream: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr): DownloadDisplay {
+export function downloadProgressBar(stream: { write(text: string): unknown; readonly isTTY?: boolean } = process.stderr): DownloadDisplay {
   let bar: cliProgress.SingleBar | null = null;
   let file = '';
   let tenth = -1;
@@ -33,7 +33,7 @@ export function downloadProgressBar(stream: NodeJS.WritableStream & { isTTY?: bo
       if (stream.isTTY === true) {
         if (bar === null) {
           bar = new cliProgress.SingleBar({
-            stream, format: `${p.repo} {bar} {percentage}% {done}/{size} {speed}/s ETA {eta_formatted} {file}`, barsize: 30, hideCursor: true, etaBuffer: 50, fps: 5,
+            stream: stream as NodeJS.WritableStream, format: `${p.repo} {bar} {percentage}% {done}/{size} {speed}/s ETA {eta_formatted} {file}`, barsize: 30, hideCursor: true, etaBuffer: 50, fps: 5,
           }, cliProgress.Presets.shades_classic);
           start = Date.now();
           startBytes = p.bytes;

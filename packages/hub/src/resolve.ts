@@ -10,6 +10,9 @@ import { checkpointName, findModelDir, noModelReason } from './model-dir';
 import { downloadModel, type HubOptions, type HubSnapshot } from './snapshot';
 import { hubModelName, parseHubId } from './spec';
 
+/** What a `--model` option accepts, for the apps' `--help` (the same in every app). */
+export const MODEL_SPEC_HELP = 'a model directory (config.json, *.safetensors, tokenizer.json), a run directory, a .gguf file, or a Hugging Face Hub id owner/name[@revision][:QUANT] (downloaded into the Hugging Face cache; HF_TOKEN for gated models, HF_HUB_OFFLINE=1 for the cache only)';
+
 /** A model as local files. */
 export interface ModelLocation {
   /** A Hugging Face checkpoint directory, or one GGUF file. */
