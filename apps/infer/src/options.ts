@@ -1,7 +1,7 @@
 // Command-line plumbing shared by apertus-chat and apertus-generate: I/O streams, number parsers,
 // the common model and sampling options (commander errors become CliError through parseCommand).
 
-import { MODEL_SPEC_HELP, downloadProgressBar } from '@apertus/hub';
+import { MODEL_SPEC_HELP, withDownloadDisplay, type DownloadProgress } from '@apertus/hub';
 import { loadServedModel, parseCommand, Scheduler, type ServedModel } from '@apertus/serve/engine';
 import { DEVICES, DEVICE_HELP, useDevice, type Device } from '@apertus/tensor';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -83,12 +83,8 @@ export function parseArgs(cmd: Command, argv: readonly string[], io: AppIo): Com
  */
 export async function loadModelAt(spec: string, device: Device, onWarning?: (message: string) => void, progress?: AppIo['error']): Promise<ServedModel> {
   await useDevice(device);
-  const bar = progress ? downloadProgressBar(progress) : null;
-  try {
-    return await loadServedModel(spec, { ...(onWarning ? { onWarning } : {}), ...(bar ? { onProgress: bar.onProgress } : {}) });
-  } finally {
-    bar?.stop();
-  }
+  const load = (onProgress?: (p: DownloadProgress) => void) => loadServedModel(spec, { ...(onWarning ? { onWarning } : {}), ...(onProgress ? { onProgress } : {}) });
+  return progress ? withDownloadDisplay(progress, load) : load();
 }
 
 /**

@@ -14,4 +14,4 @@ export { RepoCache, repoFolderName } from './cache';
 export { downloadModel, type HubOptions, type HubSnapshot, type DownloadProgress } from './snapshot';
 export { resolveModel, MODEL_SPEC_HELP, type ModelLocation } from './resolve';
 export { findModelDir, isModelDir, checkpointName, noModelReason, LATEST_POINTER } from './model-dir';
-export { downloadProgressBar, formatBytes, type DownloadDisplay } from './progress-bar';
+export { downloadProgressBar, withDownloadDisplay, formatBytes, type DownloadDisplay } from './progress-bar';

@@ -60,3 +60,13 @@ export function downloadProgressBar(stream: { write(text: string): unknown; read
     },
   };
 }
+
+/** Run `load` with a download display on `stream` (see {@link downloadProgressBar}), ended however `load` ends. */
+export async function withDownloadDisplay<T>(stream: Parameters<typeof downloadProgressBar>[0], load: (onProgress: DownloadDisplay['onProgress']) => Promise<T>): Promise<T> {
+  const display = downloadProgressBar(stream);
+  try {
+    return await load(display.onProgress);
+  } finally {
+    display.stop();
+  }
+}

@@ -8,4 +8,4 @@
  * @packageDocumentation
  */
 export * from './browser';
-export { loadPretrained, type LoadPretrainedOptions } from './load';
+export { loadPretrained, checkpointTokenizer, readTokenizerFiles, type LoadPretrainedOptions } from './load';

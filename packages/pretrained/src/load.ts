@@ -14,7 +14,7 @@ import path from 'node:path';
 import { GgufError, loadGguf } from '@apertus/gguf';
 import { resolveModel, type HubOptions, type ModelLocation } from '@apertus/hub';
 import { ModelError, loadCheckpointAsync, readCheckpointConfig } from '@apertus/model';
-import { TokenizerError, loadTokenizerFromDirectory } from '@apertus/tokenizer';
+import { TokenizerError, loadTokenizerFromDirectory, type Tokenizer } from '@apertus/tokenizer';
 import { chatPromptOf, checkTokenizerFits } from './chat-template';
 import { ModelLoadError } from './errors';
 import { TOKENIZER_FILES, type Pretrained, type PretrainedSource } from './pretrained';
@@ -51,8 +51,8 @@ async function prefetch(file: string): Promise<void> {
   }
 }
 
-/** The tokenizer files present in a checkpoint directory. */
-function readTokenizerFiles(dir: string): Record<string, string> {
+/** The tokenizer files present in a directory (see {@link TOKENIZER_FILES}). */
+export function readTokenizerFiles(dir: string): Record<string, string> {
   const files: Record<string, string> = {};
   for (const name of TOKENIZER_FILES) {
     const p = path.join(dir, name);
@@ -61,16 +61,25 @@ function readTokenizerFiles(dir: string): Record<string, string> {
   return files;
 }
 
-async function loadCheckpointDir(dir: string, o: LoadPretrainedOptions): Promise<Omit<Pretrained, 'name' | 'source'>> {
+/**
+ * The tokenizer of a checkpoint directory and its files (to carry into the checkpoints of a run),
+ * without the weights: what a resumed run needs.
+ * @throws ModelLoadError when there is no tokenizer.json; the tokenizer's typed errors naming the file
+ */
+export function checkpointTokenizer(dir: string): { tokenizer: Tokenizer; tokenizerFiles: Record<string, string> } {
   if (!fs.existsSync(path.join(dir, 'tokenizer.json'))) throw new ModelLoadError(dir, 'no tokenizer.json in the checkpoint directory');
-  const tokenizer = loadTokenizerFromDirectory(dir);
+  return { tokenizer: loadTokenizerFromDirectory(dir), tokenizerFiles: readTokenizerFiles(dir) };
+}
+
+async function loadCheckpointDir(dir: string, o: LoadPretrainedOptions): Promise<Omit<Pretrained, 'name' | 'source'>> {
+  const { tokenizer, tokenizerFiles } = checkpointTokenizer(dir);
   const jinja = path.join(dir, 'chat_template.jinja');
   const hasJinja = fs.existsSync(jinja);
   const chat = chatPromptOf(tokenizer, hasJinja ? fs.readFileSync(jinja, 'utf8') : null, hasJinja ? jinja : path.join(dir, 'tokenizer_config.json'), o.onWarning ?? (() => {}));
   const { config } = readCheckpointConfig(dir);
   checkTokenizerFits(tokenizer, config.vocab_size, path.join(dir, 'tokenizer.json'));
   const { model, generationConfig } = await loadCheckpointAsync(dir, { precision: o.precision ?? 'auto', adapters: o.adapter !== undefined ? [o.adapter] : [] });
-  return { model, tokenizer, chat, generationConfig, tokenizerFiles: readTokenizerFiles(dir) };
+  return { model, tokenizer, chat, generationConfig, tokenizerFiles };
 }
 
 async function loadGgufFile(file: string, o: LoadPretrainedOptions): Promise<Omit<Pretrained, 'name' | 'source'>> {
