@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DEFAULT_ENDPOINT } from './http';
 
 /** Where and how the Hub is reached. */
 export interface HubSettings {
@@ -23,8 +24,7 @@ export interface HubSettings {
   readonly offline: boolean;
 }
 
-/** The public Hub. */
-export const DEFAULT_ENDPOINT = 'https://huggingface.co';
+export { DEFAULT_ENDPOINT };
 
 type Env = Readonly<Record<string, string | undefined>>;
 

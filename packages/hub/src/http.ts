@@ -7,6 +7,9 @@ import { listFiles, modelInfo } from '@huggingface/hub';
 import { HubAccessError, HubError, HubHttpError, HubNotFoundError, HubOfflineError } from './errors';
 import type { RepoFile } from './select';
 
+/** The public Hub. */
+export const DEFAULT_ENDPOINT = 'https://huggingface.co';
+
 /** How to reach the Hub. */
 export interface HubClient {
   /** Base URL (no trailing slash). */

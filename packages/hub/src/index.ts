@@ -6,10 +6,9 @@
  * `browser` condition is ./browser.ts: the same downloads into the browser's Cache API.
  * @packageDocumentation
  */
-export { HubError, ModelSpecError, HubNotFoundError, HubAccessError, HubNoWeightsError, HubOfflineError, HubDownloadError, HubHttpError, type HubMissing } from './errors';
-export { parseHubId, formatHubId, hubModelName, isRepoId, DEFAULT_REVISION, type HubModelId } from './spec';
-export { selectModelFiles, chooseGguf, isModelGguf, shardFiles, CHECKPOINT_FILES, SHARD_INDEX, type RepoFile, type ModelFiles } from './select';
-export { hubSettings, hubCacheDir, hubToken, hfHome, envFlag, DEFAULT_ENDPOINT, type HubSettings } from './env';
+// The Node entry: everything in ./browser, plus the Hugging Face cache on disk and the environment.
+export * from './browser';
+export { hubSettings, hubCacheDir, hubToken, hfHome, envFlag, type HubSettings } from './env';
 export { RepoCache, repoFolderName } from './cache';
 export { downloadModel, type HubOptions, type HubSnapshot, type DownloadProgress } from './snapshot';
 export { resolveModel, MODEL_SPEC_HELP, type ModelLocation } from './resolve';

@@ -6,3 +6,4 @@ export { TOKENIZER_FILES, type Pretrained, type PretrainedSource } from './pretr
 export { ChatPrompt, type ChatPromptOptions } from './chat-prompt';
 export { chatPromptOf, templateOfConfig, checkTokenizerFits } from './chat-template';
 export { PretrainedError, ModelLoadError, PromptError } from './errors';
+export { loadPretrained, loadPretrainedUrl, type BrowserLoadOptions } from './browser-load';

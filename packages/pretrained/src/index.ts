@@ -7,5 +7,10 @@
  * fetched, picked or Hub files.
  * @packageDocumentation
  */
-export * from './browser';
+// The Node entry: the browser entry's in-memory loaders, and loadPretrained for paths and the Hugging Face cache.
+export { pretrainedFromFiles, pretrainedFromGguf, type ModelFile, type FromFilesOptions } from './from-files';
+export { TOKENIZER_FILES, type Pretrained, type PretrainedSource } from './pretrained';
+export { ChatPrompt, type ChatPromptOptions } from './chat-prompt';
+export { chatPromptOf, templateOfConfig, checkTokenizerFits } from './chat-template';
+export { PretrainedError, ModelLoadError, PromptError } from './errors';
 export { loadPretrained, checkpointTokenizer, readTokenizerFiles, type LoadPretrainedOptions } from './load';
