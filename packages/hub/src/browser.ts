@@ -4,6 +4,6 @@
 
 export { HubError, ModelSpecError, HubNotFoundError, HubAccessError, HubNoWeightsError, HubOfflineError, HubDownloadError, HubHttpError, type HubMissing } from './errors';
 export { parseHubId, formatHubId, hubModelName, isRepoId, DEFAULT_REVISION, type HubModelId } from './spec';
-export { selectModelFiles, chooseGguf, isModelGguf, shardFiles, CHECKPOINT_FILES, SHARD_INDEX, type RepoFile, type ModelFiles } from './select';
+export { selectModelFiles, chooseGguf, isModelGguf, isSafeRepoPath, shardFiles, CHECKPOINT_FILES, SHARD_INDEX, type RepoFile, type ModelFiles } from './select';
 export { DEFAULT_ENDPOINT } from './http';
 export { downloadModelToCache, BROWSER_CACHE_NAME, type BrowserHubOptions, type BrowserSnapshot, type BrowserDownloadProgress, type ResponseCache } from './browser-download';

@@ -1,9 +1,8 @@
 // The one way this package talks to the Hub: `fetch` with the bearer token, and the Hub's error
 // responses turned into typed errors by status and `X-Error-Code` (RepoNotFound, RevisionNotFound,
-// EntryNotFound, GatedRepo), as huggingface_hub reads them. The repository calls (revision → commit,
-// the file listing) are @huggingface/hub's `modelInfo` and `listFiles` running over this `fetch`.
-
-import { listFiles, modelInfo } from '@huggingface/hub';
+// EntryNotFound, GatedRepo), as huggingface_hub reads them; and the two API calls a download needs:
+// the commit of a revision (`/api/models/{repo}/revision/{rev}`) and the commit's recursive file
+// listing (`/api/models/{repo}/tree/{commit}`, pages linked by `Link: <…>; rel="next"`).
 import { HubAccessError, HubError, HubHttpError, HubNotFoundError, HubOfflineError } from './errors';
 import type { RepoFile } from './select';
 
@@ -87,25 +86,45 @@ export async function hubFetch(client: HubClient, url: string, s: RequestSubject
   return res;
 }
 
-/** A `fetch` for @huggingface/hub's functions: the token added, errors typed. */
-function fetchFor(client: HubClient, s: RequestSubject): typeof fetch {
-  return (input, init) => hubFetch(client, input instanceof Request ? input.url : String(input), s, init);
+async function getJson(client: HubClient, url: string, s: RequestSubject): Promise<{ json: unknown; next: string | null }> {
+  const res = await hubFetch(client, url, s, { headers: { accept: 'application/json' } });
+  let json: unknown;
+  try {
+    json = await res.json();
+  } catch (e) {
+    throw new HubError(`${s.repo}: ${url} did not answer JSON (${(e as Error).message}): ${client.endpoint} may not be a Hub`);
+  }
+  const link = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1];
+  if (link === undefined) return { json, next: null };
+  // The token goes with the next page: only to the Hub itself.
+  const next = new URL(link, url);
+  if (next.origin !== new URL(client.endpoint).origin) throw new HubError(`${s.repo}: the listing's next page is on another host (${next.origin}); not followed`);
+  return { json, next: next.href };
 }
 
 /** The commit a revision (branch, tag or commit) of `repo` is at, and whether the repository is gated. */
 export async function resolveRevision(client: HubClient, repo: string, revision: string): Promise<{ commit: string; gated: boolean }> {
-  const info = await modelInfo({ name: repo, revision, hubUrl: client.endpoint, fetch: fetchFor(client, { repo, revision }), additionalFields: ['sha'] });
-  const commit = (info as { sha?: unknown }).sha;
-  if (typeof commit !== 'string' || !/^[0-9a-f]{40}$/.test(commit)) throw new HubError(`${repo}@${revision}: the Hub's answer has no commit id (sha): ${client.endpoint} may not be a Hub`);
-  return { commit, gated: info.gated !== false && info.gated !== undefined };
+  const { json } = await getJson(client, `${client.endpoint}/api/models/${repo}/revision/${encodeURIComponent(revision)}`, { repo, revision });
+  const { sha, gated } = (json ?? {}) as { sha?: unknown; gated?: unknown };
+  if (typeof sha !== 'string' || !/^[0-9a-f]{40}$/.test(sha)) throw new HubError(`${repo}@${revision}: the Hub's answer has no commit id (sha): ${client.endpoint} may not be a Hub`);
+  return { commit: sha, gated: gated !== false && gated !== undefined && gated !== null };
 }
+
+interface TreeEntry { type?: unknown; path?: unknown; size?: unknown; oid?: unknown; lfs?: { oid?: unknown; size?: unknown } | null }
 
 /** Every file of `repo` at `commit` (the recursive tree listing, all pages). */
 export async function listRepoFiles(client: HubClient, repo: string, commit: string): Promise<RepoFile[]> {
   const out: RepoFile[] = [];
-  for await (const e of listFiles({ repo: { type: 'model', name: repo }, revision: commit, recursive: true, hubUrl: client.endpoint, fetch: fetchFor(client, { repo, revision: commit }) })) {
-    if (e.type !== 'file') continue;
-    out.push({ path: e.path, size: e.size, blobId: e.oid ?? '', lfs: e.lfs ? { sha256: e.lfs.oid, size: e.lfs.size } : null });
+  let url: string | null = `${client.endpoint}/api/models/${repo}/tree/${commit}?recursive=true`;
+  while (url !== null) {
+    const page: { json: unknown; next: string | null } = await getJson(client, url, { repo, revision: commit });
+    if (!Array.isArray(page.json)) throw new HubError(`${repo}@${commit}: the file listing is not a list: ${client.endpoint} may not be a Hub`);
+    for (const e of page.json as TreeEntry[]) {
+      if (e.type !== 'file' || typeof e.path !== 'string') continue;
+      const lfs = e.lfs && typeof e.lfs.oid === 'string' ? { sha256: e.lfs.oid, size: Number(e.lfs.size) } : null;
+      out.push({ path: e.path, size: Number(e.size), blobId: typeof e.oid === 'string' ? e.oid : '', lfs });
+    }
+    url = page.next;
   }
   return out;
 }

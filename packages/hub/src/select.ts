@@ -53,6 +53,11 @@ export function isModelGguf(path: string): boolean {
   return !GGUF_SIDECARS.some((s) => base.includes(s));
 }
 
+/** True for a path that stays inside the repository (no empty, `.` or `..` segment, no `\\`, not absolute): the only ones joined onto a cache folder. */
+export function isSafeRepoPath(path: string): boolean {
+  return path !== '' && !path.includes('\\') && path.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..');
+}
+
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
@@ -75,7 +80,7 @@ export function chooseGguf(paths: readonly string[], quant: string | null): stri
  * @throws HubNoWeightsError naming the repository (and the GGUF files it has, when a type matched none)
  */
 export function selectModelFiles(repo: string, files: readonly RepoFile[], quant: string | null): ModelFiles {
-  const paths = files.map((f) => f.path);
+  const paths = files.map((f) => f.path).filter(isSafeRepoPath);
   const has = new Set(paths);
   const gguf = (): ModelFiles | null => {
     const file = chooseGguf(paths, quant);

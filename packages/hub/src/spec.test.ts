@@ -59,6 +59,10 @@ describe('the model files of a repository', () => {
     expect(() => selectModelFiles('o/n', files('config.json'), 'Q8_0')).toThrow('o/n:Q8_0: no GGUF files (a :TYPE suffix picks a GGUF file of the repository)');
   });
 
+  test('a listing path that would leave the snapshot folder is never chosen', () => {
+    expect(selectModelFiles('o/n', files('../../evil-Q4_K_M.gguf', 'a/../b-Q4_K_M.gguf', '/abs-Q4_K_M.gguf', 'c\\d-Q4_K_M.gguf', 'ok-Q8_0.gguf'), null)).toEqual({ format: 'gguf', file: 'ok-Q8_0.gguf' });
+  });
+
   test('shard index: the files its weight_map names; a path outside the folder is refused', () => {
     expect(shardFiles('o/n', JSON.stringify({ weight_map: { a: 'm-2.safetensors', b: 'm-1.safetensors', c: 'm-2.safetensors' } }))).toEqual(['m-2.safetensors', 'm-1.safetensors']);
     expect(() => shardFiles('o/n', JSON.stringify({ weight_map: { a: '../x.safetensors' } }))).toThrow('o/n: model.safetensors.index.json: weight_map: "../x.safetensors" is not a .safetensors file beside the index');

@@ -7,7 +7,8 @@
  * fetched, picked or Hub files.
  * @packageDocumentation
  */
-// The Node entry: the browser entry's in-memory loaders, and loadPretrained for paths and the Hugging Face cache.
+// The Node entry: everything of the browser entry, and loadPretrained for paths and the Hugging Face cache.
+export { fetchPretrained, fetchPretrainedUrl, type BrowserLoadOptions } from './browser-load';
 export { pretrainedFromFiles, pretrainedFromGguf, type ModelFile, type FromFilesOptions } from './from-files';
 export { TOKENIZER_FILES, type Pretrained, type PretrainedSource } from './pretrained';
 export { ChatPrompt, type ChatPromptOptions } from './chat-prompt';
