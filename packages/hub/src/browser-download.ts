@@ -14,7 +14,7 @@ import { sha1 } from '@noble/hashes/legacy';
 import { sha256 } from '@noble/hashes/sha2';
 import { bytesToHex } from '@noble/hashes/utils';
 import { HubAccessError, HubHttpError, HubOfflineError } from './errors';
-import { downloadFile, expectedContent, type DownloadSink, type Hashes } from './fetch-file';
+import { downloadFile, expectedContent, type DownloadProgress, type DownloadSink, type Hashes } from './fetch-file';
 import { DEFAULT_ENDPOINT, HubUnreachableError, listRepoFiles, resolveRevision, resolveUrl, type HubClient } from './http';
 import { selectModelFiles, shardFiles, type ModelFiles, type RepoFile } from './select';
 import { DEFAULT_REVISION, type HubModelId } from './spec';
@@ -24,16 +24,6 @@ export interface ResponseCache {
   match(request: string): Promise<Response | undefined>;
   put(request: string, response: Response): Promise<void>;
   delete(request: string): Promise<boolean>;
-}
-
-/** Progress of a download (as in Node). */
-export interface BrowserDownloadProgress {
-  readonly repo: string;
-  readonly file: string;
-  readonly fileBytes: number;
-  readonly fileTotal: number;
-  readonly bytes: number;
-  readonly total: number;
 }
 
 /** Options of {@link downloadModelToCache}. */
@@ -48,7 +38,7 @@ export interface BrowserHubOptions {
   readonly cache?: ResponseCache;
   readonly fetch?: typeof fetch;
   readonly signal?: AbortSignal;
-  readonly onProgress?: (p: BrowserDownloadProgress) => void;
+  readonly onProgress?: (p: DownloadProgress) => void;
   /** First retry delay after a dropped connection, in ms. Default 500. */
   readonly retryDelayMs?: number;
 }

@@ -6,4 +6,5 @@ export { HubError, ModelSpecError, HubNotFoundError, HubAccessError, HubNoWeight
 export { parseHubId, formatHubId, hubModelName, isRepoId, DEFAULT_REVISION, type HubModelId } from './spec';
 export { selectModelFiles, chooseGguf, isModelGguf, isSafeRepoPath, shardFiles, CHECKPOINT_FILES, SHARD_INDEX, type RepoFile, type ModelFiles } from './select';
 export { DEFAULT_ENDPOINT } from './http';
-export { downloadModelToCache, BROWSER_CACHE_NAME, type BrowserHubOptions, type BrowserSnapshot, type BrowserDownloadProgress, type ResponseCache } from './browser-download';
+export { downloadModelToCache, BROWSER_CACHE_NAME, type BrowserHubOptions, type BrowserSnapshot, type ResponseCache } from './browser-download';
+export type { DownloadProgress } from './fetch-file';

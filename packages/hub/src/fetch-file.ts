@@ -14,6 +14,20 @@ import { HubDownloadError, HubHttpError } from './errors';
 import { hubFetch, HubUnreachableError, resolveUrl, type HubClient } from './http';
 import type { RepoFile } from './select';
 
+/** Progress of a model download (Node and browser alike). */
+export interface DownloadProgress {
+  /** `owner/name`. */
+  readonly repo: string;
+  /** The file being downloaded (path in the repository). */
+  readonly file: string;
+  /** Its bytes stored so far (resumed bytes included) and its size. */
+  readonly fileBytes: number;
+  readonly fileTotal: number;
+  /** Bytes of the model's files present so far (files found in the cache count whole) and their total. */
+  readonly bytes: number;
+  readonly total: number;
+}
+
 /** An incremental hash. */
 export interface Hasher {
   update(bytes: Uint8Array): void;

@@ -10,7 +10,7 @@
 export * from './browser';
 export { hubSettings, hubCacheDir, hubToken, hfHome, envFlag, type HubSettings } from './env';
 export { RepoCache, repoFolderName } from './cache';
-export { downloadModel, type HubOptions, type HubSnapshot, type DownloadProgress } from './snapshot';
+export { downloadModel, type HubOptions, type HubSnapshot } from './snapshot';
 export { resolveModel, MODEL_SPEC_HELP, type ModelLocation } from './resolve';
 export { findModelDir, isModelDir, checkpointName, noModelReason, LATEST_POINTER } from './model-dir';
 export { downloadProgressBar, withDownloadDisplay, formatBytes, type DownloadDisplay } from './progress-bar';

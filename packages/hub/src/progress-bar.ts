@@ -2,7 +2,7 @@
 // plain lines elsewhere (CI logs, pipes): one when a file starts and one at each tenth of the total.
 
 import cliProgress from 'cli-progress';
-import type { DownloadProgress } from './snapshot';
+import type { DownloadProgress } from './fetch-file';
 
 /** A progress callback for {@link resolveModel} / {@link downloadModel} and its end. */
 export interface DownloadDisplay {

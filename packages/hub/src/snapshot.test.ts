@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { HubAccessError, HubDownloadError, HubNoWeightsError, HubNotFoundError, HubOfflineError } from './errors';
-import { downloadModel, type DownloadProgress, type HubOptions } from './snapshot';
+import type { DownloadProgress } from './fetch-file';
+import { downloadModel, type HubOptions } from './snapshot';
 import { parseHubId } from './spec';
 import { startHubServer, type HubServer } from './testing';
 

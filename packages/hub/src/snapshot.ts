@@ -16,24 +16,10 @@ import { createHash } from 'node:crypto';
 import { isCommit, RepoCache } from './cache';
 import { hubSettings, type HubSettings } from './env';
 import { HubAccessError, HubHttpError, HubNotFoundError, HubOfflineError } from './errors';
-import { downloadFile, expectedContent, type Hashes } from './fetch-file';
+import { downloadFile, expectedContent, type DownloadProgress, type Hashes } from './fetch-file';
 import { listRepoFiles, resolveRevision, HubUnreachableError, type HubClient } from './http';
 import { selectModelFiles, shardFiles, type ModelFiles, type RepoFile } from './select';
 import { DEFAULT_REVISION, type HubModelId } from './spec';
-
-/** Progress of a model download. */
-export interface DownloadProgress {
-  /** `owner/name`. */
-  readonly repo: string;
-  /** The file being downloaded (path in the repository). */
-  readonly file: string;
-  /** Its bytes stored so far (resumed bytes included) and its size. */
-  readonly fileBytes: number;
-  readonly fileTotal: number;
-  /** Bytes of the model's files present so far (files found in the cache count whole) and their total. */
-  readonly bytes: number;
-  readonly total: number;
-}
 
 /** Options of the Hub functions (each defaults to the environment, see {@link hubSettings}). */
 export interface HubOptions extends Partial<HubSettings> {
