@@ -5,7 +5,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { MODEL_SPEC_HELP, downloadProgressBar } from '@apertus/hub';
+import { MODEL_SPEC_HELP, withDownloadDisplay } from '@apertus/hub';
 import { DEVICES, DEVICE_HELP, describeDevice, useDevice, type Device } from '@apertus/tensor';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseCommand } from './cli-args';
@@ -100,10 +100,9 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
   let listening!: () => void;
   const listened = new Promise<void>((r) => (listening = r));
   const onWarning = (m: string) => err(`[apertus-serve] warning: ${m}\n`);
-  const progress = downloadProgressBar(process.stderr);
-  const model = listened.then(() => loadServedModel(o.model, {
-    precision: o.precision as 'auto' | 'f32', onWarning, onProgress: progress.onProgress, ...(o.name !== undefined ? { name: o.name } : {}), ...(o.adapter !== undefined ? { adapter: o.adapter } : {}),
-  })).finally(() => progress.stop());
+  const model = listened.then(() => withDownloadDisplay(process.stderr, (onProgress) => loadServedModel(o.model, {
+    precision: o.precision as 'auto' | 'f32', onWarning, onProgress, ...(o.name !== undefined ? { name: o.name } : {}), ...(o.adapter !== undefined ? { adapter: o.adapter } : {}),
+  })));
   const log = o.quiet ? undefined : (line: string) => err(`[apertus-serve] ${line}\n`);
   const server = createServer({
     model, apiKey, maxQueue: o.maxQueue, maxBatch: o.maxBatch, maxBodyBytes: o.maxBody, prefillChunk: o.prefillChunk, webPage: o.web,
