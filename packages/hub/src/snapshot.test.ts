@@ -103,6 +103,10 @@ describe('downloadModel: the Hugging Face cache layout', () => {
     // An unreachable Hub: the cached snapshot of refs/main.
     const gone = await downloadModel(id('acme/tiny'), { ...o, env: { ...o.env, HF_ENDPOINT: await closedPort() } });
     expect(gone).toMatchObject({ dir: first.dir, fromCache: true });
+    // A cache without trees/ (older huggingface_hub): the snapshot's files are the listing.
+    fs.rmSync(path.join(o.env.HF_HUB_CACHE, 'models--acme--tiny', 'trees'), { recursive: true });
+    const bare = await downloadModel(id('acme/tiny'), { ...o, env: { ...o.env, HF_HUB_OFFLINE: '1' } });
+    expect(bare).toMatchObject({ dir: first.dir, fromCache: true, model: first.model });
   });
 
   test('offline or unreachable without a cached snapshot: one line naming the cache', async () => {

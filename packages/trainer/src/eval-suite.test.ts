@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { readUdhr, unitHash } from '@apertus/data';
+import { convertCheckpoint } from '@apertus/gguf';
 import { noGrad, Tensor } from '@apertus/tensor';
 import { APERTUS_EOS_ID } from '@apertus/tokenizer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,6 +73,15 @@ describe('suite', () => {
     const table = formatStages([r], texts, suite);
     expect(table).toMatch(/^\| Metric \| tiny \|\n\|---\|---:\|\n\| Perplexity, held-out text ↓ \| \d+\.\d\d \|/);
     expect(table).toMatch(/Memorization: exact match ↓ \| \d+\.\d\d% \|/);
+    // The same model as an F32 GGUF file evaluates alike: its products run the same float32
+    // operations in another order (each logit moves by ~1e-6 of Σ|x·w| at these widths), so the
+    // perplexity agrees far within 1e-4 relative; the greedy translations are the same tokens.
+    const gguf = path.join(root, 'tiny.F32.gguf');
+    convertCheckpoint(tiny.dir, gguf, 'F32');
+    const g = await evaluateStage({ name: 'gguf', location: gguf }, texts, suite);
+    expect(g.modelDir).toBe(gguf);
+    expect(Math.abs(g.report.perplexity! / r.report.perplexity! - 1)).toBeLessThan(1e-4);
+    expect(g.translations.map((t) => t.tokens)).toEqual(r.translations.map((t) => t.tokens));
   });
 });
 
