@@ -49,7 +49,7 @@ export interface HubSnapshot {
   readonly model: ModelFiles;
   /** The local path to load: the snapshot folder, or the GGUF file in it. */
   readonly path: string;
-  /** True when no request was made (offline, or everything cached for a commit id). */
+  /** True when the Hub gave nothing: offline, unreachable, or everything cached for a commit id. */
   readonly fromCache: boolean;
 }
 
@@ -97,16 +97,19 @@ export async function downloadModel(id: HubModelId, options: HubOptions = {}): P
   const revision = id.revision ?? DEFAULT_REVISION;
   const cache = new RepoCache(s.cacheDir, repo);
   let commit: string;
+  let requests = false;
   // Why the cache alone answers (null: online).
   let cacheOnly: string | null = s.offline ? 'HF_HUB_OFFLINE is set' : null;
   if (cacheOnly !== null) commit = cachedCommit(cache, revision, cacheOnly);
   else if (isCommit(revision) && fs.existsSync(cache.snapshotDir(revision))) commit = revision;
   else {
     try {
+      requests = true;
       commit = (await resolveRevision(client, repo, revision)).commit;
       cache.writeRef(revision, commit);
     } catch (e) {
       if (!cacheMayAnswer(e)) throw e;
+      requests = false; // the answer comes from the cache alone
       cacheOnly = (e as Error).message.replace(`${repo}: `, '');
       try {
         commit = cachedCommit(cache, revision, cacheOnly, e);
@@ -117,10 +120,8 @@ export async function downloadModel(id: HubModelId, options: HubOptions = {}): P
   }
   const dir = cache.snapshotDir(commit);
   // The listing: recorded for the commit, else asked for (online), else what the snapshot holds.
-  const online = cacheOnly === null;
-  let requests = online && !isCommit(revision);
   let listing = cache.readTree(commit);
-  if (listing === null && online) {
+  if (listing === null && cacheOnly === null) {
     requests = true;
     listing = await listRepoFiles(client, repo, commit);
     cache.writeTree(commit, listing);
