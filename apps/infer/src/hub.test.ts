@@ -53,8 +53,7 @@ afterAll(async () => {
 /** Each test: the app's environment points at the test Hub and a fresh cache, with no token. */
 beforeEach(() => {
   process.env = { ...saved, HF_ENDPOINT: hub.url, HF_HUB_CACHE: path.join(tmp.dir, `cache-${++n}`), HF_HOME: path.join(tmp.dir, `home-${n}`) };
-  delete process.env.HF_TOKEN;
-  delete process.env.HF_HUB_OFFLINE;
+  for (const k of ['HF_TOKEN', 'HUGGING_FACE_HUB_TOKEN', 'HF_TOKEN_PATH', 'HF_HUB_OFFLINE', 'TRANSFORMERS_OFFLINE']) delete process.env[k];
   hub.requests.length = 0;
 });
 

@@ -37,6 +37,7 @@ describe('apertus-quantize', () => {
     const saved = { ...process.env };
     process.env.HF_ENDPOINT = hub.url;
     process.env.HF_HUB_CACHE = path.join(tmp.dir, 'hf-cache');
+    for (const k of ['HF_TOKEN', 'HUGGING_FACE_HUB_TOKEN', 'HF_TOKEN_PATH', 'HF_HOME', 'HF_HUB_OFFLINE']) delete process.env[k];
     try {
       const fromHub = await runQuantizeCli(['acme/tiny', path.join(tmp.dir, 'hub.gguf'), '--type', 'F32'], () => {});
       // The same file but for general.name: the checkpoint's name (tiny) or the Hub id.
