@@ -114,7 +114,11 @@ test('GGUF everywhere: a .gguf path and owner/name:Q8_0 give the GGUF model\'s t
   expect(await generateWith(ggufFile)).toMatchObject({ code: 0, out: want });
   expect(await generateWith('acme/tiny-GGUF:q8_0')).toMatchObject({ code: 0, out: want });
   const unknown = await generateWith('acme/nothing');
-  expect(unknown).toEqual({ code: 1, out: '', err: `apertus-generate: cannot load acme/nothing on cpu: acme/nothing: no such model on ${hub.url} (if it is private, set HF_TOKEN)\n` });
+  expect(unknown).toEqual({ code: 1, out: '', err: `apertus-generate: cannot load acme/nothing on cpu: acme/nothing: no such file or directory, and no such model on ${hub.url} (if it is private, set HF_TOKEN)\n` });
+  // A run directory that does not exist yet looks like a Hub id: offline, both are said.
+  process.env.HF_HUB_OFFLINE = '1';
+  const notYet = await generateWith('no-runs-yet/udhr-tiny');
+  expect(notYet.err).toBe(`apertus-generate: cannot load no-runs-yet/udhr-tiny on cpu: no-runs-yet/udhr-tiny: no such file or directory, and as a Hub id: HF_HUB_OFFLINE is set, and the Hugging Face cache (${process.env.HF_HUB_CACHE}) has no snapshot of main\n`);
   const noType = await generateWith('acme/tiny-GGUF:Q4_K_M');
   expect(noType.err).toBe('apertus-generate: cannot load acme/tiny-GGUF:Q4_K_M on cpu: acme/tiny-GGUF:Q4_K_M: no GGUF file of type Q4_K_M (it has tiny-Q8_0.gguf)\n');
   const missing = await generateWith(path.join(tmp.dir, 'nowhere', 'model'));

@@ -5,7 +5,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { ModelSpecError } from './errors';
+import { HubNotFoundError, HubOfflineError, ModelSpecError } from './errors';
 import { checkpointName, findModelDir, noModelReason } from './model-dir';
 import { downloadModel, type HubOptions, type HubSnapshot } from './snapshot';
 import { hubModelName, parseHubId } from './spec';
@@ -46,6 +46,18 @@ export async function resolveModel(spec: string, options: HubOptions = {}): Prom
   if (fs.existsSync(spec)) return localModel(spec, spec);
   const id = parseHubId(spec);
   if (id === null) throw new ModelSpecError(spec, 'no such file or directory, and not a Hub id (owner/name[@revision][:QUANT])');
-  const hub = await downloadModel(id, options);
+  let hub: HubSnapshot;
+  try {
+    hub = await downloadModel(id, options);
+  } catch (e) {
+    // `runs/udhr-tiny` before the run exists is also a Hub id: say that the path is missing too.
+    if (id.revision === null && id.quant === null && e instanceof HubNotFoundError && e.missing === 'repository') {
+      throw new HubNotFoundError(id.repo, 'repository', `no such file or directory, and ${e.message.slice(id.repo.length + 2)}`);
+    }
+    if (id.revision === null && id.quant === null && e instanceof HubOfflineError) {
+      throw new HubOfflineError(id.repo, `no such file or directory, and as a Hub id: ${e.message.slice(id.repo.length + 2)}`, { cause: e });
+    }
+    throw e;
+  }
   return { format: hub.model.format, path: hub.path, name: hubModelName(id), hub };
 }
