@@ -1,3 +1,4 @@
+import { outputVocabSize } from './config';
 import { GenerationError } from './errors';
 import { step } from './infer';
 import { KVCache } from './kv-cache';
@@ -95,11 +96,11 @@ export function generateBatch(model: ApertusModel, prompts: readonly (readonly n
   const pending = new Map<Seq, number>(seqs.map((s) => [s, 0]));
   let next = new Map<Seq, number>();
   // One logits array for every step (each step's rows are sampled before the next step).
-  const out = new Float32Array(seqs.length * model.config.vocab_size);
+  const out = new Float32Array(seqs.length * outputVocabSize(model.config));
   while (pending.size > 0) {
     const batch = [...pending].map(([s, off]) => ({ s, tokens: s.prompt.slice(off, off + chunk) }));
     const logits = step(model, batch.map(({ s, tokens }) => ({ cache: s.cache, tokens })), out);
-    const V = model.config.vocab_size;
+    const V = outputVocabSize(model.config);
     batch.forEach(({ s, tokens }, i) => {
       const off = pending.get(s)! + tokens.length;
       if (off < s.prompt.length) pending.set(s, off);
@@ -116,7 +117,7 @@ export function generateBatch(model: ApertusModel, prompts: readonly (readonly n
     }
     if (live.length === 0) break;
     const logits = step(model, live.map((s) => ({ cache: s.cache, tokens: [next.get(s)!] })), out);
-    const V = model.config.vocab_size;
+    const V = outputVocabSize(model.config);
     next = new Map(live.map((s, i) => [s, s.sampler.sample(logits.subarray(i * V, (i + 1) * V))]));
   }
   return seqs.map((s) => s.done!);
@@ -133,7 +134,7 @@ export function generate(model: ApertusModel, prompt: readonly number[], opts: G
  */
 export async function* generateStream(model: ApertusModel, prompt: readonly number[], opts: GenerateOptions = {}): AsyncGenerator<number, Generation> {
   const s = newSeq(model, prompt, opts);
-  const V = model.config.vocab_size;
+  const V = outputVocabSize(model.config);
   const chunk = opts.prefillChunk ?? 512;
   const out = new Float32Array(V);
   let logits: Float32Array = new Float32Array(0);
