@@ -5,6 +5,8 @@
 export { TokenizerError, type TokenizerErrorCode, type TokenizerErrorContext } from './errors.js';
 export {
   Tokenizer,
+  withSpecialTokensMap,
+  SPECIAL_TOKEN_KEYS,
   type TokenizerJson,
   type TokenizerConfigJson,
   type ConfigToken,
