@@ -199,8 +199,9 @@ export class Tokenizer {
     let post!: PostProcessor;
     at(() => {
       model = BpeModel.fromConfig(json.model, options.cacheCapacity !== undefined ? { cacheCapacity: options.cacheCapacity } : {});
-      added = AddedVocabulary.fromConfig(json.added_tokens);
       normalizer = Normalizer.fromConfig(json.normalizer);
+      const n = normalizer;
+      added = AddedVocabulary.fromConfig(json.added_tokens, 'added_tokens', n === null ? null : (text) => n.normalize(text, 0, text.length).text);
       pre = PreTokenizer.fromConfig(json.pre_tokenizer);
       if (!pre.byteLevel) {
         throw new TokenizerError('UnsupportedComponent', 'pre-tokenizers without a ByteLevel step are not supported (byte-level BPE only)', {
