@@ -40,7 +40,8 @@ describe('block formats vs the numpy reference', () => {
   for (const type of ['Q8_0', 'Q8_K'] as const) {
     floatCases(rng).forEach((x, i) => cases.push({ name: `r-${type}-${i}`, op: 'round', type, input: new Uint8Array(x.buffer), n: x.length }));
   }
-  for (const type of ['Q8_0', 'Q4_0', 'Q4_K'] as const) {
+  // Q4_K's quantizer is llama.cpp's own, checked against llama.cpp itself in k-quants.test.ts.
+  for (const type of ['Q8_0', 'Q4_0'] as const) {
     floatCases(rng).forEach((x, i) => cases.push({ name: `q-${type}-${i}`, op: 'quantize', type, input: new Uint8Array(x.buffer), n: x.length }));
   }
   for (const type of ['Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'] as const) {

@@ -3,7 +3,8 @@ import { bf16ArrayToF32, f16ArrayToF32, f32ArrayToBf16, f32ArrayToF16 } from '@a
 import { GgufWriteError } from '../errors';
 import type { GgmlType, GgmlTypeName } from '../types';
 import { dequantizeQ4_0, quantizeQ4_0 } from './q4_0';
-import { dequantizeQ4_K, quantizeQ4_K } from './q4_k';
+import { quantizeQ4_K, quantizeQ5_K, quantizeQ6_K } from './k-quants';
+import { dequantizeQ4_K } from './q4_k';
 import { dequantizeQ6_K } from './q6_k';
 import { dequantizeQ8_0, quantizeQ8_0 } from './q8_0';
 
@@ -31,9 +32,9 @@ export function dequantizeInto(type: GgmlType, bytes: Uint8Array, out: Float32Ar
 }
 
 /** The types `quantize` can write. */
-export type WritableType = Extract<GgmlTypeName, 'F32' | 'F16' | 'BF16' | 'Q4_0' | 'Q8_0' | 'Q4_K'>;
+export type WritableType = Extract<GgmlTypeName, 'F32' | 'F16' | 'BF16' | 'Q4_0' | 'Q8_0' | 'Q4_K' | 'Q6_K'>;
 
-/** Bytes of `x` stored as `type` (round to nearest even for F16/BF16; the block quantizers of this package). */
+/** Bytes of `x` stored as `type` (round to nearest even for F16/BF16; the block quantizers are llama.cpp's reference ones, byte for byte). */
 export function quantize(type: GgmlTypeName, x: Float32Array, tensor?: string): Uint8Array {
   switch (type) {
     case 'F32': return new Uint8Array(x.slice().buffer);
@@ -42,8 +43,9 @@ export function quantize(type: GgmlTypeName, x: Float32Array, tensor?: string): 
     case 'Q4_0': return quantizeQ4_0(x);
     case 'Q8_0': return quantizeQ8_0(x);
     case 'Q4_K': return quantizeQ4_K(x);
+    case 'Q6_K': return quantizeQ6_K(x);
     default: throw new GgufWriteError(`cannot write ${type}`, tensor !== undefined ? { tensor } : {});
   }
 }
 
-export { quantizeQ8_0, dequantizeQ8_0, quantizeQ4_0, dequantizeQ4_0, quantizeQ4_K, dequantizeQ4_K, dequantizeQ6_K };
+export { quantizeQ8_0, dequantizeQ8_0, quantizeQ4_0, dequantizeQ4_0, quantizeQ4_K, dequantizeQ4_K, quantizeQ5_K, quantizeQ6_K, dequantizeQ6_K };
