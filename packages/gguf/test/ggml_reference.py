@@ -55,6 +55,11 @@ elif op == "model_quantize":
     llama.llama_model_quantize_default_params.restype = Params
     llama.llama_model_quantize.restype = ctypes.c_uint32
     llama.llama_model_quantize.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(Params)]
+    # llama.cpp logs every tensor it converts; a callback that drops the lines keeps the test output short.
+    LOG = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+    quiet = LOG(lambda level, text, user: None)
+    llama.llama_log_set(quiet, None)
+    base.ggml_log_set(quiet, None)
     llama.llama_backend_init()
     p = llama.llama_model_quantize_default_params()
     assert p.quantize_output_tensor and not p.pure and p.output_tensor_type == p.token_embedding_type, "unexpected llama_model_quantize_params layout"
