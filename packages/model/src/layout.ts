@@ -89,6 +89,7 @@ export function renamedReader(reader: TensorReader, toStored: ReadonlyMap<string
     has: (name) => toStored.has(name),
     info: (name) => reader.info(s(name)),
     readBytes: (name) => reader.readBytes(s(name)),
+    readBytesRange: (name, begin, end) => reader.readBytesRange(s(name), begin, end),
     read: (name) => reader.read(s(name)),
     readBytesAsync: (name) => reader.readBytesAsync(s(name)),
     readAsync: (name) => reader.readAsync(s(name)),
