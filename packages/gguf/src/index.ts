@@ -16,5 +16,6 @@ export { QuantMatrix } from './quant-matrix';
 export { ARCH, ggufTensorName, ropeFactors, configFromMetadata, checkArchitecture } from './apertus';
 export { tokenizerMetadata, tokenizerFromMetadata, TOKEN_TYPE } from './vocab';
 export { loadGgufFile, type LoadedGguf, type LoadGgufOptions } from './load';
-export { writeModelGguf, convertCheckpoint, matrixType, type QuantizeType, type WriteModelGgufOptions } from './convert';
+export { writeModelGguf, convertCheckpoint, tensorTypes, QUANTIZE_TYPES, type QuantizeType, type WriteModelGgufOptions } from './convert';
+export { mixTypes, useMoreBits, fallbackType, isQuantized, MIX_FILE_TYPE, type QuantMix, type MixType, type MixTensor } from './mix';
 export { runQuantizeCli } from './cli';

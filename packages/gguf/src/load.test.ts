@@ -35,7 +35,7 @@ class RefMatrix implements PackedMatrix {
 }
 
 /** The source model with every matrix replaced by what `type` stores, multiplied by {@link RefMatrix}. */
-function storedModel(type: QuantizeType): ApertusModel {
+function storedModel(type: 'F32' | 'BF16' | 'Q8_0' | 'Q4_K'): ApertusModel {
   const params = new Map(source.params), packed = new Map<string, PackedMatrix>();
   for (const [name, t] of source.params) {
     if (t.rank !== 2 || type === 'F32') continue;
@@ -68,7 +68,8 @@ describe('loadGguf', () => {
   for (const type of ['F32', 'BF16', 'Q8_0', 'Q4_K'] as const) {
     it(`${type}: logits match the source model's on the stored weights`, () => {
       const loaded = loadGguf(write(type));
-      expect(loaded.model.config).toMatchObject({ ...CONFIG, initializer_range: 0.02, rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1 } });
+      // EOS is the tokenizer's (tokenizer_config.json: <|assistant_end|>, 68), as llama.cpp's converter takes it.
+      expect(loaded.model.config).toMatchObject({ ...CONFIG, eos_token_id: 68, initializer_range: 0.02, rope_scaling: { rope_type: 'llama3', factor: 8, low_freq_factor: 1 } });
       const matrices = [...loaded.types].filter(([n]) => !n.endsWith('norm.weight'));
       expect(matrices.length).toBe(2 + 6 * CONFIG.num_hidden_layers);
       expect(matrices.every(([, t]) => t === type)).toBe(true);

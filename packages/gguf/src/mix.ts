@@ -21,13 +21,13 @@
 export type QuantMix = 'Q4_K_M' | 'Q5_K_M' | 'Q6_K' | 'Q8_0';
 
 /** The ggml types a mix can give a tensor. */
-export type MixType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q5_0' | 'Q5_1' | 'Q4_K' | 'Q5_K' | 'Q6_K';
+export type MixType = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q5_0' | 'Q5_1' | 'Q4_K' | 'Q5_K' | 'Q6_K';
 
 /** llama.cpp's `general.file_type` (llama_ftype) of each mix. */
 export const MIX_FILE_TYPE: Readonly<Record<QuantMix, number>> = { Q8_0: 7, Q4_K_M: 15, Q5_K_M: 17, Q6_K: 18 };
 
 const DEFAULT: Readonly<Record<QuantMix, MixType>> = { Q4_K_M: 'Q4_K', Q5_K_M: 'Q5_K', Q6_K: 'Q6_K', Q8_0: 'Q8_0' };
-const BLOCK: Readonly<Record<MixType, number>> = { F32: 1, F16: 1, BF16: 1, Q8_0: 32, Q5_0: 32, Q5_1: 32, Q4_K: 256, Q5_K: 256, Q6_K: 256 };
+const BLOCK: Readonly<Record<MixType, number>> = { F32: 1, F16: 1, BF16: 1, Q8_0: 32, Q4_0: 32, Q5_0: 32, Q5_1: 32, Q4_K: 256, Q5_K: 256, Q6_K: 256 };
 const FALLBACK: Readonly<Partial<Record<MixType, MixType>>> = { Q4_K: 'Q5_0', Q5_K: 'Q5_1', Q6_K: 'Q8_0' };
 
 /** A tensor as the mix sees it: its GGUF name, its row-major shape and its stored type. */
@@ -43,8 +43,13 @@ export function useMoreBits(layer: number, layers: number): boolean {
   return layer < e || layer >= Math.trunc((7 * layers) / 8) || (layer - e) % 3 === 2;
 }
 
-/** The type with llama.cpp's fallback applied for rows of `cols` values. */
-function fallback(type: MixType, cols: number): MixType {
+/** Whether llama-quantize quantizes a tensor: 2-D, named …weight but not …_norm.weight. */
+export function isQuantized(name: string, shape: readonly number[]): boolean {
+  return shape.length >= 2 && name.endsWith('weight') && !name.includes('_norm.weight');
+}
+
+/** `type` with llama.cpp's fallback applied for rows of `cols` values (tensor_type_fallback). */
+export function fallbackType(type: MixType, cols: number): MixType {
   if (cols % BLOCK[type] === 0) return type;
   const next = FALLBACK[type] ?? type;
   return cols % BLOCK[next] === 0 ? next : 'F16';
@@ -59,8 +64,7 @@ export function mixTypes(tensors: readonly MixTensor[], mix: QuantMix, layers: n
   const base = DEFAULT[mix], more = mix === 'Q4_K_M' || mix === 'Q5_K_M';
   const out = new Map<string, MixType>();
   for (const t of tensors) {
-    const quantized = t.shape.length >= 2 && t.name.endsWith('weight') && !t.name.includes('_norm.weight');
-    if (!quantized) { out.set(t.name, t.type); continue; }
+    if (!isQuantized(t.name, t.shape)) { out.set(t.name, t.type); continue; }
     const cols = t.shape[t.shape.length - 1]!, layer = /^blk\.(\d+)\./.exec(t.name);
     let type = base;
     if (t.name === 'output.weight' || (tied && t.name === 'token_embd.weight')) {
@@ -69,7 +73,7 @@ export function mixTypes(tensors: readonly MixTensor[], mix: QuantMix, layers: n
     } else if (more && layer && (t.name.endsWith('.attn_v.weight') || t.name.endsWith('.ffn_down.weight')) && useMoreBits(Number(layer[1]), layers)) {
       type = 'Q6_K';
     }
-    out.set(t.name, fallback(type, cols));
+    out.set(t.name, fallbackType(type, cols));
   }
   return out;
 }

@@ -19,5 +19,5 @@ export { step, type StepInput } from './infer';
 export { Sampler, validateSampling, type SamplingParams } from './sampling';
 export { generate, generateBatch, generateStream, type GenerateOptions, type Generation, type FinishReason } from './generate';
 export { LoraAdapter, LORA_TARGET_MODULES, parseLoraConfig, mergeAdapter, type LoraConfig, type LoraPair, type TrainableTokens } from './lora';
-export { modelFromWeights, modelFromWeightsAsync, modelFromHfFiles, hfCheckpointFiles, configJson, generationConfigJson, weightEntries, checkpointReader, type CheckpointReader, type WeightPrecision } from './hf-format';
+export { modelFromWeights, modelFromWeightsAsync, modelFromHfFiles, hfCheckpointFiles, configJson, generationConfigJson, weightEntries, checkpointReader, expectedTensors, type CheckpointReader, type WeightPrecision } from './hf-format';
 export { parseGenerationConfig, type GenerationConfig } from './generation-config';

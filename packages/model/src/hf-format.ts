@@ -40,7 +40,7 @@ function toParam(st: StTensor, name: string, precision: WeightPrecision, file: s
  * The tensor names `config` expects, checked against `reader`: every one present with the
  * config's shape, and no other (`CheckpointError` naming the tensor and `file` otherwise).
  */
-function expectedTensors(reader: TensorReader, config: ApertusConfig, file: string): string[] {
+export function expectedTensors(reader: TensorReader, config: ApertusConfig, file: string): string[] {
   const expected = parameterShapes(config);
   const unexpected = reader.keys().filter((k) => !expected.has(k));
   if (unexpected.length > 0) throw new CheckpointError(`unexpected tensors for an Apertus config: ${unexpected.slice(0, 5).join(', ')}${unexpected.length > 5 ? ', …' : ''}`, undefined, file);

@@ -1,10 +1,11 @@
 // Conversion between float32 values and the bytes of every supported ggml type.
 import { bf16ArrayToF32, f16ArrayToF32, f32ArrayToBf16, f32ArrayToF16 } from '@apertus/tensor';
-import { GgufWriteError } from '../errors';
+import { GgufQuantTypeError, GgufWriteError } from '../errors';
 import type { GgmlType, GgmlTypeName } from '../types';
 import { dequantizeQ4_0, quantizeQ4_0 } from './q4_0';
 import { quantizeQ4_K, quantizeQ5_K, quantizeQ6_K } from './k-quants';
 import { dequantizeQ4_K } from './q4_k';
+import { quantizeQ5_0, quantizeQ5_1 } from './q5';
 import { dequantizeQ6_K } from './q6_k';
 import { dequantizeQ8_0, quantizeQ8_0 } from './q8_0';
 
@@ -27,12 +28,16 @@ export function dequantizeInto(type: GgmlType, bytes: Uint8Array, out: Float32Ar
     case 'F32': out.set(new Float32Array(bytes.slice(0, 4 * n).buffer)); return;
     case 'F16': out.set(f16ArrayToF32(u16(bytes, n))); return;
     case 'BF16': out.set(bf16ArrayToF32(u16(bytes, n))); return;
-    default: ({ Q4_0: dequantizeQ4_0, Q8_0: dequantizeQ8_0, Q4_K: dequantizeQ4_K, Q6_K: dequantizeQ6_K })[type.name](bytes, out);
+    case 'Q4_0': dequantizeQ4_0(bytes, out); return;
+    case 'Q8_0': dequantizeQ8_0(bytes, out); return;
+    case 'Q4_K': dequantizeQ4_K(bytes, out); return;
+    case 'Q6_K': dequantizeQ6_K(bytes, out); return;
+    default: throw new GgufQuantTypeError(`${type.name} is written but not read by this version`, {});
   }
 }
 
 /** The types `quantize` can write. */
-export type WritableType = Extract<GgmlTypeName, 'F32' | 'F16' | 'BF16' | 'Q4_0' | 'Q8_0' | 'Q4_K' | 'Q6_K'>;
+export type WritableType = GgmlTypeName;
 
 /** Bytes of `x` stored as `type` (round to nearest even for F16/BF16; the block quantizers are llama.cpp's reference ones, byte for byte). */
 export function quantize(type: GgmlTypeName, x: Float32Array, tensor?: string): Uint8Array {
@@ -42,10 +47,13 @@ export function quantize(type: GgmlTypeName, x: Float32Array, tensor?: string): 
     case 'BF16': return new Uint8Array(f32ArrayToBf16(x).buffer);
     case 'Q4_0': return quantizeQ4_0(x);
     case 'Q8_0': return quantizeQ8_0(x);
+    case 'Q5_0': return quantizeQ5_0(x);
+    case 'Q5_1': return quantizeQ5_1(x);
     case 'Q4_K': return quantizeQ4_K(x);
+    case 'Q5_K': return quantizeQ5_K(x);
     case 'Q6_K': return quantizeQ6_K(x);
     default: throw new GgufWriteError(`cannot write ${type}`, tensor !== undefined ? { tensor } : {});
   }
 }
 
-export { quantizeQ8_0, dequantizeQ8_0, quantizeQ4_0, dequantizeQ4_0, quantizeQ4_K, dequantizeQ4_K, quantizeQ5_K, quantizeQ6_K, dequantizeQ6_K };
+export { quantizeQ8_0, dequantizeQ8_0, quantizeQ4_0, dequantizeQ4_0, quantizeQ5_0, quantizeQ5_1, quantizeQ4_K, dequantizeQ4_K, quantizeQ5_K, quantizeQ6_K, dequantizeQ6_K };

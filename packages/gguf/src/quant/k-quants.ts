@@ -18,10 +18,9 @@ const f = Math.fround;
 /** 0.1f. */
 const TENTH = Math.fround(0.1);
 
-/** ggml's `nearest_int` (x + 1.5·2^23 in float32): round half to even, for |x| < 2^22. */
+/** ggml's `nearest_int` (x + 1.5·2^23 in float32, whose last bit is then the integer): round half to even, for |x| < 2^22. */
 function nearestInt(x: number): number {
-  const r = Math.round(x);
-  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+  return f(f(x + 12582912) - 12582912);
 }
 
 /** f16 bits of x (ggml's FP32_TO_FP16, round to nearest even) and the value they hold. */
@@ -29,6 +28,9 @@ function f16(x: number): { bits: number; value: number } {
   const bits = f32ToF16Bits(x);
   return { bits, value: f16BitsToF32(bits) };
 }
+
+/** Scratch of makeQkx2: x − min of the sub-block. */
+const dx = new Float32Array(32);
 
 /**
  * make_qkx2_quants: scale and min (returned as −min in `out.min`) of x[at…at+n) for codes 0…nmax in
@@ -50,11 +52,13 @@ function makeQkx2(n: number, nmax: number, x: Float32Array, at: number, w: Float
     out.min = -min;
     return 0;
   }
-  let iscale = f(nmax / f(max - min));
+  for (let i = 0; i < n; i++) dx[i] = f(x[at + i]! - min);
+  let range = f(max - min);
+  let iscale = f(nmax / range);
   let scale = f(1 / iscale);
   let bestError = 0;
   for (let i = 0; i < n; i++) {
-    const l = Math.max(0, Math.min(nmax, nearestInt(f(iscale * f(x[at + i]! - min)))));
+    const l = Math.max(0, Math.min(nmax, nearestInt(f(iscale * dx[i]!))));
     L[lat + i] = l;
     const diff = f(f(f(scale * l) + min) - x[at + i]!);
     bestError = f(bestError + f(w[i]! * f(diff * diff)));
@@ -64,15 +68,15 @@ function makeQkx2(n: number, nmax: number, x: Float32Array, at: number, w: Float
     return scale;
   }
   for (let is = 0; is <= nstep; is++) {
-    iscale = f(f(f(rmin + f(rdelta * is)) + nmax) / f(max - min));
+    iscale = f(f(f(rmin + f(rdelta * is)) + nmax) / range);
     let sumL = 0, sumL2 = 0, sumXL = 0;
     for (let i = 0; i < n; i++) {
-      const l = Math.max(0, Math.min(nmax, nearestInt(f(iscale * f(x[at + i]! - min)))));
+      const l = Math.max(0, Math.min(nmax, nearestInt(f(iscale * dx[i]!))));
       aux[i] = l;
-      const wi = w[i]!;
-      sumL = f(sumL + f(wi * l));
-      sumL2 = f(sumL2 + f(f(wi * l) * l));
-      sumXL = f(sumXL + f(f(wi * l) * x[at + i]!));
+      const wl = f(w[i]! * l);
+      sumL = f(sumL + wl);
+      sumL2 = f(sumL2 + f(wl * l));
+      sumXL = f(sumXL + f(wl * x[at + i]!));
     }
     const D = f(f(sumW * sumL2) - f(sumL * sumL));
     if (D > 0) {
@@ -92,6 +96,9 @@ function makeQkx2(n: number, nmax: number, x: Float32Array, at: number, w: Float
         bestError = cur;
         scale = thisScale;
         min = thisMin;
+        // The next trials scale and quantize around the new min, as the C code reads `min` again.
+        range = f(max - min);
+        for (let i = 0; i < n; i++) dx[i] = f(x[at + i]! - min);
       }
     }
   }
@@ -122,8 +129,10 @@ function scaleMin(bytes: Uint8Array, s: number, j: number): [number, number] {
  * One Q4_K/Q5_K super-block's header (d, dmin, packed scales/mins at out[o…o+16)) and its codes
  * L[0…256) in 0…nmax, as quantize_row_q{4,5}_K_ref computes them.
  */
+const kw = new Float32Array(32), kaux = new Uint8Array(32), kscales = new Float32Array(8), kmins = new Float32Array(8), kls = new Uint8Array(8), klm = new Uint8Array(8), km = { min: 0 };
+
 function quantizeKBlock(x: Float32Array, b: number, nmax: number, rmin: number, nstep: number, out: Uint8Array, o: number, L: Uint8Array): void {
-  const w = new Float32Array(32), aux = new Uint8Array(32), scales = new Float32Array(8), mins = new Float32Array(8), m = { min: 0 };
+  const w = kw, aux = kaux, scales = kscales, mins = kmins, m = km;
   let maxScale = 0, maxMin = 0;
   for (let j = 0; j < 8; j++) {
     let sumX2 = 0;
@@ -136,7 +145,7 @@ function quantizeKBlock(x: Float32Array, b: number, nmax: number, rmin: number, 
     if (mins[j]! > maxMin) maxMin = mins[j]!;
   }
   const invScale = maxScale > 0 ? f(63 / maxScale) : 0, invMin = maxMin > 0 ? f(63 / maxMin) : 0;
-  const ls = new Uint8Array(8), lm = new Uint8Array(8);
+  const ls = kls, lm = klm;
   for (let j = 0; j < 8; j++) {
     ls[j] = Math.min(63, nearestInt(f(invScale * scales[j]!)) & 0xff);
     lm[j] = Math.min(63, nearestInt(f(invMin * mins[j]!)) & 0xff);
@@ -182,38 +191,43 @@ export function quantizeQ5_K(x: Float32Array): Uint8Array {
   return out;
 }
 
+/** Scratch of makeQx: the weights x² and x²·x of the sub-block. */
+const wq = new Float32Array(16), wxq = new Float32Array(16);
+
 /** make_qx_quants with rmse_type 1 and no weights: a signed scale of x[at…at+n) for codes −nmax…nmax−1 (stored + nmax in L). */
 function makeQx(n: number, nmax: number, x: Float32Array, at: number, L: Int8Array, lat: number): number {
   let max = 0, amax = 0;
   for (let i = 0; i < n; i++) {
-    const ax = Math.abs(x[at + i]!);
-    if (ax > amax) { amax = ax; max = x[at + i]!; }
+    const xi = x[at + i]!, ax = Math.abs(xi);
+    if (ax > amax) { amax = ax; max = xi; }
+    wq[i] = f(xi * xi);
+    wxq[i] = f(wq[i]! * xi);
   }
   if (amax < GROUP_MAX_EPS) {
     L.fill(0, lat, lat + n);
     return 0;
   }
-  const code = (iscale: number, i: number) => Math.max(-nmax, Math.min(nmax - 1, nearestInt(f(iscale * x[at + i]!))));
-  const sums = (iscale: number): [number, number] => {
-    let sumlx = 0, suml2 = 0;
-    for (let i = 0; i < n; i++) {
-      const xi = x[at + i]!, l = code(iscale, i), w = f(xi * xi);
-      sumlx = f(sumlx + f(f(w * xi) * l));
-      suml2 = f(suml2 + f(f(w * l) * l));
-    }
-    return [sumlx, suml2];
-  };
   let iscale = f(-nmax / max);
-  for (let i = 0; i < n; i++) L[lat + i] = code(iscale, i) + nmax;
-  let [sumlx, suml2] = sums(iscale);
+  let sumlx = 0, suml2 = 0;
+  for (let i = 0; i < n; i++) {
+    const l = Math.max(-nmax, Math.min(nmax - 1, nearestInt(f(iscale * x[at + i]!))));
+    L[lat + i] = l + nmax;
+    sumlx = f(sumlx + f(wxq[i]! * l));
+    suml2 = f(suml2 + f(f(wq[i]! * l) * l));
+  }
   let scale = suml2 ? f(sumlx / suml2) : 0;
   let best = f(scale * sumlx);
   for (let is = -9; is <= 9; is++) {
     if (is === 0) continue;
     iscale = f(-f(nmax + f(TENTH * is)) / max);
-    [sumlx, suml2] = sums(iscale);
+    sumlx = 0; suml2 = 0;
+    for (let i = 0; i < n; i++) {
+      const l = Math.max(-nmax, Math.min(nmax - 1, nearestInt(f(iscale * x[at + i]!))));
+      sumlx = f(sumlx + f(wxq[i]! * l));
+      suml2 = f(suml2 + f(f(wq[i]! * l) * l));
+    }
     if (suml2 > 0 && f(sumlx * sumlx) > f(best * suml2)) {
-      for (let i = 0; i < n; i++) L[lat + i] = code(iscale, i) + nmax;
+      for (let i = 0; i < n; i++) L[lat + i] = Math.max(-nmax, Math.min(nmax - 1, nearestInt(f(iscale * x[at + i]!)))) + nmax;
       scale = f(sumlx / suml2);
       best = f(scale * sumlx);
     }

@@ -10,10 +10,11 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { quantizeQ4_K, quantizeQ5_K, quantizeQ6_K } from './k-quants';
 import { quantizeQ4_0 } from './q4_0';
+import { quantizeQ5_0, quantizeQ5_1 } from './q5';
 import { quantizeQ8_0 } from './q8_0';
 import { ggmlReference } from '../ggml-reference.test-helper';
 
-const QUANTIZERS = { Q4_K: quantizeQ4_K, Q5_K: quantizeQ5_K, Q6_K: quantizeQ6_K, Q8_0: quantizeQ8_0, Q4_0: quantizeQ4_0 } as const;
+const QUANTIZERS = { Q4_K: quantizeQ4_K, Q5_K: quantizeQ5_K, Q6_K: quantizeQ6_K, Q8_0: quantizeQ8_0, Q4_0: quantizeQ4_0, Q5_0: quantizeQ5_0, Q5_1: quantizeQ5_1 } as const;
 type Name = keyof typeof QUANTIZERS;
 
 /** llama.cpp's bytes for each row set. */
@@ -53,7 +54,7 @@ describe('quantizers are llama.cpp\'s, byte for byte', () => {
   const random = fc.sample(fc.tuple(fc.integer({ min: -8, max: 4 }), fc.integer({ min: 1, max: 2 ** 31 - 1 })), { numRuns: 40, seed: 4 });
   random.forEach(([exp, seed], i) => {
     const r = new Rng(seed), x = Float32Array.from({ length: 512 }, () => r.normal() * 10 ** exp);
-    for (const type of ['Q4_K', 'Q5_K', 'Q6_K'] as const) cases.push({ name: `${type}-random${i}`, type, x });
+    for (const type of ['Q4_K', 'Q5_K', 'Q6_K', 'Q5_0', 'Q5_1'] as const) cases.push({ name: `${type}-random${i}`, type, x });
   });
   const want = reference(cases);
   afterAll(() => want.clear());
