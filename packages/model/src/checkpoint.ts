@@ -126,7 +126,8 @@ export interface SaveOptions {
  * generation_config.json, model.safetensors (or shards + index) with `__metadata__.format = "pt"`,
  * plus any extra files; with an attached LoRA adapter, also the adapter in PEFT layout
  * (adapter_config.json, adapter_model.safetensors). The directory is written under a temporary name
- * and renamed into place, so a crash never leaves a half-written checkpoint.
+ * and renamed into place, so a crash never leaves a half-written checkpoint. A model with carried
+ * tensors reads them from `dir` afterwards.
  */
 export function saveCheckpoint(model: ApertusModel, dir: string, opts: SaveOptions = {}): void {
   const dtype = opts.dtype ?? 'bf16';
@@ -139,4 +140,14 @@ export function saveCheckpoint(model: ApertusModel, dir: string, opts: SaveOptio
     if (model.adapter) writeAdapterFiles(model.adapter, tmp, opts.baseModel ?? null, model.layout);
     for (const [name, contents] of Object.entries(opts.files ?? {})) fs.writeFileSync(path.join(tmp, name), contents);
   });
+  // The carried tensors are now also in `dir`: read them from there next time, so the files the
+  // model was loaded from may go (a training run prunes its old checkpoints).
+  if (model.layout.carried) {
+    const reader = openCheckpoint(dir);
+    try {
+      model.layout = withCarried(model.layout, reader, dir, readerFile(reader, dir));
+    } finally {
+      reader.close();
+    }
+  }
 }

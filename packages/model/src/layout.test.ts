@@ -231,6 +231,18 @@ describe('Apertus 1.5: the text tower', () => {
     for (const [n, bytes] of carried) expect(Buffer.from(mem.readBytes(n)).equals(Buffer.from(bytes))).toBe(true);
   });
 
+  test('after a save the carried tensors are read from the new checkpoint: the files it was loaded from may go', () => {
+    const copy = path.join(tmp, '1p5-copy');
+    fs.cpSync(dir, copy, { recursive: true });
+    const m = loadCheckpoint(copy).model;
+    saveCheckpoint(m, path.join(tmp, '1p5-step1'));
+    fs.rmSync(copy, { recursive: true });
+    saveCheckpoint(m, path.join(tmp, '1p5-step2'));
+    const f = openCheckpoint(path.join(tmp, '1p5-step2'));
+    for (const [n, bytes] of carried) expect(Buffer.from(f.readBytes(n)).equals(Buffer.from(bytes))).toBe(true);
+    f.close();
+  });
+
   test('fine-tuning with LoRA: the adapter is saved with the 1.5 module names PEFT gives it, and merged back on load', () => {
     const m = loadCheckpoint(dir, { precision: 'f32' }).model;
     const a = LoraAdapter.init(m, { r: 2, lora_alpha: 4, lora_dropout: 0, target_modules: ['q_proj', 'up_proj'], use_rslora: false, trainable_token_indices: { embed_tokens: [100, 130], lm_head: [7] } });

@@ -29,18 +29,19 @@ function f16(x: number): { bits: number; value: number } {
   return { bits, value: f16BitsToF32(bits) };
 }
 
-/** Scratch of makeQkx2: x − min of the sub-block. */
-const dx = new Float32Array(32);
+/** Scratch of makeQkx2: the sub-block and its values minus the min. */
+const xs = new Float32Array(32), dx = new Float32Array(32);
 
 /**
  * make_qkx2_quants: scale and min (returned as −min in `out.min`) of x[at…at+n) for codes 0…nmax in
  * L[lat…], with weights w.
  */
 function makeQkx2(n: number, nmax: number, x: Float32Array, at: number, w: Float32Array, L: Uint8Array, lat: number, aux: Uint8Array, rmin: number, rdelta: number, nstep: number, out: { min: number }): number {
-  let min = x[at]!, max = x[at]!;
-  let sumW = w[0]!, sumX = f(sumW * x[at]!);
+  for (let i = 0; i < n; i++) xs[i] = x[at + i]!;
+  let min = xs[0]!, max = xs[0]!;
+  let sumW = w[0]!, sumX = f(sumW * xs[0]!);
   for (let i = 1; i < n; i++) {
-    const xi = x[at + i]!;
+    const xi = xs[i]!;
     if (xi < min) min = xi;
     if (xi > max) max = xi;
     sumW = f(sumW + w[i]!);
@@ -52,15 +53,16 @@ function makeQkx2(n: number, nmax: number, x: Float32Array, at: number, w: Float
     out.min = -min;
     return 0;
   }
-  for (let i = 0; i < n; i++) dx[i] = f(x[at + i]! - min);
+  for (let i = 0; i < n; i++) dx[i] = f(xs[i]! - min);
   let range = f(max - min);
   let iscale = f(nmax / range);
   let scale = f(1 / iscale);
   let bestError = 0;
   for (let i = 0; i < n; i++) {
-    const l = Math.max(0, Math.min(nmax, nearestInt(f(iscale * dx[i]!))));
+    let l = nearestInt(f(iscale * dx[i]!));
+    l = l < 0 ? 0 : l > nmax ? nmax : l;
     L[lat + i] = l;
-    const diff = f(f(f(scale * l) + min) - x[at + i]!);
+    const diff = f(f(f(scale * l) + min) - xs[i]!);
     bestError = f(bestError + f(w[i]! * f(diff * diff)));
   }
   if (nstep < 1) {
@@ -71,12 +73,13 @@ function makeQkx2(n: number, nmax: number, x: Float32Array, at: number, w: Float
     iscale = f(f(f(rmin + f(rdelta * is)) + nmax) / range);
     let sumL = 0, sumL2 = 0, sumXL = 0;
     for (let i = 0; i < n; i++) {
-      const l = Math.max(0, Math.min(nmax, nearestInt(f(iscale * dx[i]!))));
+      let l = nearestInt(f(iscale * dx[i]!));
+      l = l < 0 ? 0 : l > nmax ? nmax : l;
       aux[i] = l;
       const wl = f(w[i]! * l);
       sumL = f(sumL + wl);
       sumL2 = f(sumL2 + f(wl * l));
-      sumXL = f(sumXL + f(wl * x[at + i]!));
+      sumXL = f(sumXL + f(wl * xs[i]!));
     }
     const D = f(f(sumW * sumL2) - f(sumL * sumL));
     if (D > 0) {
@@ -88,17 +91,17 @@ function makeQkx2(n: number, nmax: number, x: Float32Array, at: number, w: Float
       }
       let cur = 0;
       for (let i = 0; i < n; i++) {
-        const diff = f(f(f(thisScale * aux[i]!) + thisMin) - x[at + i]!);
+        const diff = f(f(f(thisScale * aux[i]!) + thisMin) - xs[i]!);
         cur = f(cur + f(w[i]! * f(diff * diff)));
       }
       if (cur < bestError) {
-        L.set(aux.subarray(0, n), lat);
+        for (let i = 0; i < n; i++) L[lat + i] = aux[i]!;
         bestError = cur;
         scale = thisScale;
         min = thisMin;
         // The next trials scale and quantize around the new min, as the C code reads `min` again.
         range = f(max - min);
-        for (let i = 0; i < n; i++) dx[i] = f(x[at + i]! - min);
+        for (let i = 0; i < n; i++) dx[i] = f(xs[i]! - min);
       }
     }
   }
@@ -210,7 +213,8 @@ function makeQx(n: number, nmax: number, x: Float32Array, at: number, L: Int8Arr
   let iscale = f(-nmax / max);
   let sumlx = 0, suml2 = 0;
   for (let i = 0; i < n; i++) {
-    const l = Math.max(-nmax, Math.min(nmax - 1, nearestInt(f(iscale * x[at + i]!))));
+    let l = nearestInt(f(iscale * x[at + i]!));
+    l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
     L[lat + i] = l + nmax;
     sumlx = f(sumlx + f(wxq[i]! * l));
     suml2 = f(suml2 + f(f(wq[i]! * l) * l));
@@ -222,7 +226,8 @@ function makeQx(n: number, nmax: number, x: Float32Array, at: number, L: Int8Arr
     iscale = f(-f(nmax + f(TENTH * is)) / max);
     sumlx = 0; suml2 = 0;
     for (let i = 0; i < n; i++) {
-      const l = Math.max(-nmax, Math.min(nmax - 1, nearestInt(f(iscale * x[at + i]!))));
+      let l = nearestInt(f(iscale * x[at + i]!));
+      l = l < -nmax ? -nmax : l > nmax - 1 ? nmax - 1 : l;
       sumlx = f(sumlx + f(wxq[i]! * l));
       suml2 = f(suml2 + f(f(wq[i]! * l) * l));
     }
