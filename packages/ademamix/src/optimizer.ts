@@ -2,7 +2,7 @@
 // zeroGrad(), and the state dict. Subclasses provide the hyperparameter validation and the
 // per-element update kernels.
 
-import { deviceStorage, readBack } from '@apertus/tensor';
+import { deviceStorage, readBack, Tensor } from '@apertus/tensor';
 import { OptimizerError } from './errors';
 import { splitWeightDecay, isNoWeightDecay } from './param-groups';
 import { dtypeOf } from './state-dict';
@@ -246,7 +246,7 @@ export abstract class Optimizer<H extends BaseHyperparameters> {
       for (const [, p] of g.params) {
         if (p.grad === null) continue;
         // Released at once: its device buffer goes back to the pool for the next backward, not when the garbage collector finds it.
-        if (deviceStorage(p.grad) !== null) { p.grad.dispose(); p.grad = null; }
+        if (p.grad instanceof Tensor && deviceStorage(p.grad) !== null) { p.grad.dispose(); p.grad = null; }
         else (p.grad.data as FloatArray).fill(0);
       }
     }

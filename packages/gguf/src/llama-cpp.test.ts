@@ -70,9 +70,11 @@ function margins(model: ApertusModel, path: number[]): number[] {
   return out;
 }
 
-function write(type: QuantizeType): string {
-  const file = path.join(tmp.dir, `p.${type}.gguf`);
-  writeModelGguf(source, file, { type, tokenizer: { json: tok.tokenizerJson, config: tok.tokenizerConfig } });
+function write(type: QuantizeType, model: ApertusModel = source): string {
+  const file = path.join(tmp.dir, `p.${type}${model === source ? '' : '.other'}.gguf`);
+  // A base model's tokenizer (EOS </s>, as the model's config): llama.cpp ends generation at the
+  // file's EOS, which the instruct tokenizer config would make <|assistant_end|>.
+  writeModelGguf(model, file, { type, tokenizer: { json: tok.tokenizerJson, config: { ...tok.tokenizerConfig, eos_token: '</s>' } } });
   return file;
 }
 
@@ -103,6 +105,21 @@ describe('parity with llama.cpp (node-llama-cpp)', () => {
   it('Q4_K (Q8_K activations): the same next-token probabilities', async () => {
     // This seed's Q4_K path has a near-tie (margin 9e-4), so only the probabilities are compared.
     expect((await compare(write('Q4_K'))).maxProbDiff).toBeLessThan(1e-4);
+  }, 120_000);
+
+  it('our Q4_K_M file (llama-quantize\'s types and bytes: quantize.test.ts): the same probabilities and 64 greedy tokens', async () => {
+    // Seed 10's Q4_K_M path keeps a relative top-2 margin above 3e-3 for 64 steps (asserted below).
+    const file = write('Q4_K_M', fixtureModel(10));
+    expect([...new Set(loadGguf(file).types.values())].sort()).toEqual(['F32', 'Q4_K', 'Q6_K']);
+    const { ours, theirs, maxProbDiff, margins } = await compare(file);
+    expect(maxProbDiff).toBeLessThan(1e-4);
+    expect(Math.min(...margins)).toBeGreaterThan(3e-3);
+    expect(ours).toEqual(theirs);
+  }, 120_000);
+
+  it('our Q5_K_M file loads in llama.cpp and generates 64 tokens', async () => {
+    const { tokens } = await llamaCpp(write('Q5_K_M'), 64);
+    expect(tokens.length).toBe(64);
   }, 120_000);
 
   it('a file in llama-quantize\'s mixed layout loads in ours and gives llama.cpp\'s probabilities', async () => {

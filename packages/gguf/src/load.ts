@@ -45,7 +45,8 @@ export function loadGgufFile(file: GgufFile, options: LoadGgufOptions = {}): Loa
     const meta = file.metadata;
     const ropeFreqs = file.has('rope_freqs.weight') ? dequantize(file.info('rope_freqs.weight').type, file.read('rope_freqs.weight'), file.info('rope_freqs.weight').shape[0]!) : null;
     const ids = specialIds(meta);
-    const config = configFromMetadata(meta, ropeFreqs, ids, path);
+    // Without output.weight the head is the embedding (a tied model, as llama.cpp's converter writes Apertus Mini).
+    const config = configFromMetadata(meta, ropeFreqs, ids, path, !file.has('output.weight'));
     const xielu = Object.fromEntries(Object.entries(XIELU_KEYS).map(([k, key]) => {
       const v = meta.get(key);
       if (!Array.isArray(v) || v.length !== config.num_hidden_layers || v.some((x) => typeof x !== 'number')) {

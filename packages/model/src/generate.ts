@@ -1,3 +1,4 @@
+import { outputVocabSize } from './config';
 import { GenerationError } from './errors';
 import { currentDevice, sampleTokens } from '@apertus/tensor';
 import { step, stepLogits, type StepInput } from './infer';
@@ -103,7 +104,7 @@ function nextTokens(model: ApertusModel, batch: readonly StepInput[], samplers: 
       logits.dispose();
     }
   }
-  const V = model.config.vocab_size, logits = step(model, batch, out);
+  const V = outputVocabSize(model.config), logits = step(model, batch, out);
   return samplers.map((s, i) => s && s.sample(logits.subarray(i * V, (i + 1) * V)));
 }
 
@@ -119,7 +120,7 @@ export function generateBatch(model: ApertusModel, prompts: readonly (readonly n
   const pending = new Map<Seq, number>(seqs.map((s) => [s, 0]));
   let next = new Map<Seq, number>();
   // One logits array for every step (each step's rows are sampled before the next step).
-  const out = new Float32Array(seqs.length * model.config.vocab_size);
+  const out = new Float32Array(seqs.length * outputVocabSize(model.config));
   while (pending.size > 0) {
     const batch = [...pending].map(([s, off]) => ({ s, tokens: s.prompt.slice(off, off + chunk) }));
     // Sequences whose prompt ends in this chunk choose their first token.
@@ -158,7 +159,7 @@ export function generate(model: ApertusModel, prompt: readonly number[], opts: G
 export async function* generateStream(model: ApertusModel, prompt: readonly number[], opts: GenerateOptions = {}): AsyncGenerator<number, Generation> {
   const s = newSeq(model, prompt, opts);
   const chunk = opts.prefillChunk ?? 512;
-  const out = new Float32Array(model.config.vocab_size);
+  const out = new Float32Array(outputVocabSize(model.config));
   let tok = -1;
   for (let off = 0; off < prompt.length; off += chunk) {
     const tokens = prompt.slice(off, off + chunk);

@@ -1,4 +1,5 @@
 import { copyInto, currentDevice, embedding, kernelF32, noGrad, pagedAttention, rmsnorm, Tensor, tidy } from '@apertus/tensor';
+import { outputVocabSize } from './config';
 import { GenerationError } from './errors';
 import type { KVCache } from './kv-cache';
 import { decoderLayer, type Attend } from './layer';
@@ -98,14 +99,15 @@ export function stepLogits(model: ApertusModel, batch: readonly StepInput[]): Te
  * prefill chunks and single decode tokens can be mixed). The batch is one row of all new tokens
  * through the same decoder layers as training; linear layers see all rows at once, attention
  * runs per sequence against its own KV cache. Returns the logits of each sequence's last new
- * token, [n, V] row-major: in `out` (at least n·V floats) when given, else in a new array. The
+ * token, [n, V] row-major (V = the head's rows, `outputVocabSize`): in `out` (at least n·V
+ * floats) when given, else in a new array. The
  * step runs in a `tidy` scope: its activations live on the cpu heap (read in place by the
  * kernels) and go back to the pool when it returns. A decode loop passes the same `out` every
  * step: a fresh [n, V] array per step costs page faults and garbage-collector work (5–10 % of a
  * `small` decode step).
  */
 export function step(model: ApertusModel, batch: readonly StepInput[], out?: Float32Array): Float32Array {
-  const V = model.config.vocab_size;
+  const V = outputVocabSize(model.config);
   if (out && out.length < batch.length * V) {
     throw new GenerationError('out', `${out.length} floats cannot hold the logits of ${batch.length} sequences (${batch.length * V})`);
   }

@@ -5,7 +5,7 @@
 export { Tensor, type GradNode, type NestedArray } from './tensor';
 export { type DType, type Storage, f32ToBf16Bits, bf16BitsToF32, f32ToF16Bits, f16BitsToF32, f32ArrayToBf16, bf16ArrayToF32, f32ArrayToF16, f16ArrayToF32 } from './dtype';
 export { type Shape, numel, broadcastShapes } from './shape';
-export { QUANT_FORMATS, quantFormat, blockParts, quantizeQ8_0, quantizeQ4_0, quantizeQ4_K, scaleMinK4, quantizeActivationsQ8_0, quantizeActivationsQ8_1, quantizeActivationsQ8_K, roundBf16Into, roundF16Into, type QuantDType, type QuantFormat, type BlockParts, type ActivationFormat, type QuantizedActivations } from './dtypes/index';
+export { QUANT_FORMATS, quantFormat, blockParts, quantizeQ8_0, quantizeQ4_0, quantizeQ4_K, quantizeQ5_K, quantizeQ6_K, quantizeQ5_0, quantizeQ5_1, scaleMinK4, quantizeActivationsQ8_0, quantizeActivationsQ8_1, quantizeActivationsQ8_K, roundBf16Into, roundF16Into, type QuantDType, type QuantFormat, type BlockParts, type ActivationFormat, type QuantizedActivations } from './dtypes/index';
 export { TensorError, ShapeError, DTypeError, AutogradError, BackendError, HeapError } from './errors';
 export { Rng } from './random';
 export { backward, noGrad, isGradEnabled, record } from './autograd';

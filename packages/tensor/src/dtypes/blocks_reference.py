@@ -36,38 +36,6 @@ def quantize_q4_0(x):
     out['d'] = d.astype(f16); out['qs'] = q[:, :16] | (q[:, 16:] << 4)
     return out.tobytes()
 
-def quantize_q4_k(x):
-    x = x.reshape(-1, 8, 32)
-    nb = len(x)
-    mn = np.minimum(f32(0), x.min(axis=2))
-    mx = x.max(axis=2)
-    scale = ((mx - mn).astype(f32) / f32(15)).astype(f32)
-    mins = (f32(0) - mn).astype(f32)
-    d = (scale.max(axis=1) / f32(63)).astype(f32).astype(f16)
-    dmin = (mins.max(axis=1) / f32(63)).astype(f32).astype(f16)
-    dv, dminv = d.astype(f32)[:, None], dmin.astype(f32)[:, None]
-    with np.errstate(divide='ignore', invalid='ignore'):
-        ls = np.where(dv > 0, np.minimum(63, rint((scale / dv).astype(f32))), 0).astype(np.uint8)
-        lm = np.where(dminv > 0, np.minimum(63, rint((mins / dminv).astype(f32))), 0).astype(np.uint8)
-        dd = (dv * ls).astype(f32)[:, :, None]
-        dm = (dminv * lm).astype(f32)[:, :, None]
-        q = np.where(dd > 0, np.clip(rint(((x + dm).astype(f32) / dd).astype(f32)), 0, 15), 0).astype(np.uint8)
-    sc = np.zeros((nb, 12), dtype=np.uint8)
-    for j in range(8):
-        if j < 4:
-            sc[:, j] = ls[:, j]; sc[:, j + 4] = lm[:, j]
-        else:
-            sc[:, j + 4] = (ls[:, j] & 0xF) | ((lm[:, j] & 0xF) << 4)
-            sc[:, j - 4] |= (ls[:, j] >> 4) << 6
-            sc[:, j] |= (lm[:, j] >> 4) << 6
-    q = q.reshape(nb, 256)
-    qs = np.zeros((nb, 128), dtype=np.uint8)
-    for c in range(4):
-        qs[:, 32 * c:32 * c + 32] = q[:, 64 * c:64 * c + 32] | (q[:, 64 * c + 32:64 * c + 64] << 4)
-    out = np.zeros(nb, dtype=[('d', '<f2'), ('dmin', '<f2'), ('scales', 'u1', 12), ('qs', 'u1', 128)])
-    out['d'] = d; out['dmin'] = dmin; out['scales'] = sc; out['qs'] = qs
-    return out.tobytes()
-
 def dequantize_q8_0(b):
     blk = np.frombuffer(b, dtype=[('d', '<f2'), ('qs', 'i1', 32)])
     return (blk['d'].astype(f32)[:, None] * blk['qs'].astype(f32)).astype(f32).ravel()
@@ -140,7 +108,7 @@ def round_q8_0(x):
     return (d[:, None] * q.astype(f32)).astype(f32).ravel()
 
 OPS = {
-    'quantize': {'Q8_0': quantize_q8_0, 'Q4_0': quantize_q4_0, 'Q4_K': quantize_q4_k},
+    'quantize': {'Q8_0': quantize_q8_0, 'Q4_0': quantize_q4_0},
     'round': {'Q8_K': round_q8_k, 'Q8_0': round_q8_0},
     'dequantize': {'Q8_0': dequantize_q8_0, 'Q4_0': dequantize_q4_0, 'Q4_K': dequantize_q4_k, 'Q6_K': dequantize_q6_k},
 }

@@ -1,4 +1,5 @@
-// The quantizers (Q8_0, Q4_0, Q4_K) and the activation quantizers (Q8_0, Q8_K) against an
+// The quantizers Q8_0 and Q4_0 (the k-quantizers are llama.cpp's own, checked against llama.cpp
+// itself in @apertus/gguf's quantizers.test.ts) and the activation quantizers (Q8_0, Q8_K) against an
 // independent numpy implementation (blocks_reference.py): quantized bytes and the dequantized
 // activations must be identical, bit for bit; and roundBf16Into against the scalar definition.
 import { execFileSync } from 'node:child_process';
@@ -47,7 +48,7 @@ describe('quantizers vs the numpy reference', () => {
   const rng = new Rng(7);
   const cases: { name: string; op: 'quantize' | 'dequantize' | 'round'; type: string; input: Uint8Array; n: number }[] = [];
   for (const type of ['Q8_0', 'Q8_K'] as const) floatCases(rng).forEach((x, i) => cases.push({ name: `r-${type}-${i}`, op: 'round', type, input: new Uint8Array(x.buffer), n: x.length }));
-  for (const type of ['Q8_0', 'Q4_0', 'Q4_K'] as const) floatCases(rng).forEach((x, i) => cases.push({ name: `q-${type}-${i}`, op: 'quantize', type, input: new Uint8Array(x.buffer), n: x.length }));
+  for (const type of ['Q8_0', 'Q4_0'] as const) floatCases(rng).forEach((x, i) => cases.push({ name: `q-${type}-${i}`, op: 'quantize', type, input: new Uint8Array(x.buffer), n: x.length }));
   for (const type of ['Q8_0', 'Q4_0', 'Q4_K', 'Q6_K'] as const) {
     const f = FORMATS[type]!, blocks = 40;
     cases.push({ name: `d-${type}`, op: 'dequantize', type, input: randomBlocks(f, blocks, rng), n: blocks * f.blockValues });
