@@ -264,8 +264,8 @@ export class Locals {
 
 /**
  * Encode a module that imports one memory (shared unless `shared` is false) as `env.memory` (`minPages`..`maxPages`) and
- * exports the given functions under their names. Functions may call each other by their index
- * in `funcs`.
+ * exports the given functions under their names (also written to the names section, so that CPU
+ * profiles show them). Functions may call each other by their index in `funcs`.
  */
 export function encodeModule(funcs: FuncDef[], minPages: number, maxPages: number, shared = true): Uint8Array {
   const sigKey = (f: FuncDef): string => `${f.params.join(',')}:${f.results.join(',')}`;
@@ -296,6 +296,7 @@ export function encodeModule(funcs: FuncDef[], minPages: number, maxPages: numbe
       return [...uleb(body.length), ...body];
     }),
   );
+  const names = vec(funcs.map((f, i) => [...uleb(i), ...utf8(f.name)]));
   return new Uint8Array([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
     ...section(1, typeSec),
@@ -303,5 +304,7 @@ export function encodeModule(funcs: FuncDef[], minPages: number, maxPages: numbe
     ...section(3, funcSec),
     ...section(7, exportSec),
     ...section(10, codeSec),
+    // The names section (function names subsection): CPU profiles name the kernels.
+    ...section(0, [...utf8('name'), 1, ...uleb(names.length), ...names]),
   ]);
 }
