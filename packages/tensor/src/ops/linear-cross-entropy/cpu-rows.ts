@@ -2,8 +2,9 @@
  * The row operations of a softmax — max, `exp(x − shift)` with its sum, scaling — in WebAssembly
  * SIMD on the cpu device memory, for the fused LM-head cross-entropy and the attention tiles.
  *
- * exp is the Cephes `expf` scheme, four lanes at a time: x is clamped to [−104, 89],
- * n = nearest(x·log₂e), r = x − n·ln2 (ln2 split in a short head C1, exact in the product, and a
+ * exp is the Cephes `expf` scheme, four lanes at a time: x is clamped to [−104, 89] (with
+ * `pmax`/`pmin`, one instruction each on x86; NaN passes through as with `max`/`min`),
+ * n = nearest(x·log₂e) (read as an integer from t + 1.5·2²³), r = x − n·ln2 (ln2 split in a short head C1, exact in the product, and a
  * tail C2), exp(r) ≈ 1 + r + r²·P(r) with a degree-5 P on |r| ≤ ln2/2, and the result is
  * exp(r)·2^⌊n/2⌋·2^(n−⌊n/2⌋): two power-of-two factors, each a normal float, so results that
  * underflow into subnormals are rounded once and exp(x > 88.72…) becomes +∞. Sums are kept in
@@ -28,6 +29,9 @@ const C2 = Math.fround(-2.12194440e-4);
 const P = [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1].map(Math.fround);
 const LO = -104;
 const HI = 89;
+/** 1.5·2²³: t + ROUND holds the integer t in its low mantissa bits (|t| < 2²²), ROUND_BITS its bit pattern. */
+const ROUND = 12582912;
+const ROUND_BITS = 0x4b400000;
 
 const { i32: I32, f32: F32T, f64: F64T, v128: V128 } = ValType;
 const c = i32.const;
@@ -37,9 +41,9 @@ const splat = (x: number): Code => v128.f32x4_splat(f32.const(x));
 function expVec(x: number, t: number, n: number, half: number): Code {
   const pow2 = (e: Code): Code => v128.i32x4_shl(v128.i32x4_add(e, v128.i32x4_splat(c(127))), c(23));
   return seq(
-    set(x, v128.f32x4_min(v128.f32x4_max(get(x), splat(LO)), splat(HI))),
+    set(x, v128.f32x4_pmin(v128.f32x4_pmax(get(x), splat(LO)), splat(HI))),
     set(t, v128.f32x4_nearest(v128.f32x4_mul(get(x), splat(LOG2E)))),
-    set(n, v128.i32x4_trunc_sat_f32x4_s(get(t))),
+    set(n, v128.i32x4_sub(v128.f32x4_add(get(t), splat(ROUND)), v128.i32x4_splat(c(ROUND_BITS)))),
     set(x, v128.f32x4_sub(get(x), v128.f32x4_mul(get(t), splat(C1)))),
     set(x, v128.f32x4_sub(get(x), v128.f32x4_mul(get(t), splat(C2)))),
     // t = P(r) by Horner, then exp(r) = (P·r² + r) + 1.
