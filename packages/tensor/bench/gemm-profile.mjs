@@ -52,7 +52,6 @@ const memory = new WebAssembly.Memory({ initial: 1, maximum: 65536, shared: true
 const ex = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(wide ? GEMM_WASM_RELAXED_WIDE : GEMM_WASM_RELAXED, 'base64')), { env: { memory } }).exports;
 v8.setFlagsFromString('--wasm-dynamic-tiering');
 v8.setFlagsFromString('--wasm-lazy-compilation');
-v8.setFlagsFromString('--no-experimental-wasm-revectorize');
 
 /** Best CPU seconds of `fn` over the time budget (one warm-up call, at least 3 timed). */
 function best(fn) {
