@@ -1,4 +1,5 @@
-// One training step (forward + backward inside tidy, AdEMAMix) of a preset, repeated, for CPU
+// One training step (forward + backward inside tidy, AdEMAMix, zeroGrad as the trainer does) of a
+// preset, repeated, for CPU
 // profiles: the first step warms up, the rest are what to read.
 //
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof packages/model/bench/profile-step.mjs tiny 8 256 3 [threads]
@@ -22,6 +23,6 @@ const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1
 for (let i = 0; i <= steps; i++) {
   const t0 = performance.now(), c0 = cpu();
   tidy(() => backward(m.loss(x, y))); opt.step();
-  for (const [, p] of m.parameters()) p.grad = null;
+  opt.zeroGrad();
   console.log(name, i, (performance.now() - t0).toFixed(0), 'ms wall', (cpu() - c0).toFixed(0), 'ms CPU');
 }

@@ -8,7 +8,8 @@
 // next to each other (the same model predicts the same targets). Training cases run with AdamW
 // (ours `AdamW`; transformers Trainer's default `adamw_torch_fused`) and AdEMAMix (ours
 // `AdEMAMix`; the paper's reference implementation in torch, see hf_apertus.py), α 8, weight
-// decay 0.1 on the matrices, lr 1e-3, and our step runs inside `tidy`, as the training loop does.
+// decay 0.1 on the matrices, lr 1e-3, and our step runs inside `tidy` and zeroes the gradients
+// (`zeroGrad`), as the training loop (`trainStep` of @apertus/trainer) does.
 // Each side is timed at 1 and 2 threads (`torch.set_num_threads`), interleaved in the same order
 // (ours 1, transformers 1, ours 2, transformers 2), and its best kept. `--only` keeps the cases
 // whose "what model B T" text matches (e.g. --only 'train|prefill'). `--cpu-time` times each
@@ -80,7 +81,7 @@ function measure(mode, m, { ids, targets }, { B, T, steps, optimizer }) {
       const t0 = now();
       const l = tidy(() => { const l = m.loss(x, y); backward(l); return l.item(); });
       opt.step();
-      for (const [, p] of m.parameters()) p.grad = null;
+      opt.zeroGrad();
       const dt = now() - t0;
       loss ??= l;
       if (i > 0 || dt > 1000 * budgetS) times.push(dt);
