@@ -65,7 +65,7 @@ let optimizedDepth = 0;
 /** The V8 flags {@link compileOptimized} turns off while it compiles (both default on). */
 const EAGER_OFF = ['wasm-dynamic-tiering', 'wasm-lazy-compilation'] as const;
 
-/** The V8 flag {@link compileOptimized} turns on while it compiles (off by default in V8 13). */
+/** The V8 flag {@link compileOptimized} turns on (off by default in V8 13), and leaves on. */
 const REVECTORIZE = 'experimental-wasm-revectorize';
 
 /**
@@ -85,18 +85,19 @@ export function revectorizeOn(): boolean {
  * module's tiering when it compiles it, and has no on-stack replacement for wasm: a function that
  * is called rarely but loops long (a packing routine, a whole prefill's product) otherwise keeps
  * running its baseline (Liftoff) code. (V8 13, Node 24, compiles lazily by default: with only
- * dynamic tiering off, functions still start in Liftoff.) Revectorization is on for the compile
- * as {@link revectorizeOn} says. In Node the flags are set in-process and then restored to what the
- * command line (`NODE_OPTIONS`, `execArgv`) set; elsewhere (a browser) `compile` just runs. V8
- * caches compiled modules by their bytes: bytes that were compiled before without this keep
- * their tiering.
+ * dynamic tiering off, functions still start in Liftoff.) In Node the flags are set in-process and
+ * then restored to what the command line (`NODE_OPTIONS`, `execArgv`) set; elsewhere (a browser)
+ * `compile` just runs. V8 caches compiled modules by their bytes: bytes that were compiled before
+ * without this keep their tiering. The revectorizer ({@link revectorizeOn}) is turned on by the
+ * first call and stays on for the process: V8 still compiles some of a module's functions after
+ * `new WebAssembly.Module` has returned, and with the flag restored right away one start-up in
+ * four ran the GEMM's micro-kernel without its 256-bit code (a third of the speed).
  */
 export function compileOptimized<T>(compile: () => T): T {
   const v8 = optimizedDepth === 0 ? nodeBuiltin<{ setFlagsFromString(flags: string): void }>('node:v8') : null;
   if (v8 === null) return compile();
   const argv = nodeProcess?.execArgv ?? [], options = nodeProcess?.env?.NODE_OPTIONS;
   const restore = EAGER_OFF.map((f) => v8FlagFromArgs(f, argv, options));
-  const revectorize = v8FlagFromArgs(REVECTORIZE, argv, options, false);
   for (const f of EAGER_OFF) v8.setFlagsFromString(`--no-${f}`);
   if (revectorizeOn()) v8.setFlagsFromString(`--${REVECTORIZE}`);
   optimizedDepth++;
@@ -105,6 +106,5 @@ export function compileOptimized<T>(compile: () => T): T {
   } finally {
     optimizedDepth--;
     EAGER_OFF.forEach((f, i) => v8.setFlagsFromString(restore[i] ? `--${f}` : `--no-${f}`));
-    v8.setFlagsFromString(revectorize ? `--${REVECTORIZE}` : `--no-${REVECTORIZE}`);
   }
 }

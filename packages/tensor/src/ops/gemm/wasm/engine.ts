@@ -22,11 +22,11 @@ import {
   JOB_ALPHA_GEMM, JOB_CALL, JOB_DOT, JOB_GEMM, JOB_WORDS, MAX_JOBS, MAX_THREADS,
   type GemmExports, type KernelSet, type RunJobs,
 } from './jobs';
-import { GEMM_WASM_RELAXED, GEMM_WASM_SIMD } from './module.generated';
+import { GEMM_WASM_RELAXED, GEMM_WASM_RELAXED_WIDE, GEMM_WASM_SIMD, GEMM_WASM_SIMD_WIDE } from './module.generated';
 import { dotAccBytes, dotScratchBytes } from './dot-nt';
 import { heapAddress, heapMemory, heapRelease, heapScratch } from '../../../memory/heap';
-import { GEMM_VARIANTS, type GemmVariantName } from './variants';
-import { canBlock, canShareMemory, compileOptimized } from '../../../host';
+import { GEMM_VARIANTS, GEMM_WIDE_TILES, type GemmVariantName } from './variants';
+import { canBlock, canShareMemory, compileOptimized, revectorizeOn } from '../../../host';
 import { startGemmWorker, workersAvailable, type GemmWorker } from './threads';
 import { wasmApi, type WasmMemory, type WasmModule } from '../../../wasm/api';
 
@@ -85,9 +85,10 @@ function decode(b64: string): Uint8Array {
   return out;
 }
 
-/** Bytes of the committed module variant `name`. */
-export function variantBytes(name: GemmVariantName): Uint8Array {
-  return decode(name === 'relaxed' ? GEMM_WASM_RELAXED : GEMM_WASM_SIMD);
+/** Bytes of the committed module variant `name`, with its 128-bit or its wide micro-tile (see variants.ts). */
+export function variantBytes(name: GemmVariantName, wide = false): Uint8Array {
+  if (name === 'relaxed') return decode(wide ? GEMM_WASM_RELAXED_WIDE : GEMM_WASM_RELAXED);
+  return decode(wide ? GEMM_WASM_SIMD_WIDE : GEMM_WASM_SIMD);
 }
 
 /** Whether this runtime compiles the variant (relaxed SIMD: Node >= 22, Chrome >= 114, Firefox >= 145; not Safari). */
@@ -115,6 +116,8 @@ function copyRows<T extends Float32Array<ArrayBufferLike> | Uint16Array<ArrayBuf
 export class WasmGemmEngine {
   /** Which committed module runs. */
   readonly variant: GemmVariantName;
+  /** Whether it runs the wide micro-tile (compiled with V8's revectorizer, see variants.ts). */
+  readonly wide: boolean;
   /** Micro-tile rows. */
   readonly mr: number;
   /** Micro-tile columns. */
@@ -141,16 +144,23 @@ export class WasmGemmEngine {
 
   private readonly tuning: EngineTuning;
 
-  constructor(variant: GemmVariantName, tuning: Partial<EngineTuning> = {}) {
+  /**
+   * @param variant - the arithmetic (FMA or mul + add)
+   * @param tuning - blocking and chunk sizes (tests)
+   * @param wide - the wide micro-tile; default: where `compileOptimized` turns the revectorizer on
+   */
+  constructor(variant: GemmVariantName, tuning: Partial<EngineTuning> = {}, wide = revectorizeOn()) {
     this.tuning = { ...DEFAULT_ENGINE_TUNING, ...tuning };
     this.variant = variant;
-    this.mr = GEMM_VARIANTS[variant].mr;
-    this.nr = GEMM_VARIANTS[variant].nr;
+    this.wide = wide;
+    const tile = (wide ? GEMM_WIDE_TILES : GEMM_VARIANTS)[variant];
+    this.mr = tile.mr;
+    this.nr = tile.nr;
     if (wasmApi === null) throw new GemmError('backend', 'WebAssembly is not available in this runtime');
     // Optimized at once: the workers run the same compiled code, and the driver and packing
     // functions run few, long calls.
     const api = wasmApi;
-    this.module = compileOptimized(() => new api.Module(variantBytes(variant)));
+    this.module = compileOptimized(() => new api.Module(variantBytes(variant, wide)));
     const memory = heapMemory();
     if (memory === null) throw new GemmError('backend', 'cannot create a shared WebAssembly memory (SharedArrayBuffer missing?)');
     this.memory = memory;
