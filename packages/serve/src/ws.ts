@@ -22,7 +22,7 @@ import { checkBearer, sameSecret } from './http-util';
 import { prepareChat, prepareCompletion } from './requests';
 import { openAIUsage } from './responses';
 import { streamChat, streamCompletion, type Running, type StreamSink } from './run';
-import type { ServerContext } from './server';
+import type { ServerContext } from './context';
 
 /** Control over the WebSocket endpoint (used by the server's shutdown). */
 export interface WebSocketEndpoint {
