@@ -4,7 +4,7 @@
  * checkpoints in memory (from `fetch` or a File, to a download).
  * @packageDocumentation
  */
-export { type ApertusConfig, type RopeScaling, type PresetName, PRESETS, presetConfig, parseConfig, validateConfig, toHfConfig, parameterCount, swigluMatched } from './config';
+export { type ApertusConfig, type RopeScaling, type PresetName, PRESETS, presetConfig, parseConfig, validateConfig, checkModelType, CONFIG_LIMITS, toHfConfig, parameterCount, swigluMatched } from './config';
 export { ModelError, ConfigError, CheckpointError, GenerationError, AdapterError } from './errors';
 export { ropeInvFreq } from './rope';
 export { parameterShapes, initParameters, isBuffer } from './params';
@@ -18,5 +18,5 @@ export { step, type StepInput } from './infer';
 export { Sampler, validateSampling, type SamplingParams } from './sampling';
 export { generate, generateBatch, generateStream, type GenerateOptions, type Generation, type FinishReason } from './generate';
 export { LoraAdapter, LORA_TARGET_MODULES, parseLoraConfig, mergeAdapter, type LoraConfig, type LoraPair, type TrainableTokens } from './lora';
-export { modelFromWeights, modelFromWeightsAsync, modelFromHfFiles, hfCheckpointFiles, configJson, generationConfigJson, weightEntries, type WeightPrecision } from './hf-format';
+export { modelFromWeights, modelFromWeightsAsync, modelFromHfFiles, hfCheckpointFiles, configJson, generationConfigJson, weightEntries, firstNonFinite, type LoadProgress, type WeightPrecision } from './hf-format';
 export { parseGenerationConfig, type GenerationConfig } from './generation-config';

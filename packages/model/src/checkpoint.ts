@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { INDEX_FILE_NAME, openCheckpoint, openCheckpointAsync, SafetensorsFile, writeCheckpoint, type TensorReader } from '@apertus/safetensors';
 import { writeDirAtomically } from './atomic-dir';
-import { parseConfig, type ApertusConfig } from './config';
+import { checkModelType, parseConfig, type ApertusConfig } from './config';
 import { parseGenerationConfig, type GenerationConfig } from './generation-config';
-import { configJson, generationConfigJson, modelFromWeights, modelFromWeightsAsync, weightEntries, type WeightPrecision } from './hf-format';
+import { configJson, generationConfigJson, modelFromWeights, modelFromWeightsAsync, weightEntries, type LoadProgress, type WeightPrecision } from './hf-format';
 import { CheckpointError, ConfigError } from './errors';
 import { mergeAdapter } from './lora';
 import type { ApertusModel } from './model';
@@ -27,7 +27,10 @@ function readJson(file: string): unknown {
 
 /** `config.json` and (validated against it) `generation_config.json` of a checkpoint directory. */
 export function readCheckpointConfig(dir: string): { config: ApertusConfig; generationConfig: GenerationConfig | null } {
-  const config = parseConfig(readJson(path.join(dir, 'config.json')), path.join(dir, 'config.json'));
+  const file = path.join(dir, 'config.json');
+  const json = readJson(file);
+  checkModelType(json, file);
+  const config = parseConfig(json, file);
   const genFile = path.join(dir, 'generation_config.json');
   return { config, generationConfig: fs.existsSync(genFile) ? parseGenerationConfig(readJson(genFile), config, genFile) : null };
 }
@@ -64,15 +67,15 @@ export function loadCheckpoint(dir: string, opts: { precision?: WeightPrecision;
 
 /**
  * {@link loadCheckpoint} with asynchronous file I/O, one tensor at a time, so a server that is
- * already listening keeps answering while a large checkpoint loads. LoRA adapters (one saved
+ * already listening keeps answering while a large checkpoint loads (`onProgress` is told after each tensor). LoRA adapters (one saved
  * beside the weights, then each of `adapters`) are merged into the weights.
  */
-export async function loadCheckpointAsync(dir: string, opts: { precision?: WeightPrecision; adapters?: readonly string[] } = {}): Promise<LoadedCheckpoint> {
+export async function loadCheckpointAsync(dir: string, opts: { precision?: WeightPrecision; adapters?: readonly string[]; onProgress?: (p: LoadProgress) => void } = {}): Promise<LoadedCheckpoint> {
   const { config, generationConfig } = readCheckpointConfig(dir);
   const reader = await openCheckpointAsync(dir);
   const file = readerFile(reader, dir);
   try {
-    let model = await modelFromWeightsAsync(config, reader, file, opts.precision ?? 'auto');
+    let model = await modelFromWeightsAsync(config, reader, file, opts.precision ?? 'auto', opts.onProgress);
     const adapters = [...(fs.existsSync(path.join(dir, ADAPTER_CONFIG_FILE)) ? [dir] : []), ...(opts.adapters ?? [])];
     for (const a of adapters) model = mergeAdapter(model, loadAdapter(a, config).adapter);
     return { model, generationConfig, dir };

@@ -38,3 +38,18 @@ export function findModelDir(location: string): string | null {
   }
   return null;
 }
+
+/**
+ * The name of the model at `location`, as servers and apps report it: the directory's (or a
+ * `.gguf` file's) base name, except that a run's `model/` and a checkpoint under `checkpoints/`
+ * are named after their run (`runs/udhr-tiny/model` → `udhr-tiny`).
+ */
+export function checkpointName(location: string): string {
+  const abs = path.resolve(location);
+  const base = path.basename(abs);
+  if (base.endsWith('.gguf')) return base.slice(0, -'.gguf'.length);
+  const parent = path.dirname(abs);
+  if (base === 'model') return path.basename(parent);
+  if (path.basename(parent) === 'checkpoints') return path.basename(path.dirname(parent));
+  return base;
+}
