@@ -14,7 +14,7 @@ export { KVCache } from './kv-cache';
 export { KVBlockPool, type KVBlock, type KVBlockPoolOptions } from './kv-blocks';
 export { PrefixCache, type PrefixCacheOptions } from './prefix-cache';
 export { project, embedWeight, weightRows, isPacked, type PackedMatrix, type Weight } from './packed';
-export { step, type StepInput } from './infer';
+export { step, hiddenStates, type StepInput } from './infer';
 export { Sampler, validateSampling, type SamplingParams } from './sampling';
 export { generate, generateBatch, generateStream, type GenerateOptions, type Generation, type FinishReason } from './generate';
 export { LoraAdapter, LORA_TARGET_MODULES, parseLoraConfig, mergeAdapter, type LoraConfig, type LoraPair, type TrainableTokens } from './lora';

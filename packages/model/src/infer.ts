@@ -46,6 +46,35 @@ function cachedAttend(batch: readonly StepInput[]): Attend {
   };
 }
 
+/** Check a batch: tokens in every sequence, room in every cache, and `out` large enough for `perRow` floats per row. */
+function checkBatch(batch: readonly StepInput[]): number {
+  let rows = 0;
+  for (const s of batch) {
+    if (s.tokens.length === 0) throw new GenerationError('tokens', 'a sequence in the batch has no new tokens');
+    if (s.cache.length + s.tokens.length > s.cache.capacity) {
+      throw new GenerationError('context', `sequence needs ${s.cache.length + s.tokens.length} positions but its cache holds ${s.cache.capacity}`);
+    }
+    rows += s.tokens.length;
+  }
+  return rows;
+}
+
+/**
+ * The decoder over a batch's new tokens, one row of all of them: the hidden states after the last
+ * layer, [1, rows, H] (before the final norm), in the caller's `tidy` scope; the caches advance.
+ */
+function decodeRows(model: ApertusModel, batch: readonly StepInput[], embed: Weight, rows: number): Tensor {
+  const ids = new Int32Array(rows), pos = new Int32Array(rows);
+  let r = 0;
+  for (const s of batch) for (let t = 0; t < s.tokens.length; t++, r++) { ids[r] = s.tokens[t]!; pos[r] = s.cache.length + t; }
+  const positions = Tensor.from(pos, [1, rows]), attend = cachedAttend(batch);
+  let h = embedRows(model, embed, ids);
+  // Each layer's intermediates go back to the pool when it ends: a long prefill holds one layer's, not all of them.
+  for (let l = 0; l < model.layers.length; l++) h = tidy(() => decoderLayer(model, l, h, positions, attend));
+  for (const s of batch) s.cache.advance(s.tokens.length);
+  return h;
+}
+
 /**
  * Run new tokens of several sequences through the model in one batch (continuous batching:
  * prefill chunks and single decode tokens can be mixed). The batch is one row of all new tokens
@@ -62,28 +91,14 @@ export function step(model: ApertusModel, batch: readonly StepInput[], out?: Flo
   if (out && out.length < batch.length * c.vocab_size) {
     throw new GenerationError('out', `${out.length} floats cannot hold the logits of ${batch.length} sequences (${batch.length * c.vocab_size})`);
   }
-  let rows = 0;
-  for (const s of batch) {
-    if (s.tokens.length === 0) throw new GenerationError('tokens', 'a sequence in the batch has no new tokens');
-    if (s.cache.length + s.tokens.length > s.cache.capacity) {
-      throw new GenerationError('context', `sequence needs ${s.cache.length + s.tokens.length} positions but its cache holds ${s.cache.capacity}`);
-    }
-    rows += s.tokens.length;
-  }
+  const rows = checkBatch(batch);
   return noGrad(() => {
     // The token tables first, outside the scope below: an adapter keeps its merged tables across steps.
     const embed = model.embedTokens, head = model.lmHead;
     // Every intermediate of the step is released when it ends (its blocks reused, still warm, by
     // the next step) instead of waiting for the garbage collector: 1.4–1.6× faster decoding.
     return tidy(() => {
-      const ids = new Int32Array(rows), pos = new Int32Array(rows);
-      let r = 0;
-      for (const s of batch) for (let t = 0; t < s.tokens.length; t++, r++) { ids[r] = s.tokens[t]!; pos[r] = s.cache.length + t; }
-      const positions = Tensor.from(pos, [1, rows]), attend = cachedAttend(batch);
-      let h = embedRows(model, embed, ids);
-      // Each layer's intermediates go back to the pool when it ends: a long prefill holds one layer's, not all of them.
-      for (let l = 0; l < model.layers.length; l++) h = tidy(() => decoderLayer(model, l, h, positions, attend));
-      for (const s of batch) s.cache.advance(s.tokens.length);
+      const h = decodeRows(model, batch, embed, rows);
       // Only the last row of each sequence goes through the final norm and the LM head.
       const last = Tensor.zeros([batch.length, c.hidden_size]), hd = h.data;
       let end = 0;
@@ -94,5 +109,18 @@ export function step(model: ApertusModel, batch: readonly StepInput[], out?: Flo
       out.set(logits);
       return out.subarray(0, logits.length);
     });
+  });
+}
+
+/**
+ * The final hidden states (after the last RMSNorm, what the LM head reads) of one sequence's new
+ * tokens, [T, H] row-major: the states an embedding pools (llama.cpp's `result_norm`). A long
+ * input goes through in chunks, each attending to the ones before through `input.cache`.
+ */
+export function hiddenStates(model: ApertusModel, input: StepInput): Float32Array {
+  const rows = checkBatch([input]);
+  return noGrad(() => {
+    const embed = model.embedTokens;
+    return tidy(() => rmsnorm(decodeRows(model, [input], embed, rows), model.norm, model.config.rms_norm_eps).data.slice());
   });
 }
