@@ -15,8 +15,11 @@ export function parseCommand(cmd: Command, argv: readonly string[]): Command | n
     const code = commanderCode(e);
     if (code === null) throw e;
     if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') return null;
-    const m = /--[a-z][a-z-]*/.exec((e as Error).message);
-    throw new CliError(m ? m[0] : '(arguments)', (e as Error).message.replace(/^error: /, ''));
+    const message = (e as Error).message.replace(/^error: /, '');
+    const m = /--[a-z][a-z-]*/.exec(message);
+    // "option '--port <port>' argument '99999' is invalid. must be …": the parser's own words suffice.
+    const own = code === 'commander.invalidArgument' ? /is invalid\. (.+)$/s.exec(message)?.[1] : undefined;
+    throw new CliError(m ? m[0] : '(arguments)', own ?? message);
   }
   return cmd;
 }

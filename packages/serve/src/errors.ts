@@ -1,6 +1,6 @@
 // Typed errors of @apertus/serve that know nothing of HTTP: the engine's (EngineError, PromptError),
-// loading (ModelLoadError) and the command lines (CliError). The HTTP transport maps them to
-// statuses and OpenAI error bodies in api-error.ts.
+// loading (ModelLoadError) and listening (ListenError). The HTTP transport maps them to statuses and
+// OpenAI error bodies in api-error.ts; bad command lines are @apertus/cli's CliError.
 
 /** Base class of every error thrown by @apertus/serve. */
 export class ServeError extends Error {
@@ -58,14 +58,16 @@ export class PromptError extends ServeError {
   }
 }
 
-/** Bad command-line arguments of `apertus-serve`, `apertus-chat` or `apertus-generate`. */
-export class CliError extends ServeError {
+/** The server cannot listen on its address (port in use, no permission, unknown host). */
+export class ListenError extends ServeError {
   constructor(
-    /** The option at fault (`--port`). */
-    readonly option: string,
+    /** `host:port` it tried. */
+    readonly address: string,
+    /** The system error code (`EADDRINUSE`, `EACCES`, `EADDRNOTAVAIL`, `ENOTFOUND`…), or null. */
+    readonly code: string | null,
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(`${option}: ${message}`);
+    super(`cannot listen on ${address}: ${message}`, options);
   }
 }
-

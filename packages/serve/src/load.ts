@@ -8,7 +8,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadCheckpointAsync, readCheckpointConfig, type ApertusConfig, type ApertusModel, type GenerationConfig } from '@apertus/model';
+import { checkpointName, loadCheckpointAsync, readCheckpointConfig, type ApertusConfig, type ApertusModel, type GenerationConfig, type LoadProgress } from '@apertus/model';
 import { loadGguf } from '@apertus/gguf';
 import { loadTokenizerFromDirectory, type Tokenizer } from '@apertus/tokenizer';
 import { ChatPrompt } from './chat-prompt';
@@ -24,7 +24,7 @@ export interface ServedModel {
   chat: ChatPrompt;
   /** generation_config.json, when the checkpoint has one (eos ids, default temperature/top_p). */
   generationConfig: GenerationConfig | null;
-  /** Model id reported by `/v1/models` and expected in requests. */
+  /** Model id reported by `/v1/models` and in every response (`udhr-tiny` for `runs/udhr-tiny/model`). */
   name: string;
   /** Unix seconds when it was loaded (`created` in `/v1/models`). */
   created: number;
@@ -32,14 +32,16 @@ export interface ServedModel {
 
 /** Options of {@link loadServedModel}. */
 export interface LoadServedModelOptions {
-  /** Model id; default the directory's base name. */
+  /** Model id; default the checkpoint's name (`checkpointName` of @apertus/model: a run's `model/` is named after the run). */
   name?: string;
   /** 'auto' keeps bf16 matrices as stored (half the memory); 'f32' converts everything. Default 'auto'. */
   precision?: 'auto' | 'f32';
   /** A PEFT LoRA adapter directory merged into the weights at load (`--adapter`). */
   adapter?: string;
-  /** Told about loadable oddities (a chat template that is not the Apertus one). */
+  /** Told about loadable oddities (a chat template that is not the Apertus one, a vocabulary padded beyond the tokenizer). */
   onWarning?: (message: string) => void;
+  /** Told after each tensor read (safetensors checkpoints). */
+  onProgress?: (p: LoadProgress) => void;
 }
 
 /**
@@ -72,9 +74,14 @@ function loadChatPrompt(dir: string, tokenizer: Tokenizer, warn: (message: strin
   }
 }
 
-/** The tokenizer must fit the model: every token id below config.json's vocab_size. */
-function checkTokenizerFits(tokenizer: Tokenizer, config: ApertusConfig, dir: string): void {
+/**
+ * The tokenizer must fit the model: every token id below config.json's vocab_size. A tokenizer
+ * with fewer ids is fine (vocabularies are often padded to a multiple of 64 or 128): the ids past
+ * it are never sampled (see `Scheduler.sampleableVocab`), and `warn` says so.
+ */
+function checkTokenizerFits(tokenizer: Tokenizer, config: ApertusConfig, dir: string, warn: (message: string) => void): void {
   const V = config.vocab_size;
+  if (tokenizer.vocabSize < V) warn(`${path.join(dir, 'tokenizer.json')}: ${tokenizer.vocabSize} tokens for vocab_size ${V}: ids ${tokenizer.vocabSize}–${V - 1} have no text and are never sampled`);
   if (tokenizer.vocabSize <= V) return;
   const file = path.join(dir, 'tokenizer.json');
   const added = tokenizer.addedTokens.tokens.find((t) => t.id >= V);
@@ -97,12 +104,15 @@ export async function loadServedModel(dir: string, options: LoadServedModelOptio
     return loadServedGguf(dir, options);
   }
   if (!fs.existsSync(path.join(dir, 'tokenizer.json'))) throw new ModelLoadError(dir, 'no tokenizer.json in the checkpoint directory');
+  const warn = options.onWarning ?? (() => {});
   const tokenizer = loadTokenizerFromDirectory(dir);
-  const chat = loadChatPrompt(dir, tokenizer, options.onWarning ?? (() => {}));
+  const chat = loadChatPrompt(dir, tokenizer, warn);
   const { config } = readCheckpointConfig(dir);
-  checkTokenizerFits(tokenizer, config, dir);
-  const { model, generationConfig } = await loadCheckpointAsync(dir, { precision: options.precision ?? 'auto', adapters: options.adapter !== undefined ? [options.adapter] : [] });
-  return { model, tokenizer, chat, generationConfig, name: options.name ?? path.basename(path.resolve(dir)), created: Math.floor(Date.now() / 1000) };
+  checkTokenizerFits(tokenizer, config, dir, warn);
+  const { model, generationConfig } = await loadCheckpointAsync(dir, {
+    precision: options.precision ?? 'auto', adapters: options.adapter !== undefined ? [options.adapter] : [], ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  });
+  return { model, tokenizer, chat, generationConfig, name: options.name ?? checkpointName(dir), created: Math.floor(Date.now() / 1000) };
 }
 
 /**
@@ -132,5 +142,5 @@ function loadServedGguf(file: string, options: LoadServedModelOptions): ServedMo
   if (!tokenizer) throw new ModelLoadError(file, 'the GGUF file has no tokenizer');
   const template = (tokenizer.config as { chat_template?: unknown }).chat_template;
   const chat = ChatPrompt.fromTemplate(tokenizer, typeof template === 'string' ? template : null, (m) => (options.onWarning ?? (() => {}))(`${file}: tokenizer.chat_template: ${m}`));
-  return { model, tokenizer, chat, generationConfig, name: options.name ?? path.basename(file, '.gguf'), created: Math.floor(Date.now() / 1000) };
+  return { model, tokenizer, chat, generationConfig, name: options.name ?? checkpointName(file), created: Math.floor(Date.now() / 1000) };
 }

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { runServeCli } from './cli';
-import { CliError } from './errors';
+import { CliError } from '@apertus/cli';
 import { loadServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
 import { tempDir, writeRandomCheckpoint } from './testing';
@@ -36,6 +36,11 @@ test('/studio/ serves the app cross-origin isolated; /studio redirects; missing 
   expect(page.headers.get('cross-origin-opener-policy')).toBe('same-origin');
   expect(page.headers.get('cross-origin-embedder-policy')).toBe('require-corp');
   expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+  // The chat page's protections: no framing, no inline or foreign scripts and styles.
+  const csp = page.headers.get('content-security-policy')!;
+  for (const directive of ["frame-ancestors 'none'", "default-src 'self'", "style-src 'self'", "object-src 'none'", "base-uri 'none'"]) expect(csp).toContain(directive);
+  expect(csp).not.toContain('unsafe-inline');
+  expect(page.headers.get('x-content-type-options')).toBe('nosniff');
   expect(await page.text()).toContain('<title>studio</title>');
   const js = await fetch(`${url}/studio/studio.js`);
   expect(js.headers.get('content-type')).toMatch(/^text\/javascript/);

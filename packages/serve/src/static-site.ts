@@ -19,12 +19,26 @@ const TYPES: Record<string, string> = {
   '.wasm': 'application/wasm',
 };
 
-/** The headers every file of a mounted app gets. */
+/**
+ * The Content-Security-Policy of a mounted app, the chat page's where the studio allows it: its own
+ * scripts, styles and workers only (no inline ones), never framed (`frame-ancestors 'none'`), no
+ * plugins, base or form targets. Scripts may `eval`: the WebAssembly GEMM's thread runner and
+ * gpu.js build their functions from source. Workers may be blob URLs (the GEMM and WebGPU workers
+ * are made from source), and the page may fetch models from any https URL (`?model=URL`).
+ */
+export const APP_CSP = [
+  "default-src 'self'", "script-src 'self' 'unsafe-eval' 'wasm-unsafe-eval'", "worker-src 'self' blob:", "style-src 'self'",
+  "img-src 'self' data: blob:", "connect-src 'self' https:", "object-src 'none'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
+].join('; ');
+
+/** The headers every file of a mounted app gets: cross-origin isolation and the page's security policy. */
 export const ISOLATION_HEADERS: Readonly<Record<string, string>> = {
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-embedder-policy': 'require-corp',
   'cross-origin-resource-policy': 'same-origin',
   'x-content-type-options': 'nosniff',
+  'content-security-policy': APP_CSP,
+  'referrer-policy': 'no-referrer',
 };
 
 /**
