@@ -17,4 +17,4 @@ export { ARCH, ggufTensorName, ropeFactors, configFromMetadata, checkArchitectur
 export { tokenizerMetadata, tokenizerFromMetadata, TOKEN_TYPE } from './vocab';
 export { loadGgufFile, type LoadedGguf, type LoadGgufOptions } from './load';
 export { writeModelGguf, convertCheckpoint, matrixType, type QuantizeType, type WriteModelGgufOptions } from './convert';
-export { runQuantizeCli } from './cli';
+export { runQuantizeCli, quantizeCommand } from './cli';
