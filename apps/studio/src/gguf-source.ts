@@ -18,9 +18,9 @@ export async function modelFromGgufFile(file: File): Promise<StudioModel> {
   return modelFromGgufBytes(new Uint8Array(await file.arrayBuffer()), file.name);
 }
 
-/** The GGUF file at `url`. */
-export async function modelFromGgufUrl(url: string): Promise<StudioModel> {
+/** The GGUF file at `url`, named `name` (default: the file's name). */
+export async function modelFromGgufUrl(url: string, name?: string): Promise<StudioModel> {
   const r = await fetch(new URL(url, location.href));
   if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
-  return modelFromGgufBytes(new Uint8Array(await r.arrayBuffer()), url.slice(url.lastIndexOf('/') + 1) || url);
+  return modelFromGgufBytes(new Uint8Array(await r.arrayBuffer()), name ?? (url.slice(url.lastIndexOf('/') + 1) || url));
 }

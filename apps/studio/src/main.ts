@@ -5,6 +5,7 @@
 import { svgLineChart } from '@apertus/trainer';
 import type { ChatMessage } from '@apertus/tokenizer';
 import { deviceNotices, wantsWebgpu, webgpuAdapter } from './device';
+import { formatBytes } from './format';
 import type { CheckpointFile, ModelSource, StudioRequest, StudioResponse, StudioResults } from './protocol';
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;
@@ -58,10 +59,15 @@ async function use(source: ModelSource): Promise<void> {
   const m = await ask<'load'>({ type: 'load', source });
   loaded = true;
   packed = m.packed;
+  // Nothing of the previous model stays on the page: its conversation, figures, losses and checkpoint.
   history.length = 0;
-  $('chat-log').textContent = '';
-  $('downloads').textContent = '';
+  for (const id of ['chat-log', 'chat-stats', 'loss-values', 'loss-plot', 'downloads']) $(id).textContent = '';
+  for (const id of ['chat-stats', 'loss-values']) for (const k of Object.keys($(id).dataset)) delete $(id).dataset[k];
   $('model-name').textContent = `${m.name} (${m.layers} layers, hidden ${m.hidden}, vocab ${m.vocab})`;
+  // A GGUF model keeps its matrices quantized: it chats, it does not train.
+  const train = $<HTMLButtonElement>('train');
+  train.disabled = packed;
+  train.title = packed ? 'training needs float weights: this GGUF model keeps its matrices quantized (open a model directory, or make a new tiny model)' : '';
   status('model ready', 'done');
 }
 
@@ -112,7 +118,7 @@ function offer(files: CheckpointFile[]): void {
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
     a.download = f.name;
-    a.textContent = `${f.name} (${(blob.size / 1024).toFixed(0)} KiB)`;
+    a.textContent = `${f.name} (${formatBytes(blob.size)})`;
     box.append(a);
   }
 }
@@ -141,6 +147,18 @@ async function train(): Promise<void> {
   $<HTMLButtonElement>('stop').disabled = true;
 }
 
+/** The model the serving apertus-serve serves (`served.json` beside the page: its name and files' URL), or null. */
+async function servedModel(): Promise<{ url: string; name: string } | null> {
+  try {
+    const r = await fetch(new URL('served.json', location.href));
+    if (!r.ok) return null;
+    const served = (await r.json()) as { url?: unknown; name?: unknown };
+    return typeof served.url === 'string' && typeof served.name === 'string' ? { url: new URL(served.url, r.url).href, name: served.name } : null;
+  } catch {
+    return null;
+  }
+}
+
 async function start(): Promise<void> {
   $<HTMLTextAreaElement>('train-text').value = UDHR_ARTICLE_1;
   $('send').addEventListener('click', () => void send());
@@ -167,8 +185,12 @@ async function start(): Promise<void> {
     li.textContent = n;
     $('notices').append(li);
   }
+  // `?model=URL`, else the model of the server that serves the page (`apertus-serve --studio`
+  // publishes it next to the page, see served.json), else none until the user picks one.
   const q = query.get('model');
+  const served = q === null ? await servedModel() : null;
   if (q) await guarded('loading', () => use({ kind: 'url', url: new URL(q, location.href).href }));
+  else if (served) await guarded('loading', () => use({ kind: 'url', url: served.url, name: served.name }));
   document.body.dataset['ready'] = '1';
 }
 

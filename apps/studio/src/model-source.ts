@@ -38,10 +38,10 @@ export function modelFromPicked(files: FileList | readonly File[], dir: string):
   return fromFiles(dir, async (file) => list.find((f) => f.name === file) ?? null);
 }
 
-/** The model directory at `baseUrl` (config.json, model.safetensors, tokenizer.json under it). */
-export function modelFromUrl(baseUrl: string): Promise<StudioModel> {
+/** The model directory at `baseUrl` (config.json, model.safetensors, tokenizer.json under it), named `name` (default: the URL). */
+export function modelFromUrl(baseUrl: string, name = baseUrl): Promise<StudioModel> {
   const base = baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`;
-  return fromFiles(baseUrl, async (file) => {
+  return fromFiles(name, async (file) => {
     const r = await fetch(new URL(file, new URL(base, location.href)));
     return r.ok ? r : null;
   });

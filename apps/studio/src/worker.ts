@@ -22,7 +22,7 @@ function load(s: ModelSource): Promise<StudioModel> {
   switch (s.kind) {
     case 'dir': return modelFromPicked(s.files, s.name);
     case 'gguf': return modelFromGgufFile(s.file);
-    case 'url': return /\.gguf([?#].*)?$/i.test(s.url) ? modelFromGgufUrl(s.url) : modelFromUrl(s.url);
+    case 'url': return /\.gguf([?#].*)?$/i.test(s.url) ? modelFromGgufUrl(s.url, s.name) : modelFromUrl(s.url, s.name);
     case 'tiny': return Promise.resolve(tinyModel(s.seed));
   }
 }

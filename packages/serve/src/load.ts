@@ -28,6 +28,11 @@ export interface ServedModel {
   name: string;
   /** Unix seconds when it was loaded (`created` in `/v1/models`). */
   created: number;
+  /**
+   * The checkpoint directory or GGUF file whose files are exactly this model (what `--studio`
+   * publishes for the page to load), or null when loading changed it (a merged LoRA adapter).
+   */
+  source?: string | null;
 }
 
 /** Options of {@link loadServedModel}. */
@@ -112,7 +117,8 @@ export async function loadServedModel(dir: string, options: LoadServedModelOptio
   const { model, generationConfig } = await loadCheckpointAsync(dir, {
     precision: options.precision ?? 'auto', adapters: options.adapter !== undefined ? [options.adapter] : [], ...(options.onProgress ? { onProgress: options.onProgress } : {}),
   });
-  return { model, tokenizer, chat, generationConfig, name: options.name ?? checkpointName(dir), created: Math.floor(Date.now() / 1000) };
+  const merged = options.adapter !== undefined || fs.existsSync(path.join(dir, 'adapter_config.json'));
+  return { model, tokenizer, chat, generationConfig, name: options.name ?? checkpointName(dir), created: Math.floor(Date.now() / 1000), source: merged ? null : path.resolve(dir) };
 }
 
 /**
@@ -142,5 +148,5 @@ function loadServedGguf(file: string, options: LoadServedModelOptions): ServedMo
   if (!tokenizer) throw new ModelLoadError(file, 'the GGUF file has no tokenizer');
   const template = (tokenizer.config as { chat_template?: unknown }).chat_template;
   const chat = ChatPrompt.fromTemplate(tokenizer, typeof template === 'string' ? template : null, (m) => (options.onWarning ?? (() => {}))(`${file}: tokenizer.chat_template: ${m}`));
-  return { model, tokenizer, chat, generationConfig, name: options.name ?? checkpointName(file), created: Math.floor(Date.now() / 1000) };
+  return { model, tokenizer, chat, generationConfig, name: options.name ?? checkpointName(file), created: Math.floor(Date.now() / 1000), source: path.resolve(file) };
 }

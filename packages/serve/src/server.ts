@@ -33,7 +33,7 @@ import { prepareChat, prepareCompletion, prepareDetokenize, prepareTokenize, typ
 import { collectResponse, prepareResponse, streamResponse } from './responses-api';
 import { collectChat, collectCompletion, streamChat, streamCompletion, type Running, type StreamSink } from './run';
 import { Scheduler, type Timings, type Usage } from './scheduler';
-import { sendStaticFile } from './static-site';
+import { sendServedModel, sendStaticFile } from './static-site';
 import { chatPage } from './web-page';
 import { attachWebSocket, type WebSocketEndpoint } from './ws';
 
@@ -288,6 +288,11 @@ export function createServer(options: ServerOptions): ApertusServer {
     };
     if (options.studioDir && (path === '/studio' || path.startsWith('/studio/'))) {
       expect('GET');
+      if (path.startsWith('/studio/served')) {
+        // The model's weights: behind the API key when there is one.
+        if (!authorized(req)) throw new ApiError(401, 'Missing or incorrect API key.', 'authentication_error', null, 'invalid_api_key');
+        if (sendServedModel(res, ctx.state().served, '/studio', path)) return;
+      }
       sendStaticFile(res, options.studioDir, '/studio', path);
       return;
     }

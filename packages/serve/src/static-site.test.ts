@@ -69,3 +69,25 @@ test('apertus-serve --studio DIR: served under /studio; a directory without inde
     await server!.close();
   }
 });
+
+test('with --studio the served model is published beside the page, for the studio to load (behind the API key when there is one)', async () => {
+  const site = path.join(tmp.dir, 'site');
+  const dir = writeRandomCheckpoint(tmp.dir, 'published');
+  const open = createServer({ model: loadServedModel(dir), studioDir: site });
+  const keyed = createServer({ model: loadServedModel(dir), studioDir: site, apiKey: 'sk-x' });
+  const [a, b] = [await open.listen(0), await keyed.listen(0)];
+  await Promise.all([open.ready, keyed.ready]);
+  const index = await fetch(`${a}/studio/served.json`);
+  expect(index.headers.get('cross-origin-embedder-policy')).toBe('require-corp');
+  expect(await index.json()).toEqual({ name: 'published', url: 'served/' });
+  for (const f of ['config.json', 'model.safetensors', 'tokenizer.json']) {
+    const r = await fetch(`${a}/studio/served/${f}`);
+    expect([f, r.status]).toEqual([f, 200]);
+    expect(Buffer.from(await r.arrayBuffer()).equals(fs.readFileSync(path.join(dir, f)))).toBe(true);
+  }
+  for (const f of ['secret.txt', '..%2Fsecret.txt', 'adapter_config.json']) expect((await fetch(`${a}/studio/served/${f}`)).status).toBe(404);
+  expect((await fetch(`${b}/studio/served.json`)).status).toBe(401);
+  expect((await fetch(`${b}/studio/served.json`, { headers: { authorization: 'Bearer sk-x' } })).status).toBe(200);
+  await open.close();
+  await keyed.close();
+});

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { ApiError } from './api-error';
+import type { ServedModel } from './load';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -73,4 +74,40 @@ export function sendStaticFile(res: ServerResponse, dir: string, mount: string, 
     'cache-control': 'no-cache',
   });
   res.end(body);
+}
+
+/** The files of a model directory the studio reads (a single-file safetensors checkpoint). */
+const MODEL_FILES = new Set(['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'chat_template.jinja']);
+
+/**
+ * The served model for the app mounted at `mount`: `mount/served.json` names it and where its
+ * files are (`served/`, or `served/NAME.gguf`), `mount/served/FILE` streams them. Only the files
+ * the studio loads, only when the model is exactly its files (no merged adapter), and only a
+ * single-file checkpoint. Returns false when `urlPath` is not one of these paths.
+ */
+export function sendServedModel(res: ServerResponse, served: ServedModel, mount: string, urlPath: string): boolean {
+  if (urlPath !== `${mount}/served.json` && !urlPath.startsWith(`${mount}/served/`)) return false;
+  const source = served.source ?? null;
+  const gguf = source !== null && source.endsWith('.gguf');
+  const usable = source !== null && (gguf || fs.existsSync(path.join(source, 'model.safetensors')));
+  if (!usable) throw new ApiError(404, `the served model '${served.name}' is not published for the studio (a merged adapter, or sharded weights)`, 'not_found_error', null, 'not_found');
+  if (urlPath === `${mount}/served.json`) {
+    const body = JSON.stringify({ name: served.name, url: gguf ? `served/${encodeURIComponent(path.basename(source))}` : 'served/' });
+    res.writeHead(200, { ...ISOLATION_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-cache' });
+    res.end(body);
+    return true;
+  }
+  let name: string;
+  try {
+    name = decodeURIComponent(urlPath.slice(`${mount}/served/`.length));
+  } catch {
+    throw new ApiError(400, `malformed path ${urlPath}`, 'invalid_request_error', null, 'bad_path');
+  }
+  const file = gguf ? (name === path.basename(source) ? source : null) : MODEL_FILES.has(name) ? path.join(source, name) : null;
+  const stat = file ? fs.statSync(file, { throwIfNoEntry: false }) : undefined;
+  if (!file || !stat?.isFile()) throw new ApiError(404, `no file ${urlPath}`, 'not_found_error', null, 'not_found');
+  res.writeHead(200, { ...ISOLATION_HEADERS, 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'content-length': stat.size, 'cache-control': 'no-cache' });
+  // Streamed: the weights may be gigabytes.
+  fs.createReadStream(file).on('error', () => res.destroy()).pipe(res);
+  return true;
 }
