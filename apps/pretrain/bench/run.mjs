@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AdEMAMix, LrScheduler, constantSchedule } from '@apertus/ademamix';
 import { ApertusModel, presetConfig } from '@apertus/model';
-import { backendOf } from '@apertus/tensor';
+import { kernelInfo } from '@apertus/tensor';
 import { CheckpointManager, causalLmLoss, collateLm, resolvePretrainConfig, runPretraining, trainStep, writeTrainingCheckpoint } from '@apertus/trainer';
 import { peerPython } from '@apertus/peers';
 
@@ -95,7 +95,7 @@ fs.rmSync(tmp, { recursive: true, force: true });
 const fmt = (x, d = 2) => x.toFixed(d);
 say(`# apertus-pretrain — speed`);
 say('');
-say(`Command: \`cd apps/pretrain && npx tsup && node bench/run.mjs${arg('--steps') ? ` --steps ${arg('--steps')}` : ''} --write\` (Node ${process.version}, ${os.cpus()[0].model}, ${os.availableParallelism()} cores, GEMM backend ${backendOf('gemm').name}; 1-minute load average ${loadBefore} before, ${load()} after — the machine is shared, so figures are pessimistic).`);
+say(`Command: \`cd apps/pretrain && npx tsup && node bench/run.mjs${arg('--steps') ? ` --steps ${arg('--steps')}` : ''} --write\` (Node ${process.version}, ${os.cpus()[0].model}, ${os.availableParallelism()} cores, GEMM ${kernelInfo('gemm').impl}; 1-minute load average ${loadBefore} before, ${load()} after — the machine is shared, so figures are pessimistic).`);
 say('');
 say('| measurement | value |');
 say('|---|---:|');

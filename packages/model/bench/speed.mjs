@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AdEMAMix } from '@apertus/ademamix';
 import { ApertusModel, KVCache, presetConfig, step } from '@apertus/model';
-import { backendOf, backward, f32ArrayToBf16, noGrad, Rng, setGemmThreads, Tensor, tidy } from '@apertus/tensor';
+import { backward, kernelInfo, f32ArrayToBf16, noGrad, Rng, setGemmThreads, Tensor, tidy } from '@apertus/tensor';
 import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
 import { peerPython } from '@apertus/peers';
 
@@ -135,7 +135,7 @@ if (write) {
   const lines = [
     '# Model speed: training step, prefill, decode (vs PyTorch eager)',
     '',
-    `Command: \`node packages/model/bench/speed.mjs --write\` (${new Date().toISOString().slice(0, 10)}; GEMM backend ${backendOf('gemm').name}; PyTorch ${rows[0].torch.torch}, float32; each side timed at 1 and 2 threads and its best kept — see the threads column; CPU ${cpu}; 1-minute load average ${loadStart.toFixed(1)} at the start, ${os.loadavg()[0].toFixed(1)} at the end).`,
+    `Command: \`node packages/model/bench/speed.mjs --write\` (${new Date().toISOString().slice(0, 10)}; GEMM ${kernelInfo('gemm').impl}; PyTorch ${rows[0].torch.torch}, float32; each side timed at 1 and 2 threads and its best kept — see the threads column; CPU ${cpu}; 1-minute load average ${loadStart.toFixed(1)} at the start, ${os.loadavg()[0].toFixed(1)} at the end).`,
     'Training step = forward + backward + AdEMAMix; tokens/s = B·T per step (train, prefill) or B per step (decode after a T-token prefill).',
     '',
     '| what | model | B | T | ours tok/s | PyTorch tok/s | ours / PyTorch | ours ms/step | PyTorch ms/step | threads (ours / PyTorch) |',
