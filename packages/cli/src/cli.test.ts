@@ -38,6 +38,8 @@ describe('parseCommand', () => {
     expect((e as CliError).message).toBe("--port: must be an integer in [0, 65535], got '99999'");
     expect(() => parseCommand(cmd(), ['--port', '1'])).toThrow(/--model/);
     expect(() => parseCommand(cmd(), ['-m', 'd', '--nope'])).toThrow(CliError);
+    const device = new Command('x').exitOverride().configureOutput({ writeErr: () => {}, outputError: () => {} }).addOption(flag('device'));
+    expect(() => parseCommand(device, ['--device', 'tpu'])).toThrow("--device: 'tpu' is invalid: allowed choices are cpu, webgpu.");
     expect(parseCommand(cmd(), ['--help'])).toBeNull();
   });
 

@@ -7,7 +7,7 @@
 // stack, for a bug report; typed errors and system errors (EADDRINUSE, ENOENT) are one line.
 
 import { CliError } from './errors';
-import { commanderCode } from './parse';
+import { commanderCode, toCliError } from './parse';
 
 const BUILT_IN: readonly Function[] = [Error, TypeError, RangeError, ReferenceError, SyntaxError];
 
@@ -22,8 +22,9 @@ export function exitStatus(e: unknown, usage: (e: unknown) => boolean = () => fa
   return e instanceof CliError || commanderCode(e) !== null || usage(e) ? 2 : 1;
 }
 
-/** `name: message` (plus the stack of an unexpected error) on `write`; returns the exit status. */
+/** `name: message` (plus the stack of an unexpected error) on `write`; returns the exit status. Commander's errors are named by their option. */
 export function reportFailure(name: string, e: unknown, write: (text: string) => void = (t) => process.stderr.write(t), usage?: (e: unknown) => boolean): number {
+  e = toCliError(e) ?? e;
   const message = e instanceof Error ? e.message : String(e);
   write(`${name}: ${message.replace(/^error: /, '')}\n`);
   if (isUnexpected(e) && e instanceof Error && e.stack) write(`${e.stack}\n`);

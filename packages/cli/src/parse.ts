@@ -12,14 +12,8 @@ export function parseCommand(cmd: Command, argv: readonly string[]): Command | n
   try {
     cmd.parse(argv as string[], { from: 'user' });
   } catch (e) {
-    const code = commanderCode(e);
-    if (code === null) throw e;
-    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') return null;
-    const message = (e as Error).message.replace(/^error: /, '');
-    const m = /--[a-z][a-z-]*/.exec(message);
-    // "option '--port <port>' argument '99999' is invalid. must be …": the parser's own words suffice.
-    const own = code === 'commander.invalidArgument' ? /is invalid\. (.+)$/s.exec(message)?.[1] : undefined;
-    throw new CliError(m ? m[0] : '(arguments)', own ?? message);
+    if (helpShown(e)) return null;
+    throw toCliError(e) ?? e;
   }
   return cmd;
 }
@@ -28,4 +22,23 @@ export function parseCommand(cmd: Command, argv: readonly string[]): Command | n
 export function commanderCode(e: unknown): string | null {
   const code = (e as { code?: unknown } | null)?.code;
   return e instanceof Error && typeof code === 'string' && code.startsWith('commander.') ? code : null;
+}
+
+/** True when `e` is commander telling that it printed the help or the version (exit 0). */
+export function helpShown(e: unknown): boolean {
+  const code = commanderCode(e);
+  return code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help';
+}
+
+/** A commander error as a {@link CliError} naming the option (`--port`), else `(arguments)`; null for anything else. */
+export function toCliError(e: unknown): CliError | null {
+  const code = commanderCode(e);
+  if (code === null || helpShown(e)) return null;
+  const message = (e as Error).message.replace(/^error: /, '');
+  const m = /--[a-z][a-z-]*/.exec(message);
+  // "option '--port <port>' argument '99999' is invalid. must be …": the parser's own words suffice
+  // (they name the value); commander's choices check does not, so the value goes first.
+  const invalid = code === 'commander.invalidArgument' ? /argument '(.*)' is invalid\. (.+)$/s.exec(message) : null;
+  const own = invalid ? (invalid[2]!.startsWith('Allowed choices') ? `'${invalid[1]}' is invalid: ${invalid[2]!.replace(/^Allowed/, 'allowed')}` : invalid[2]!) : message;
+  return new CliError(m ? m[0] : '(arguments)', own);
 }
