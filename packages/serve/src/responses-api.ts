@@ -214,28 +214,24 @@ class ResponseBuilder {
     this.send('response.in_progress', { response: this.response('in_progress', null) });
   }
 
+  /** End an open item: its text's `…done` event, then its content part's and its own. */
+  private closeItem(item: Obj, textDone: string, extra: Obj): void {
+    const index = this.output.indexOf(item);
+    const part = (item.content as Obj[])[0]!;
+    this.send(textDone, { item_id: item.id, output_index: index, content_index: 0, text: part.text, ...extra });
+    this.send('response.content_part.done', { item_id: item.id, output_index: index, content_index: 0, part });
+    item.status = 'completed';
+    this.send('response.output_item.done', { output_index: index, item });
+  }
+
   private closeReasoning(): void {
-    const r = this.reasoning;
-    if (!r) return;
+    if (this.reasoning) this.closeItem(this.reasoning, 'response.reasoning_text.done', {});
     this.reasoning = null;
-    const index = this.output.indexOf(r);
-    const part = (r.content as Obj[])[0]!;
-    this.send('response.reasoning_text.done', { item_id: r.id, output_index: index, content_index: 0, text: part.text });
-    this.send('response.content_part.done', { item_id: r.id, output_index: index, content_index: 0, part });
-    r.status = 'completed';
-    this.send('response.output_item.done', { output_index: index, item: r });
   }
 
   private closeMessage(): void {
-    const m = this.message;
-    if (!m) return;
+    if (this.message) this.closeItem(this.message, 'response.output_text.done', { logprobs: [] });
     this.message = null;
-    const index = this.output.indexOf(m);
-    const part = (m.content as Obj[])[0]!;
-    this.send('response.output_text.done', { item_id: m.id, output_index: index, content_index: 0, text: part.text, logprobs: [] });
-    this.send('response.content_part.done', { item_id: m.id, output_index: index, content_index: 0, part });
-    m.status = 'completed';
-    this.send('response.output_item.done', { output_index: index, item: m });
   }
 
   reasoningText(text: string): void {
