@@ -1,9 +1,8 @@
-import { Command } from 'commander';
 import { describe, expect, test } from 'vitest';
 import { CliError } from './errors';
 import { FLAGS, flag } from './flags';
 import { exitStatus, isUnexpected, reportFailure } from './main';
-import { parseCommand } from './parse';
+import { command, parseCommand } from './parse';
 import { integerValue, numberValue, portValue } from './values';
 
 describe('value parsers', () => {
@@ -24,7 +23,7 @@ describe('value parsers', () => {
 });
 
 describe('parseCommand', () => {
-  const cmd = () => new Command('x').exitOverride().configureOutput({ writeOut: () => {}, writeErr: () => {}, outputError: () => {} }).addOption(flag('port', { defaultValue: 8080 })).addOption(flag('model', { required: true }));
+  const cmd = () => command('x').configureOutput({ writeOut: () => {}, writeErr: () => {}, outputError: () => {} }).addOption(flag('port', { defaultValue: 8080 })).addOption(flag('model', { required: true }));
 
   test('shared flags parse and check their values', () => {
     expect(parseCommand(cmd(), ['-m', 'dir', '--port', '9000'])!.opts()).toEqual({ model: 'dir', port: 9000 });
@@ -38,7 +37,7 @@ describe('parseCommand', () => {
     expect((e as CliError).message).toBe("--port: must be an integer in [0, 65535], got '99999'");
     expect(() => parseCommand(cmd(), ['--port', '1'])).toThrow(/--model/);
     expect(() => parseCommand(cmd(), ['-m', 'd', '--nope'])).toThrow(CliError);
-    const device = new Command('x').exitOverride().configureOutput({ writeErr: () => {}, outputError: () => {} }).addOption(flag('device'));
+    const device = command('x').configureOutput({ writeErr: () => {}, outputError: () => {} }).addOption(flag('device'));
     expect(() => parseCommand(device, ['--device', 'tpu'])).toThrow("--device: 'tpu' is invalid: allowed choices are cpu, webgpu.");
     expect(parseCommand(cmd(), ['--help'])).toBeNull();
   });

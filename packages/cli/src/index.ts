@@ -8,5 +8,5 @@
 export { CliError } from './errors';
 export { FLAGS, MAX_THREADS, flag, applyThreads, type FlagName, type FlagSpec } from './flags';
 export { integerValue, numberValue, portValue, collectValues } from './values';
-export { parseCommand, commanderCode, helpShown, toCliError } from './parse';
+export { command, parseCommand, commanderCode, helpShown, toCliError } from './parse';
 export { runMain, reportFailure, exitStatus, isUnexpected } from './main';

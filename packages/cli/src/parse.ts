@@ -1,7 +1,12 @@
 // Parsing a command line with commander the way every Apertus command reports bad arguments.
 
-import type { Command } from 'commander';
+import { Command } from 'commander';
 import { CliError } from './errors';
+
+/** A commander program that throws instead of exiting, so {@link parseCommand} can turn its errors into CliError. */
+export function command(name: string, description = ''): Command {
+  return new Command(name).description(description).exitOverride();
+}
 
 /**
  * Parse the user arguments `argv` with `cmd`; null when help or the version was printed.

@@ -43,7 +43,12 @@ export function attachWebSocket(server: Server, ctx: ServerContext, opts: { maxP
   const alive = new WeakMap<WebSocket, boolean>();
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      return endWithError(socket, new ApiError(400, 'malformed request URL', 'invalid_request_error', null, 'bad_request'));
+    }
     if (url.pathname !== WS_PATH) return endWithError(socket, new ApiError(404, `no WebSocket endpoint at ${url.pathname} (use ${WS_PATH})`, 'not_found_error', null, 'not_found'));
     const refused = ctx.guard.check(req.headers);
     if (refused) {
