@@ -4,16 +4,17 @@
 
 import fs from 'node:fs';
 import { applyThreads, collectValues, flag, helpShown, reportFailure } from '@apertus/cli';
-import { Command } from 'commander';
+import { resolveModel, withDownloadDisplay } from '@apertus/hub';
 import { describeDevice, useDevice, type Device } from '@apertus/tensor';
-import { PRETRAIN_UDHR_LANGUAGES, TrainerOptionError, evaluateStage, formatStages, loadSuiteTexts, parseEvalFlags, resolveModelDir, type RawEvalFlags, type StageResult } from '@apertus/trainer';
+import { PRETRAIN_UDHR_LANGUAGES, TrainerOptionError, evaluateStage, formatStages, loadSuiteTexts, parseEvalFlags, type RawEvalFlags, type StageResult } from '@apertus/trainer';
+import { Command } from 'commander';
 
 const program = new Command('apertus-eval')
   .description(
     'Evaluate Apertus checkpoints side by side: perplexity on held-out text, chrF/chrF++/BLEU of greedy German → Romansh translations (the held-out UDHR direction), and Goldfish-style memorization probes.\n' +
       'Default models: base=runs/udhr-tiny, SFT=runs/sft-udhr, aligned=runs/align-udhr (those that exist).',
   )
-  .addOption(flag('model', { help: 'a model to evaluate, [name=]dir (repeatable, in column order): HF model dir, checkpoints dir or run dir' }).argParser(collectValues))
+  .addOption(flag('model', { help: 'a model to evaluate, [name=]model (repeatable, in column order): a model directory, a checkpoints folder, a run directory, a .gguf file or a Hub id owner/name[@revision][:QUANT]' }).argParser(collectValues))
   .option('--held-out <source>', '"udhr" (the pretraining validation split, default), a .jsonl ({"text"}) or .txt file, or "none"')
   .option('--languages <list>', `UDHR declarations of the pretraining corpus, comma-separated (default: apertus-pretrain's ${PRETRAIN_UDHR_LANGUAGES.join(',')})`)
   .option('--split-fraction <x>', 'validation fraction of the pretraining split (default 0.1)')
@@ -39,11 +40,12 @@ program.action(async (opts: EvalFlags) => {
   process.stderr.write(`device: ${describeDevice(await useDevice(opts.device))}\n`);
   applyThreads(opts.threads);
   for (const s of skipped) process.stderr.write(`note: ${s.location} does not exist; the "${s.name}" column is left out\n`);
-  for (const s of stages) resolveModelDir(s.location, 'check the --model path'); // fail early on a wrong path
+  // Fail early on a wrong path or Hub id (and download Hub models before the first stage runs).
+  for (const s of stages) await withDownloadDisplay(process.stderr, (onProgress) => resolveModel(s.location, { onProgress }));
   const texts = await loadSuiteTexts(suite);
   const results: StageResult[] = [];
   for (const stage of stages) {
-    const r = evaluateStage(stage, texts, suite);
+    const r = await evaluateStage(stage, texts, suite);
     process.stderr.write(`${stage.name}: ${r.modelDir} evaluated in ${r.seconds.toFixed(1)} s` + (r.translations[0] ? `; article 1 → ${JSON.stringify(r.translations[0].hypothesis.slice(0, 100))}` : '') + '\n');
     results.push(r);
   }

@@ -42,6 +42,6 @@ describe('apertus-eval CLI', () => {
     expect([threads.status, threads.stderr]).toEqual([2, "apertus-eval: --threads: must be an integer in [1, 64], got 'all'\n"]);
     const missing = spawnSync(process.execPath, [CLI, '--model', path.join(root, 'nope')], { encoding: 'utf8' });
     expect(missing.status).toBe(1);
-    expect(missing.stderr).toMatch(/nope: model not found/);
+    expect(missing.stderr).toMatch(/nope: no such file or directory, and not a Hub id \(owner\/name\[@revision\]\[:QUANT\]\)\n$/);
   });
 });

@@ -2,8 +2,8 @@
 // model and sampling options, spelled as every Apertus command spells them (@apertus/cli).
 
 import { applyThreads, flag, parseCommand } from '@apertus/cli';
+import { MODEL_SPEC_HELP, withDownloadDisplay, type DownloadProgress } from '@apertus/hub';
 import { loadServedModel, Scheduler, type ServedModel } from '@apertus/serve/engine';
-import { checkpointName, findModelDir } from '@apertus/model';
 import { useDevice, type Device } from '@apertus/tensor';
 import type { Command } from 'commander';
 
@@ -13,8 +13,8 @@ export interface AppIo {
   input: NodeJS.ReadableStream;
   /** Generated text and normal output. */
   output: { write(text: string): unknown };
-  /** Diagnostics. Default: `output`. */
-  error?: { write(text: string): unknown };
+  /** Diagnostics (and the download bar, when it is a terminal). Default: `output`. */
+  error?: { write(text: string): unknown; readonly isTTY?: boolean };
   /** Use ANSI colours (dim reasoning). Default false. */
   color?: boolean;
   /**
@@ -43,7 +43,7 @@ export interface CommonOptions {
 /** Add the shared options to a command. */
 export function addCommonOptions(cmd: Command): Command {
   return cmd
-    .addOption(flag('model', { required: true }))
+    .addOption(flag('model', { required: true, help: MODEL_SPEC_HELP }))
     .addOption(flag('threads'))
     .addOption(flag('device', { defaultValue: 'cpu' }))
     .addOption(flag('temperature', { extra: '(default: generation_config, else 0.8)' }))
@@ -69,14 +69,15 @@ export function parseArgs(cmd: Command, argv: readonly string[], io: AppIo): Com
 }
 
 /**
- * Select `--device`, then load what `--model` designates, as the training apps resolve it: a model
- * directory, a run directory (its `model/`, else its latest checkpoint) or a checkpoints folder.
- * The model is named after its checkpoint (`runs/udhr-tiny` and `runs/udhr-tiny/model` → `udhr-tiny`). Throws the loader's typed
- * errors, and `WebgpuUnavailableError` (naming what to install) when the device cannot be had.
+ * Select `--device`, then load what `--model` designates (a model directory, a run directory, a
+ * .gguf file or a Hub id, downloaded with a progress display on `progress`), named after its
+ * checkpoint (`runs/udhr-tiny` and `runs/udhr-tiny/model` → `udhr-tiny`). Throws the loader's
+ * typed errors, and `WebgpuUnavailableError` (naming what to install) when the device cannot be had.
  */
-export async function loadModelAt(location: string, device: Device, onWarning?: (message: string) => void): Promise<ServedModel> {
+export async function loadModelAt(spec: string, device: Device, onWarning?: (message: string) => void, progress?: AppIo['error']): Promise<ServedModel> {
   await useDevice(device);
-  return loadServedModel(findModelDir(location) ?? location, { name: checkpointName(location), ...(onWarning ? { onWarning } : {}) });
+  const load = (onProgress?: (p: DownloadProgress) => void) => loadServedModel(spec, { ...(onWarning ? { onWarning } : {}), ...(onProgress ? { onProgress } : {}) });
+  return progress ? withDownloadDisplay(progress, load) : load();
 }
 
 /**
@@ -89,7 +90,7 @@ export async function openScheduler(app: string, o: CommonOptions, io: AppIo, pr
   applyThreads(o.threads);
   let served: ServedModel;
   try {
-    served = await loadModelAt(o.model, o.device, (m) => err(`warning: ${m}\n`));
+    served = await loadModelAt(o.model, o.device, (m) => err(`warning: ${m}\n`), io.error ?? io.output);
   } catch (e) {
     err(`${app}: cannot load ${o.model} on ${o.device}: ${(e as Error).message}\n`);
     return null;

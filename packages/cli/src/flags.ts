@@ -9,7 +9,7 @@ import { integerValue, numberValue, portValue } from './values';
 
 /** One shared flag: its commander spelling, help, and value parser or choices. */
 export interface FlagSpec {
-  /** Commander flags: `-m, --model <path>`. */
+  /** Commander flags: `-m, --model <model>`. */
   readonly flags: string;
   /** Help text (a command may add to it). */
   readonly help: string;
@@ -24,7 +24,7 @@ export const MAX_THREADS = 64;
 
 /** The shared flags, by name. */
 export const FLAGS = {
-  model: { flags: '-m, --model <path>', help: 'the model: a Hugging Face model directory, a run directory (its model/, else its latest checkpoint) or a .gguf file' },
+  model: { flags: '-m, --model <model>', help: 'the model: a Hugging Face model directory, a run directory (its model/, else its latest checkpoint), a .gguf file or a Hub id owner/name[@revision][:QUANT]' },
   threads: { flags: '-t, --threads <n>', help: 'CPU threads of the matrix products (default: all cores)', parse: integerValue(1, MAX_THREADS) },
   device: { flags: '--device <device>', help: DEVICE_HELP, choices: DEVICES },
   port: { flags: '--port <port>', help: 'TCP port to listen on (0 picks a free one)', parse: portValue },

@@ -1,5 +1,7 @@
 // `apertus-quantize`: converts a checkpoint directory, reports what it wrote, rejects bad types.
+import fs from 'node:fs';
 import path from 'node:path';
+import { startHubServer } from '@apertus/hub/testing';
 import { CliError } from '@apertus/cli';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runQuantizeCli } from './cli';
@@ -25,6 +27,33 @@ describe('apertus-quantize', () => {
     expect(lines.join('\n')).toMatch(/m\.gguf: [\d.]+ MiB, 24 tensors \(10 F32, 14 Q4_K\) in [\d.]+ s/);
   });
 
+  it('takes --model forms like the apps: a run directory, a Hub id (downloaded into HF_HUB_CACHE); a GGUF file is refused', async () => {
+    const run = path.join(tmp.dir, 'run');
+    fs.cpSync(dir, path.join(run, 'tiny'), { recursive: true }); // a checkpoints folder's pointer names it
+    fs.writeFileSync(path.join(run, 'latest'), 'tiny');
+    const fromRun = (await runQuantizeCli(['-m', run, '-o', path.join(tmp.dir, 'run.gguf'), '--type', 'F32'], () => {}))!;
+    const files = Object.fromEntries(fs.readdirSync(dir).map((f) => [f, new Uint8Array(fs.readFileSync(path.join(dir, f)))]));
+    const hub = await startHubServer({ repos: { 'acme/tiny': { files } } });
+    const saved = { ...process.env };
+    process.env.HF_ENDPOINT = hub.url;
+    process.env.HF_HUB_CACHE = path.join(tmp.dir, 'hf-cache');
+    for (const k of ['HF_TOKEN', 'HUGGING_FACE_HUB_TOKEN', 'HF_TOKEN_PATH', 'HF_HOME', 'HF_HUB_OFFLINE']) delete process.env[k];
+    try {
+      const fromHub = (await runQuantizeCli(['--model', 'acme/tiny', '--out', path.join(tmp.dir, 'hub.gguf'), '--type', 'F32'], () => {}))!;
+      // The same file but for general.name: the checkpoint's name (tiny) or the Hub id.
+      const [a, b] = [openGgufFile(fromRun), openGgufFile(fromHub)];
+      expect([a.metadata.get('general.name'), b.metadata.get('general.name')]).toEqual(['tiny', 'acme/tiny']);
+      expect(a.tensors.map((t) => t.name)).toEqual(b.tensors.map((t) => t.name));
+      for (const { name } of a.tensors) expect(Buffer.compare(a.read(name), b.read(name)), name).toBe(0);
+      a.close();
+      b.close();
+      await expect(runQuantizeCli(['-m', fromHub, '-o', path.join(tmp.dir, 'again.gguf')], () => {})).rejects.toThrow(`${fromHub}: is a GGUF file already`);
+    } finally {
+      process.env = saved;
+      await hub.close();
+    }
+  });
+
   it('rejects an unknown type, or a missing --model or --out, before writing anything', async () => {
     await expect(runQuantizeCli(['-m', dir, '-o', path.join(tmp.dir, 'x.gguf'), '--type', 'Q3_K'], () => {})).rejects.toMatchObject({ option: '--type' });
     await expect(runQuantizeCli(['-o', path.join(tmp.dir, 'x.gguf')], () => {})).rejects.toMatchObject({ option: '--model' });
@@ -36,7 +65,7 @@ describe('apertus-quantize', () => {
     const warnings: string[] = [];
     const out = await runQuantizeCli([dir, path.join(tmp.dir, 'p.gguf')], () => {}, (w) => warnings.push(w));
     expect(openGgufFile(out!).info('blk.0.attn_q.weight').type.name).toBe('Q8_0');
-    expect(warnings).toEqual(['apertus-quantize: warning: positional <model-dir> <out> are deprecated; use --model DIR --out FILE']);
+    expect(warnings).toEqual(['apertus-quantize: warning: positional <model> <out> are deprecated; use --model MODEL --out FILE']);
     await expect(runQuantizeCli([dir, path.join(tmp.dir, 'q.gguf'), '--out', 'y.gguf'], () => {}, () => {})).rejects.toMatchObject({ option: '--model' });
   });
 });

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { applyThreads, CliError, collectValues, flag, integerValue, parseCommand } from '@apertus/cli';
-import { checkpointName, findModelDir } from '@apertus/model';
+import { MODEL_SPEC_HELP, withDownloadDisplay } from '@apertus/hub';
 import { describeDevice, useDevice, type Device } from '@apertus/tensor';
 import { Command, Option } from 'commander';
 import { EngineError } from './errors';
@@ -45,7 +45,7 @@ export function serveCommand(): Command {
   const count = (min = 1) => integerValue(min, 2 ** 31 - 1);
   return new Command('apertus-serve')
     .description('OpenAI-compatible server for an Apertus model (HTTP + SSE + WebSocket, continuous batching).')
-    .addOption(flag('model', { required: true }))
+    .addOption(flag('model', { required: true, help: MODEL_SPEC_HELP }))
     .addOption(flag('port', { defaultValue: 8080 }))
     .addOption(flag('host', { defaultValue: '127.0.0.1' }))
     .addOption(flag('threads'))
@@ -100,14 +100,13 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
   let listening!: () => void;
   const listened = new Promise<void>((r) => (listening = r));
   const onWarning = (m: string) => err(`[apertus-serve] warning: ${m}\n`);
-  // A run directory (its model/ or latest checkpoint) is accepted as the training apps accept it.
-  const modelDir = o.model.endsWith('.gguf') ? o.model : findModelDir(o.model) ?? o.model;
   const log = o.quiet ? undefined : (line: string) => err(`[apertus-serve] ${line}\n`);
   const server = createServer({
-    model: (progress) => listened.then(() => loadServedModel(modelDir, {
-      precision: o.precision, onWarning, onProgress: progress, name: o.name ?? checkpointName(o.model),
-      ...(o.adapter !== undefined ? { adapter: o.adapter } : {}),
-    })),
+    // A run directory, a GGUF file or a Hub id (downloaded with a progress display) as every app accepts them.
+    model: (onLoadProgress) => listened.then(() => withDownloadDisplay(process.stderr, (onProgress) => loadServedModel(o.model, {
+      precision: o.precision, onWarning, onProgress, onLoadProgress,
+      ...(o.name !== undefined ? { name: o.name } : {}), ...(o.adapter !== undefined ? { adapter: o.adapter } : {}),
+    }))),
     apiKey, maxQueue: o.maxQueue, maxBatch: o.maxBatch, maxBodyBytes: o.maxBody, maxConnections: o.maxConnections, prefillChunk: o.prefillChunk, webPage: o.web,
     corsOrigins, allowedHosts: o.allowedHost, embeddingPooling: o.pooling,
     prefixCacheBytes: o.prefixCache === false ? null : typeof o.prefixCache === 'number' ? o.prefixCache * 2 ** 20 : 'auto',
