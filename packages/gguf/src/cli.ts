@@ -1,15 +1,16 @@
-// `apertus-quantize --model <model> --out <file.gguf> [--type F32|BF16|Q8_0|Q4_K]`: --model as every
-// app takes it (a model directory, a run directory, a Hub id; @apertus/hub resolves it), the shared
-// flags @apertus/cli's. The older positional form `apertus-quantize <model> <out.gguf>` is still
-// accepted (deprecated: a warning says so).
+// `apertus-quantize --model <model> --out <file.gguf> [--type Q4_K_M|Q5_K_M|Q6_K|Q8_0|BF16|F16|F32]`:
+// --model as every app takes it (a model directory, a run directory, a Hub id; @apertus/hub
+// resolves it), the shared flags @apertus/cli's, the types as llama-quantize names its mixes. The
+// older positional form `apertus-quantize <model> <out.gguf>` is still accepted (deprecated: a
+// warning says so).
 import fs from 'node:fs';
 import { CliError, flag, parseCommand } from '@apertus/cli';
 import { MODEL_SPEC_HELP, resolveModel, withDownloadDisplay } from '@apertus/hub';
 import { Command, InvalidArgumentError } from 'commander';
-import { convertCheckpoint, type QuantizeType } from './convert';
+import { convertCheckpoint, QUANTIZE_TYPES, type QuantizeType } from './convert';
 import { GgufWriteError } from './errors';
 
-const TYPES: readonly QuantizeType[] = ['F32', 'BF16', 'Q8_0', 'Q4_K'];
+const TYPES = QUANTIZE_TYPES;
 
 /** The `apertus-quantize` command (flags and help). */
 export function quantizeCommand(): Command {
@@ -17,7 +18,7 @@ export function quantizeCommand(): Command {
     .description('Convert a Hugging Face Apertus checkpoint to GGUF (llama.cpp, Ollama, node-llama-cpp).')
     .addOption(flag('model', { help: MODEL_SPEC_HELP }))
     .addOption(flag('out', { help: 'the .gguf file to write' }))
-    .option('--type <type>', `storage of the matrices: ${TYPES.join(', ')}`, (v: string) => {
+    .option('--type <type>', `storage of the matrices, as llama-quantize names it: ${TYPES.join(', ')}`, (v: string) => {
       const t = v.toUpperCase() as QuantizeType;
       if (!TYPES.includes(t)) throw new InvalidArgumentError(`expected one of ${TYPES.join(', ')}`);
       return t;

@@ -24,8 +24,8 @@ export const benchmarks = [
     name: 'model',
     script: 'packages/model/bench/speed.mjs',
     result: 'model.md',
-    needs: 'built packages; the Python peers' torch as the peer',
-    about: 'training step, prefill and decode tokens/s of tiny/small/8B-layer models vs PyTorch eager',
+    needs: 'built packages; the Python peers' transformers + torch as the peer',
+    about: 'training step (AdamW, AdEMAMix), prefill and decode tokens/s of tiny/small/8B-layer models vs transformers ApertusForCausalLM on PyTorch',
   },
   {
     name: 'gguf',
@@ -45,8 +45,8 @@ export const benchmarks = [
     name: 'pretrain',
     script: 'apps/pretrain/bench/run.mjs',
     result: 'pretrain.md',
-    needs: 'built apps/pretrain; the Python peers' torch',
-    about: 'the default pretraining run end to end, its step vs PyTorch, atomic checkpoint cost',
+    needs: 'built apps/pretrain; the Python peers' transformers + torch',
+    about: 'the default pretraining run end to end, its step vs transformers on PyTorch, atomic checkpoint cost',
   },
   {
     name: 'gpujs',
