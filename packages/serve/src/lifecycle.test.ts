@@ -130,7 +130,7 @@ describe('loading', () => {
 
   test('/health reports the progress of a load: bytes of the weights read, of all', async () => {
     const reports: { loadedBytes: number; totalBytes: number; tensor: string }[] = [];
-    const loaded = await loadServedModel(dir, { onProgress: (p) => reports.push(p) });
+    const loaded = await loadServedModel(dir, { onLoadProgress: (p) => reports.push(p) });
     expect(reports.length).toBe(loaded.model.params.size);
     const total = reports[0]!.totalBytes;
     expect(total).toBe([...loaded.model.params.values()].reduce((n, t) => n + t.storage.byteLength * (t.dtype === 'f32' && t.shape.length < 2 ? 0.5 : 1), 0));

@@ -23,8 +23,8 @@ const TYPES: Record<string, string> = {
 /**
  * The Content-Security-Policy of a mounted app, the chat page's where the studio allows it: its own
  * scripts, styles and workers only (no inline ones), never framed (`frame-ancestors 'none'`), no
- * plugins, base or form targets. Scripts may `eval`: the WebAssembly GEMM's thread runner and
- * gpu.js build their functions from source. Workers may be blob URLs (the GEMM and WebGPU workers
+ * plugins, base or form targets. Scripts may `eval`: the WebAssembly GEMM's thread runner builds
+ * its functions from source. Workers may be blob URLs (the GEMM and WebGPU workers
  * are made from source), and the page may fetch models from any https URL (`?model=URL`).
  */
 export const APP_CSP = [
@@ -87,9 +87,8 @@ const MODEL_FILES = new Set(['config.json', 'generation_config.json', 'model.saf
  */
 export function sendServedModel(res: ServerResponse, served: ServedModel, mount: string, urlPath: string): boolean {
   if (urlPath !== `${mount}/served.json` && !urlPath.startsWith(`${mount}/served/`)) return false;
-  const source = served.source ?? null;
-  const gguf = source !== null && source.endsWith('.gguf');
-  const usable = source !== null && (gguf || fs.existsSync(path.join(source, 'model.safetensors')));
+  const source = served.source.path, gguf = served.source.format === 'gguf';
+  const usable = served.published === true && (gguf || fs.existsSync(path.join(source, 'model.safetensors')));
   if (!usable) throw new ApiError(404, `the served model '${served.name}' is not published for the studio (a merged adapter, or sharded weights)`, 'not_found_error', null, 'not_found');
   if (urlPath === `${mount}/served.json`) {
     const body = JSON.stringify({ name: served.name, url: gguf ? `served/${encodeURIComponent(path.basename(source))}` : 'served/' });
