@@ -25,11 +25,12 @@ const TYPES: Record<string, string> = {
  * scripts, styles and workers only (no inline ones), never framed (`frame-ancestors 'none'`), no
  * plugins, base or form targets. Scripts may `eval`: the WebAssembly GEMM's thread runner builds
  * its functions from source. Workers may be blob URLs (the GEMM and WebGPU workers
- * are made from source), and the page may fetch models from any https URL (`?model=URL`).
+ * are made from source), and the page may fetch models from any https URL (`?model=URL`, the Hub)
+ * and from a Hub on this machine (`?hub=http://127.0.0.1:PORT`, a local mirror).
  */
 export const APP_CSP = [
   "default-src 'self'", "script-src 'self' 'unsafe-eval' 'wasm-unsafe-eval'", "worker-src 'self' blob:", "style-src 'self'",
-  "img-src 'self' data: blob:", "connect-src 'self' https:", "object-src 'none'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
+  "img-src 'self' data: blob:", "connect-src 'self' https: http://localhost:* http://127.0.0.1:*", "object-src 'none'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
 ].join('; ');
 
 /** The headers every file of a mounted app gets: cross-origin isolation and the page's security policy. */
