@@ -1,4 +1,5 @@
-// Build the studio as plain static files: dist/index.html, dist/studio.js (the page, src/main.ts),
+// Build the studio as plain static files: dist/index.html and dist/studio.css (no inline style or
+// script, so the server's Content-Security-Policy can forbid them), dist/studio.js (the page, src/main.ts),
 // dist/worker.js (the model worker, src/worker.ts; esbuild bundles for the browser, the packages
 // resolve to their `browser` entries; the WebGPU device starts its own worker from a blob URL).
 // Serve dist/ with the cross-origin isolation headers (COOP same-origin, COEP require-corp):
@@ -32,7 +33,7 @@ export async function buildStudio(outdir, plugins = []) {
   fs.mkdirSync(outdir, { recursive: true });
   await bundle('main.ts', path.join(outdir, 'studio.js'), plugins);
   await bundle('worker.ts', path.join(outdir, 'worker.js'), plugins);
-  fs.copyFileSync(path.join(here, 'index.html'), path.join(outdir, 'index.html'));
+  for (const f of ['index.html', 'studio.css']) fs.copyFileSync(path.join(here, f), path.join(outdir, f));
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.join(here, 'build.mjs')) {

@@ -3,21 +3,20 @@
 // aligned).
 
 import fs from 'node:fs';
-import { Command, Option } from 'commander';
-import { DEVICES, DEVICE_HELP, describeDevice, setGemmThreads, useDevice, type Device } from '@apertus/tensor';
+import { applyThreads, collectValues, flag, helpShown, reportFailure } from '@apertus/cli';
 import { resolveModel, withDownloadDisplay } from '@apertus/hub';
-import { TrainerOptionError, evaluateStage, formatStages, loadSuiteTexts, parseEvalFlags, reportError, type RawEvalFlags, type StageResult } from '@apertus/trainer';
-
-const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+import { describeDevice, useDevice, type Device } from '@apertus/tensor';
+import { PRETRAIN_UDHR_LANGUAGES, TrainerOptionError, evaluateStage, formatStages, loadSuiteTexts, parseEvalFlags, type RawEvalFlags, type StageResult } from '@apertus/trainer';
+import { Command } from 'commander';
 
 const program = new Command('apertus-eval')
   .description(
     'Evaluate Apertus checkpoints side by side: perplexity on held-out text, chrF/chrF++/BLEU of greedy German → Romansh translations (the held-out UDHR direction), and Goldfish-style memorization probes.\n' +
       'Default models: base=runs/udhr-tiny, SFT=runs/sft-udhr, aligned=runs/align-udhr (those that exist).',
   )
-  .option('--model <name=dir>', 'a model to evaluate (repeatable, in column order): HF model dir, checkpoints dir or run dir', collect)
+  .addOption(flag('model', { help: 'a model to evaluate, [name=]model (repeatable, in column order): a model directory, a checkpoints folder, a run directory, a .gguf file or a Hub id owner/name[@revision][:QUANT]' }).argParser(collectValues))
   .option('--held-out <source>', '"udhr" (the pretraining validation split, default), a .jsonl ({"text"}) or .txt file, or "none"')
-  .option('--languages <list>', 'declarations of the pretraining corpus (default: apertus-pretrain\'s 28)')
+  .option('--languages <list>', `UDHR declarations of the pretraining corpus, comma-separated (default: apertus-pretrain's ${PRETRAIN_UDHR_LANGUAGES.join(',')})`)
   .option('--split-fraction <x>', 'validation fraction of the pretraining split (default 0.1)')
   .option('--split-seed <n>', 'seed of the pretraining split (default 28)')
   .option('--context-length <n>', 'tokens per perplexity window (default 512)')
@@ -29,21 +28,17 @@ const program = new Command('apertus-eval')
   .option('--suffix-length <n>', 'tokens compared per probe (default 50)')
   .option('--min-prefix <n>', 'shortest probe prompt in tokens (default 16)')
   .option('--probe-tokens <n>', 'probe documents are cut to this many tokens (default 128)')
-  .option('--out <file>', 'also write the table to this markdown file')
-  .option('--json <file>', 'also write every number and translation as JSON')
-  .option('--threads <n>', 'GEMM threads (default: all cores)')
-  .addOption(new Option('--device <device>', DEVICE_HELP).choices(DEVICES).default('cpu'));
+  .addOption(flag('out', { help: 'also write the table to this markdown file' }))
+  .option('--json-out <file>', 'also write every number and translation as JSON')
+  .addOption(flag('threads'))
+  .addOption(flag('device', { defaultValue: 'cpu' }));
 
-type EvalFlags = RawEvalFlags & { out?: string; json?: string; threads?: string; device: Device };
+type EvalFlags = RawEvalFlags & { out?: string; jsonOut?: string; threads?: number; device: Device };
 
 program.action(async (opts: EvalFlags) => {
   const { stages, suite, skipped } = parseEvalFlags(opts);
   process.stderr.write(`device: ${describeDevice(await useDevice(opts.device))}\n`);
-  if (opts.threads !== undefined) {
-    const n = Number(opts.threads);
-    if (!Number.isInteger(n) || n < 1 || n > 64) throw new TrainerOptionError('--threads', `expected an integer in [1, 64], got ${JSON.stringify(opts.threads)}`);
-    setGemmThreads(n);
-  }
+  applyThreads(opts.threads);
   for (const s of skipped) process.stderr.write(`note: ${s.location} does not exist; the "${s.name}" column is left out\n`);
   // Fail early on a wrong path or Hub id (and download Hub models before the first stage runs).
   for (const s of stages) await withDownloadDisplay(process.stderr, (onProgress) => resolveModel(s.location, { onProgress }));
@@ -57,9 +52,9 @@ program.action(async (opts: EvalFlags) => {
   const table = formatStages(results, texts, suite);
   process.stdout.write(table);
   if (opts.out !== undefined) fs.writeFileSync(opts.out, table);
-  if (opts.json !== undefined) fs.writeFileSync(opts.json, `${JSON.stringify({ suite, results }, null, 2)}\n`);
+  if (opts.jsonOut !== undefined) fs.writeFileSync(opts.jsonOut, `${JSON.stringify({ suite, results }, null, 2)}\n`);
 });
 
-program.parseAsync(process.argv).catch((e: unknown) => {
-  process.exitCode = reportError('apertus-eval', e, (x) => x instanceof TrainerOptionError);
+program.exitOverride().configureOutput({ outputError: () => {} }).parseAsync(process.argv).catch((e: unknown) => {
+  process.exitCode = helpShown(e) ? 0 : reportFailure('apertus-eval', e, undefined, (x) => x instanceof TrainerOptionError);
 });

@@ -37,7 +37,9 @@ describe('apertus-eval CLI', () => {
     expect(fs.readFileSync(out, 'utf8')).toBe(r.stdout);
     const bad = spawnSync(process.execPath, [CLI, '--model', tiny.dir, '--probes', 'many'], { encoding: 'utf8' });
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toBe('apertus-eval: error: --probes: expected an integer in [0, 100000], got "many"\n');
+    expect(bad.stderr).toBe('apertus-eval: --probes: expected an integer in [0, 100000], got "many"\n');
+    const threads = spawnSync(process.execPath, [CLI, '--model', tiny.dir, '--threads', 'all'], { encoding: 'utf8' });
+    expect([threads.status, threads.stderr]).toEqual([2, "apertus-eval: --threads: must be an integer in [1, 64], got 'all'\n"]);
     const missing = spawnSync(process.execPath, [CLI, '--model', path.join(root, 'nope')], { encoding: 'utf8' });
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/nope: no such file or directory, and not a Hub id \(owner\/name\[@revision\]\[:QUANT\]\)\n$/);

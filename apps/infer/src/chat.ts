@@ -1,13 +1,20 @@
-// `apertus-chat --model DIR [--system TEXT] [--think] [-t 0.8] [--prefix-cache MiB] …`: an
+// `apertus-chat --model DIR [--system TEXT] [--think] [--temperature 0.8] [--threads N] [--stats] …`: an
 // interactive terminal chat. Lines from the input are user messages; lines starting with '/' are
 // commands (/help). Replies stream as they are generated; reasoning is shown dimmed (or marked)
 // before the answer. Each turn starts from the KV of the history kept by the prefix cache, so only
 // the new message is prefilled.
 
 import { createInterface } from 'node:readline';
-import { ChatSession, EngineError } from '@apertus/serve/engine';
+import { integerValue } from '@apertus/cli';
+import { ChatSession, EngineError, type Timings } from '@apertus/serve/engine';
 import { Command } from 'commander';
-import { addCommonOptions, numberArg, openScheduler, parseArgs, type AppIo, type CommonOptions } from './options';
+import { addCommonOptions, openScheduler, parseArgs, type AppIo, type CommonOptions } from './options';
+
+/** A reply's timings as llama.cpp prints them. */
+export function formatTimings(t: Timings): string {
+  const rate = (x: number) => (x > 0 ? x.toFixed(1) : '–');
+  return `prompt ${t.prompt_n} tokens${t.cache_n > 0 ? ` (+${t.cache_n} cached)` : ''} in ${t.prompt_ms.toFixed(0)} ms (${rate(t.prompt_per_second)} tokens/s), reply ${t.predicted_n} tokens in ${t.predicted_ms.toFixed(0)} ms (${rate(t.predicted_per_second)} tokens/s)`;
+}
 
 const HELP = `Commands:
   /help              this list
@@ -16,6 +23,7 @@ const HELP = `Commands:
   /think on|off      let the model deliberate before answering
   /temperature T     sampling temperature (0 = greedy)
   /max-tokens N|auto maximum reply length
+  /stats             the last reply's timings (tokens, milliseconds, tokens/s)
   /history           print the conversation
   /exit              quit (also /quit, or end of input)
 `;
@@ -29,10 +37,12 @@ const RESET = '\x1b[0m';
  */
 export async function runChat(argv: readonly string[], io: AppIo): Promise<number> {
   const cmd = parseArgs(addCommonOptions(new Command('apertus-chat').description('Chat with an Apertus checkpoint in the terminal.'))
-    .option('--prefix-cache <MiB>', 'memory cap of the KV kept between turns (each turn reuses the history\'s)', numberArg('--prefix-cache', 1, 1e9, true), 1024)
-    .option('--no-prefix-cache', 'recompute the whole history every turn'), argv, io);
+    .option('--prefix-cache <MiB>', 'memory cap of the KV kept between turns (each turn reuses the history\'s)', integerValue(1, 2 ** 31 - 1), 1024)
+    .option('--no-prefix-cache', 'recompute the whole history every turn')
+    .option('--stats', 'print each reply\'s timings (tokens, milliseconds, tokens/s) after it', false), argv, io);
   if (!cmd) return 0;
-  const o = cmd.opts<CommonOptions & { prefixCache: number | false }>();
+  const o = cmd.opts<CommonOptions & { prefixCache: number | false; stats: boolean }>();
+  let last: Timings | null = null;
   const out = (s: string) => io.output.write(s);
   const err = (s: string) => (io.error ?? io.output).write(s);
   const opened = await openScheduler('apertus-chat', o, io, o.prefixCache);
@@ -133,6 +143,9 @@ export async function runChat(argv: readonly string[], io: AppIo): Promise<numbe
           out(`(max tokens ${arg})\n`);
           break;
         }
+        case '/stats':
+          out(last ? `${formatTimings(last)}\n` : '(no reply yet)\n');
+          break;
         case '/history':
           for (const m of session.conversation()) {
             const c = 'content' in m ? m.content : '';
@@ -160,6 +173,8 @@ export async function runChat(argv: readonly string[], io: AppIo): Promise<numbe
       if (channel === 'reasoning') out(io.color ? RESET : '\n[/thinking]');
       for (const c of reply.toolCalls) out(`\n[tool call] ${c.function.name}(${c.function.arguments})`);
       out('\n');
+      last = reply.timings;
+      if (o.stats && last) out(`[${formatTimings(last)}]\n`);
       if (reply.finishReason === 'length') out('[reply cut at the token limit]\n');
       if (reply.finishReason === 'cancelled') out('[stopped: Ctrl-C again to quit]\n');
     } catch (e) {

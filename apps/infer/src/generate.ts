@@ -4,7 +4,8 @@
 // output; --json prints one JSON object at the end instead.
 
 import fs from 'node:fs';
-import { CliError, EngineError, type FinishReason, type ToolCall, type Usage } from '@apertus/serve/engine';
+import { CliError, flag } from '@apertus/cli';
+import { EngineError, type FinishReason, type Timings, type ToolCall, type Usage } from '@apertus/serve/engine';
 import type { ChatMessage } from '@apertus/tokenizer';
 import { Command } from 'commander';
 import { addCommonOptions, openScheduler, parseArgs, type AppIo, type CommonOptions } from './options';
@@ -21,6 +22,8 @@ export interface GenerateResult {
   finish_reason: FinishReason;
   /** Token counts. */
   usage: { prompt_tokens: number; completion_tokens: number };
+  /** Where the time went, as llama-server reports it (prompt_n, prompt_ms, prompt_per_second, predicted_n, predicted_ms, predicted_per_second). */
+  timings: Timings | null;
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
@@ -36,11 +39,11 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 export async function runGenerate(argv: readonly string[], io: AppIo): Promise<number> {
   const cmd = parseArgs(
     addCommonOptions(new Command('apertus-generate').description('Generate text from a prompt with an Apertus checkpoint.'))
-      .option('-p, --prompt <text>', 'the prompt')
+      .addOption(flag('prompt'))
       .option('-f, --file <path>', "read the prompt from a file ('-' = standard input)")
       .option('--chat', 'wrap the prompt as a user message in the chat template', false)
       .option('--echo', 'print the prompt before the generated text (raw mode)', false)
-      .option('--json', 'print one JSON object with text, finish_reason and usage', false),
+      .addOption(flag('json', { help: 'print one JSON object with text, finish_reason, usage and timings', defaultValue: false })),
     argv,
     io,
   );
@@ -71,11 +74,12 @@ export async function runGenerate(argv: readonly string[], io: AppIo): Promise<n
     prompt = served.chat.encode(messages, { enableThinking: o.think, addGenerationPrompt: true });
   } else prompt = tok.encodeIds(text);
   const gc = served.generationConfig ?? {};
-  const result: GenerateResult = { text: '', reasoning: '', tool_calls: [], finish_reason: 'stop', usage: { prompt_tokens: prompt.length, completion_tokens: 0 } };
+  const result: GenerateResult = { text: '', reasoning: '', tool_calls: [], finish_reason: 'stop', usage: { prompt_tokens: prompt.length, completion_tokens: 0 }, timings: null };
   if (!o.json && o.echo && !o.chat) out(text);
   const room = scheduler.contextLength - prompt.length;
   try {
     const usage = await new Promise<Usage>((resolve, reject) => {
+      // The timings come with `done`, just before the usage resolves.
       if (room <= 0) {
         reject(new EngineError('context_length_exceeded', `the prompt has ${prompt.length} tokens; the context holds ${scheduler.contextLength}`, 'prompt'));
         return;
@@ -99,7 +103,10 @@ export async function runGenerate(argv: readonly string[], io: AppIo): Promise<n
           }
         } else if (e.type === 'tool_calls') result.tool_calls.push(...e.calls);
         else if (e.type === 'finish') result.finish_reason = e.reason;
-        else if (e.type === 'done') resolve(e.usage);
+        else if (e.type === 'done') {
+          result.timings = e.timings;
+          resolve(e.usage);
+        }
         else if (e.type === 'error') reject(e.error);
       });
     });

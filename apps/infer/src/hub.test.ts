@@ -59,7 +59,7 @@ beforeEach(() => {
 
 async function generateWith(model: string): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [], err: string[] = [];
-  const code = await runGenerate(['--model', model, '--prompt', PROMPT, '-n', '8', '-t', '0'], { input: new PassThrough(), output: { write: (s: string) => out.push(s) }, error: { write: (s: string) => err.push(s) } });
+  const code = await runGenerate(['--model', model, '--prompt', PROMPT, '-n', '8', '--temperature', '0'], { input: new PassThrough(), output: { write: (s: string) => out.push(s) }, error: { write: (s: string) => err.push(s) } });
   return { code, out: out.join(''), err: err.join('') };
 }
 

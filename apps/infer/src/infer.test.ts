@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { generate, loadCheckpoint, type ApertusModel } from '@apertus/model';
-import { CliError } from '@apertus/serve/engine';
+import { CliError } from '@apertus/cli';
+import { gemmThreads, setGemmThreads } from '@apertus/tensor';
 import { applyApertusChatTemplate, type Tokenizer } from '@apertus/tokenizer';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { scriptIds, tempDir, testTokenizer, writeRandomCheckpoint, writeScriptedCheckpoint } from '@apertus/serve/testing';
@@ -41,7 +42,7 @@ function capture(input = new PassThrough()) {
 describe('apertus-generate', () => {
   test('raw prompt, greedy: prints the reference continuation', async () => {
     const c = capture();
-    expect(await runGenerate(['--model', randomDir, '--prompt', 'Once upon a time', '-n', '10', '-t', '0'], c.io)).toBe(0);
+    expect(await runGenerate(['--model', randomDir, '--prompt', 'Once upon a time', '-n', '10', '--temperature', '0'], c.io)).toBe(0);
     expect(c.writes.join('')).toBe(`${greedy(tok.encodeIds('Once upon a time'), 10)}\n`);
     // Streamed: one write per piece of text, not one at the end.
     expect(c.writes.length).toBeGreaterThan(3);
@@ -53,11 +54,11 @@ describe('apertus-generate', () => {
     fs.writeFileSync(file, 'The capital of Switzerland is');
     const want = greedy(tok.encodeIds('The capital of Switzerland is'), 6);
     const a = capture();
-    await runGenerate(['-m', randomDir, '-f', file, '-n', '6', '-t', '0'], a.io);
+    await runGenerate(['-m', randomDir, '-f', file, '-n', '6', '--temperature', '0'], a.io);
     expect(a.writes.join('')).toBe(`${want}\n`);
     const b = capture();
     b.input.end('The capital of Switzerland is');
-    await runGenerate(['-m', randomDir, '-f', '-', '-n', '6', '-t', '0', '--echo'], b.io);
+    await runGenerate(['-m', randomDir, '-f', '-', '-n', '6', '--temperature', '0', '--echo'], b.io);
     expect(b.writes.join('')).toBe(`The capital of Switzerland is${want}\n`);
   });
 
@@ -66,10 +67,23 @@ describe('apertus-generate', () => {
     await runGenerate(['-m', thinkerDir, '-p', 'Hi', '--chat', '--think', '--json'], c.io);
     const r = JSON.parse(c.writes.join(''));
     const prompt = applyApertusChatTemplate(tok, [{ role: 'user', content: 'Hi' }], { enableThinking: true, addGenerationPrompt: true }).ids;
+    const completion = scriptIds(tok, '<|inner_prefix|>Let me check<|inner_suffix|>Hello world!').length + 1;
     expect(r).toEqual({
       text: 'Hello world!', reasoning: 'Let me check', tool_calls: [], finish_reason: 'stop',
-      usage: { prompt_tokens: prompt.length, completion_tokens: scriptIds(tok, '<|inner_prefix|>Let me check<|inner_suffix|>Hello world!').length + 1 },
+      usage: { prompt_tokens: prompt.length, completion_tokens: completion },
+      timings: { cache_n: 0, prompt_n: prompt.length, prompt_ms: expect.any(Number), prompt_per_second: expect.any(Number), predicted_n: completion, predicted_ms: expect.any(Number), predicted_per_second: expect.any(Number) },
     });
+    expect(r.timings.prompt_per_second).toBeCloseTo((prompt.length * 1000) / r.timings.prompt_ms, 6);
+  });
+
+  test('--threads (-t) sets the matrix-product threads; -t is never the temperature', async () => {
+    const before = gemmThreads();
+    const c = capture();
+    expect(await runGenerate(['-m', randomDir, '-p', 'Once upon a time', '-n', '3', '-t', '1', '--temperature', '0'], c.io)).toBe(0);
+    expect(gemmThreads()).toBe(1);
+    expect(c.writes.join('')).toBe(`${greedy(tok.encodeIds('Once upon a time'), 3)}\n`);
+    await expect(runGenerate(['-m', randomDir, '-p', 'x', '-t', '0.5'], capture().io)).rejects.toMatchObject({ option: '--threads' });
+    setGemmThreads(before);
   });
 
   test('--model accepts a run directory (its model/, else its latest checkpoint), as the training apps do', async () => {
@@ -80,13 +94,13 @@ describe('apertus-generate', () => {
     fs.cpSync(randomDir, path.join(run, 'checkpoints', 'step-00000010'), { recursive: true });
     fs.writeFileSync(path.join(run, 'checkpoints', 'latest'), 'step-00000010\n');
     const a = capture();
-    expect(await runGenerate(['-m', run, '-p', 'Once upon a time', '-n', '5', '-t', '0'], a.io)).toBe(0);
+    expect(await runGenerate(['-m', run, '-p', 'Once upon a time', '-n', '5', '--temperature', '0'], a.io)).toBe(0);
     expect(a.writes.join('')).toBe(want);
     // A finished run: model/ wins.
     fs.cpSync(randomDir, path.join(run, 'model'), { recursive: true });
     fs.rmSync(path.join(run, 'checkpoints'), { recursive: true });
     const b = capture();
-    expect(await runGenerate(['-m', run, '-p', 'Once upon a time', '-n', '5', '-t', '0'], b.io)).toBe(0);
+    expect(await runGenerate(['-m', run, '-p', 'Once upon a time', '-n', '5', '--temperature', '0'], b.io)).toBe(0);
     expect(b.writes.join('')).toBe(want);
     const c = capture();
     c.input.end('/exit\n');
@@ -97,7 +111,7 @@ describe('apertus-generate', () => {
   test('bad arguments are CliErrors; an unloadable model is exit code 1', async () => {
     await expect(runGenerate(['-m', randomDir], capture().io)).rejects.toBeInstanceOf(CliError);
     await expect(runGenerate(['-m', randomDir, '-p', 'x', '-f', 'y'], capture().io)).rejects.toMatchObject({ option: '--prompt' });
-    await expect(runGenerate(['-m', randomDir, '-p', 'x', '-t', 'hot'], capture().io)).rejects.toMatchObject({ option: '--temperature' });
+    await expect(runGenerate(['-m', randomDir, '-p', 'x', '--temperature', 'hot'], capture().io)).rejects.toMatchObject({ option: '--temperature' });
     await expect(runGenerate(['-m', randomDir, '-f', path.join(tmp.dir, 'nope.txt')], capture().io)).rejects.toMatchObject({ option: '--file' });
     const c = capture();
     expect(await runGenerate(['-m', path.join(tmp.dir, 'missing'), '-p', 'x'], c.io)).toBe(1);
@@ -112,10 +126,28 @@ describe('apertus-chat --prefix-cache', () => {
     const chat = async (flags: string[]) => {
       const c = capture();
       c.input.end('Hi\nHi again\n');
-      expect(await runChat(['-m', randomDir, '-t', '0', '-n', '4', ...flags], c.io)).toBe(0);
+      expect(await runChat(['-m', randomDir, '--temperature', '0', '-n', '4', ...flags], c.io)).toBe(0);
       return c.writes.join('');
     };
     expect(await chat(['--no-prefix-cache'])).toBe(await chat(['--prefix-cache', '16']));
+  });
+});
+
+describe('apertus-chat timings', () => {
+  test('/stats prints the last reply\'s timings; --stats prints them after every reply', async () => {
+    const c = capture();
+    c.input.end('/stats\nHi\n/stats\n');
+    expect(await runChat(['-m', randomDir, '--temperature', '0', '-n', '4'], c.io)).toBe(0);
+    const out = c.writes.join('');
+    expect(out).toContain('(no reply yet)');
+    expect(out).toMatch(/prompt \d+ tokens in \d+ ms \([\d.–]+ tokens\/s\), reply 4 tokens in \d+ ms \([\d.–]+ tokens\/s\)\n/);
+    const s = capture();
+    s.input.end('Hi\nHi again\n');
+    expect(await runChat(['-m', randomDir, '--temperature', '0', '-n', '4', '--stats'], s.io)).toBe(0);
+    const lines = s.writes.join('').split('\n').filter((l) => l.startsWith('[prompt '));
+    expect(lines).toHaveLength(2);
+    // The second turn starts from the first one's KV.
+    expect(lines[1]).toMatch(/\(\+\d+ cached\)/);
   });
 });
 
@@ -182,7 +214,7 @@ describe('apertus-chat', () => {
     const output = new PassThrough();
     let screen = '';
     output.on('data', (d: Buffer) => (screen += d.toString('utf8')));
-    const done = runChat(['-m', randomDir, '-n', '400', '-t', '0'], { input, output, terminal: true });
+    const done = runChat(['-m', randomDir, '-n', '400', '--temperature', '0'], { input, output, terminal: true });
     for (let i = 0; i < 2000 && !screen.includes('> '); i++) await new Promise((r) => setTimeout(r, 5));
     const before = screen.length;
     input.write('Tell me a long story\r');

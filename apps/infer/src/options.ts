@@ -1,10 +1,11 @@
-// Command-line plumbing shared by apertus-chat and apertus-generate: I/O streams, number parsers,
-// the common model and sampling options (commander errors become CliError through parseCommand).
+// Command-line plumbing shared by apertus-chat and apertus-generate: I/O streams and the common
+// model and sampling options, spelled as every Apertus command spells them (@apertus/cli).
 
+import { applyThreads, flag, parseCommand } from '@apertus/cli';
 import { MODEL_SPEC_HELP, withDownloadDisplay, type DownloadProgress } from '@apertus/hub';
-import { loadServedModel, parseCommand, Scheduler, type ServedModel } from '@apertus/serve/engine';
-import { DEVICES, DEVICE_HELP, useDevice, type Device } from '@apertus/tensor';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { loadServedModel, Scheduler, type ServedModel } from '@apertus/serve/engine';
+import { useDevice, type Device } from '@apertus/tensor';
+import type { Command } from 'commander';
 
 /** Where a CLI reads and writes; tests pass streams, the binaries pass the process's. */
 export interface AppIo {
@@ -23,21 +24,11 @@ export interface AppIo {
   terminal?: boolean;
 }
 
-/** Parser of a number option within [min, max] (integer if asked). */
-export function numberArg(name: string, min: number, max: number, integer = false): (v: string) => number {
-  return (v: string) => {
-    const n = Number(v);
-    if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
-      throw new InvalidArgumentError(`${name} must be ${integer ? 'an integer' : 'a number'} in [${min}, ${max}]`);
-    }
-    return n;
-  };
-}
-
-/** Options every app takes: the checkpoint and sampling. */
+/** Options every app takes: the checkpoint, where it runs, and sampling. */
 export interface CommonOptions {
   model: string;
   device: Device;
+  threads?: number;
   temperature?: number;
   topP?: number;
   topK: number;
@@ -52,15 +43,16 @@ export interface CommonOptions {
 /** Add the shared options to a command. */
 export function addCommonOptions(cmd: Command): Command {
   return cmd
-    .requiredOption('-m, --model <model>', MODEL_SPEC_HELP)
-    .addOption(new Option('--device <device>', DEVICE_HELP).choices(DEVICES).default('cpu'))
-    .option('-t, --temperature <t>', 'sampling temperature, 0 = greedy (default: generation_config, else 0.8)', numberArg('--temperature', 0, 2))
-    .option('--top-p <p>', 'nucleus sampling (default: generation_config, else 0.9)', numberArg('--top-p', Number.MIN_VALUE, 1))
-    .option('--top-k <k>', 'top-k sampling, 0 = off', numberArg('--top-k', 0, 1e9, true), 0)
-    .option('--seed <n>', 'sampler seed', numberArg('--seed', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, true))
-    .option('-n, --max-tokens <n>', 'maximum new tokens', numberArg('--max-tokens', 1, 1e9, true))
-    .option('--ctx <n>', 'context limit (default: max_position_embeddings)', numberArg('--ctx', 1, 1e9, true))
-    .option('-s, --system <text>', 'system prompt (default: the Apertus one)')
+    .addOption(flag('model', { required: true, help: MODEL_SPEC_HELP }))
+    .addOption(flag('threads'))
+    .addOption(flag('device', { defaultValue: 'cpu' }))
+    .addOption(flag('temperature', { extra: '(default: generation_config, else 0.8)' }))
+    .addOption(flag('topP', { extra: '(default: generation_config, else 0.9)' }))
+    .addOption(flag('topK', { defaultValue: 0 }))
+    .addOption(flag('seed'))
+    .addOption(flag('maxTokens'))
+    .addOption(flag('ctx'))
+    .addOption(flag('system'))
     .option('--think', 'let the model deliberate before answering (Deliberation: enabled)', false)
     .option('--stop <text...>', 'stop strings', [])
     .exitOverride();
@@ -78,7 +70,8 @@ export function parseArgs(cmd: Command, argv: readonly string[], io: AppIo): Com
 
 /**
  * Select `--device`, then load what `--model` designates (a model directory, a run directory, a
- * .gguf file or a Hub id, downloaded with a progress display on `progress`). Throws the loader's
+ * .gguf file or a Hub id, downloaded with a progress display on `progress`), named after its
+ * checkpoint (`runs/udhr-tiny` and `runs/udhr-tiny/model` → `udhr-tiny`). Throws the loader's
  * typed errors, and `WebgpuUnavailableError` (naming what to install) when the device cannot be had.
  */
 export async function loadModelAt(spec: string, device: Device, onWarning?: (message: string) => void, progress?: AppIo['error']): Promise<ServedModel> {
@@ -88,12 +81,13 @@ export async function loadModelAt(spec: string, device: Device, onWarning?: (mes
 }
 
 /**
- * Load `--model` on `--device` and a one-sequence scheduler over it (context `--ctx`, at most the
+ * Apply `--threads`, load `--model` on `--device` and a one-sequence scheduler over it (context `--ctx`, at most the
  * model's; a prefix cache of `prefixCacheMiB` when given). Resolves null, after telling `io`, when
  * the model cannot be loaded.
  */
 export async function openScheduler(app: string, o: CommonOptions, io: AppIo, prefixCacheMiB: number | false = false): Promise<{ served: ServedModel; scheduler: Scheduler } | null> {
   const err = (s: string) => (io.error ?? io.output).write(s);
+  applyThreads(o.threads);
   let served: ServedModel;
   try {
     served = await loadModelAt(o.model, o.device, (m) => err(`warning: ${m}\n`), io.error ?? io.output);

@@ -85,7 +85,7 @@ describe('apertus-sft CLI', () => {
     const x = path.join(t.dir, 'x');
     const lr = run(['--out', x, '--lr', 'fast']);
     expect(lr.status).toBe(2);
-    expect(lr.stderr).toBe('apertus-sft: error: --lr: lr: expected a number, got "fast"\n');
+    expect(lr.stderr).toBe('apertus-sft: --lr: lr: expected a number, got "fast"\n');
     const date = run(['--out', x, '--date', 'yesterday']);
     expect(date.status).toBe(2);
     expect(date.stderr).toMatch(/--date: date: expected a YYYY-MM-DD date, got "yesterday"/);

@@ -6,6 +6,7 @@ import { parseHubId } from '@apertus/hub';
 import { svgLineChart } from '@apertus/trainer';
 import type { ChatMessage } from '@apertus/tokenizer';
 import { deviceNotices, wantsWebgpu, webgpuAdapter } from './device';
+import { formatBytes } from './format';
 import type { CheckpointFile, ModelSource, StudioRequest, StudioResponse, StudioResults } from './protocol';
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;
@@ -61,10 +62,15 @@ async function use(source: ModelSource): Promise<void> {
   });
   loaded = true;
   packed = m.packed;
+  // Nothing of the previous model stays on the page: its conversation, figures, losses and checkpoint.
   history.length = 0;
-  $('chat-log').textContent = '';
-  $('downloads').textContent = '';
+  for (const id of ['chat-log', 'chat-stats', 'loss-values', 'loss-plot', 'downloads']) $(id).textContent = '';
+  for (const id of ['chat-stats', 'loss-values']) for (const k of Object.keys($(id).dataset)) delete $(id).dataset[k];
   $('model-name').textContent = `${m.name} (${m.layers} layers, hidden ${m.hidden}, vocab ${m.vocab})`;
+  // A GGUF model keeps its matrices quantized: it chats, it does not train.
+  const train = $<HTMLButtonElement>('train');
+  train.disabled = packed;
+  train.title = packed ? 'training needs float weights: this GGUF model keeps its matrices quantized (open a model directory, or make a new tiny model)' : '';
   status('model ready', 'done');
 }
 
@@ -115,7 +121,7 @@ function offer(files: CheckpointFile[]): void {
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
     a.download = f.name;
-    a.textContent = `${f.name} (${(blob.size / 1024).toFixed(0)} KiB)`;
+    a.textContent = `${f.name} (${formatBytes(blob.size)})`;
     box.append(a);
   }
 }
@@ -142,6 +148,18 @@ async function train(): Promise<void> {
     status(`trained ${r.losses.length} steps`, 'done');
   });
   $<HTMLButtonElement>('stop').disabled = true;
+}
+
+/** The model the serving apertus-serve serves (`served.json` beside the page: its name and files' URL), or null. */
+async function servedModel(): Promise<{ url: string; name: string } | null> {
+  try {
+    const r = await fetch(new URL('served.json', location.href));
+    if (!r.ok) return null;
+    const served = (await r.json()) as { url?: unknown; name?: unknown };
+    return typeof served.url === 'string' && typeof served.name === 'string' ? { url: new URL(served.url, r.url).href, name: served.name } : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -181,8 +199,12 @@ async function start(): Promise<void> {
     li.textContent = n;
     $('notices').append(li);
   }
+  // `?model=URL`, else the model of the server that serves the page (`apertus-serve --studio`
+  // publishes it next to the page, see served.json), else none until the user picks one.
   const q = query.get('model');
+  const served = q === null ? await servedModel() : null;
   if (q) await guarded('loading', () => use(sourceOf(q)));
+  else if (served) await guarded('loading', () => use({ kind: 'url', url: served.url, name: served.name }));
   document.body.dataset['ready'] = '1';
 }
 

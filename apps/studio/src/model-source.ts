@@ -21,9 +21,13 @@ export function modelFromPicked(files: FileList | readonly File[], dir: string):
   return pretrainedFromFiles(dir, async (file) => list.find((f) => f.name === file) ?? null, { precision: 'f32' });
 }
 
-/** The model directory or .gguf file at `url`, or the Hub model `url` names (`owner/name[@revision][:QUANT]`). */
-export function modelFromUrl(url: string, hub: Omit<BrowserLoadOptions, 'precision'> = {}): Promise<StudioModel> {
-  return fetchPretrained(url, { ...hub, precision: 'f32' });
+/**
+ * The model directory or .gguf file at `url`, or the Hub model `url` names
+ * (`owner/name[@revision][:QUANT]`), named `name` on the page (default: the file's or the Hub's).
+ */
+export async function modelFromUrl(url: string, { name, ...hub }: Omit<BrowserLoadOptions, 'precision'> & { name?: string } = {}): Promise<StudioModel> {
+  const loaded = await fetchPretrained(url, { ...hub, precision: 'f32' });
+  return name === undefined ? loaded : { ...loaded, name };
 }
 
 /** The tiny preset initialised in the tab (seeded), with the byte-level Apertus tokenizer (no merges) and its vocabulary. */

@@ -10,7 +10,7 @@ import type { TabTraining } from './train';
 export type ModelSource =
   | { kind: 'dir'; name: string; files: File[] }
   | { kind: 'gguf'; file: File }
-  | { kind: 'url'; url: string }
+  | { kind: 'url'; url: string; name?: string }
   | { kind: 'hub'; id: string; endpoint?: string; token?: string }
   | { kind: 'tiny'; seed: number };
 

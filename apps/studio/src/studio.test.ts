@@ -14,7 +14,7 @@ import { build } from 'esbuild';
 import { loadGguf, writeModelGguf } from '@apertus/gguf';
 import { loadCheckpoint, saveCheckpoint, ApertusModel, presetConfig } from '@apertus/model';
 import { startHubServer } from '@apertus/hub/testing';
-import { createServer, type ApertusServer } from '@apertus/serve';
+import { createServer, loadServedModel, type ApertusServer } from '@apertus/serve';
 import { SWIFTSHADER_ICD } from '@apertus/tensor';
 import { buildApertusTokenizerConfig, buildApertusTokenizerJson, loadTokenizerFromDirectory } from '@apertus/tokenizer';
 import { chromium, type Browser } from 'playwright-core';
@@ -73,6 +73,20 @@ afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
+test('served by apertus-serve --studio, the page opens the model the server serves', async () => {
+  const serving = createServer({ model: loadServedModel(modelDir), studioDir: site, webPage: false });
+  const at = await serving.listen(0);
+  await serving.ready;
+  const page = await browser.newPage();
+  await page.goto(`${at}/studio/?device=wasm`);
+  await page.waitForSelector('body[data-ready="1"]');
+  await settled(page, 'model ready');
+  expect(await page.textContent('#model-name')).toBe('tiny-model (4 layers, hidden 128, vocab 1256)');
+  expect(await page.isDisabled('#train')).toBe(false);
+  await page.close();
+  await serving.close({ mode: 'cancel' });
+});
+
 test('chat and training in the tab, as in Node; screenshots and figures in test-output/', async () => {
   const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
   const errors: string[] = [];
@@ -115,12 +129,19 @@ test('chat and training in the tab, as in Node; screenshots and figures in test-
   expect(await page.locator('#loss-plot svg polyline').count()).toBeGreaterThan(0);
   const links = await page.locator('#downloads a').evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).download));
   expect(links.sort()).toEqual(['config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+  // Each link gives its file's real size (a config.json of a few hundred bytes is not "0 KiB").
+  const sizes = await page.locator('#downloads a').evaluateAll((as) => as.map((a) => a.textContent!));
+  for (const s of sizes) expect(s).toMatch(/ \((\d+ B|\d+\.\d KiB|\d+\.\d MiB)\)$/);
+  expect(sizes.find((s) => s.startsWith('config.json'))).toMatch(/ \(\d+ B\)$/);
   await page.screenshot({ path: path.join(out, 'studio-trained.png'), fullPage: true });
 
   // A GGUF file picked in the page: chat with it as Node does with @apertus/gguf's loader.
   await page.setInputFiles('#model-gguf', ggufPath);
   await settled(page, 'model ready');
   expect(await page.textContent('#model-name')).toContain('tiny-model.Q8_0.gguf (4 layers, hidden 128, vocab 1256)');
+  // The previous model's figures are gone, and a GGUF model (quantized matrices) cannot be trained.
+  for (const id of ['#loss-plot', '#loss-values', '#downloads', '#chat-log']) expect([id, await page.textContent(id)]).toEqual([id, '']);
+  expect(await page.isDisabled('#train')).toBe(true);
   const gguf = loadGguf(ggufPath);
   expect(gguf.model.packed.size).toBeGreaterThan(0);
   const expectedGguf = await chatTurn({ name: 'gguf', model: gguf.model, tokenizer: gguf.tokenizer!, tokenizerFiles: {} }, [{ role: 'user', content: PROMPT }], 48, () => {});

@@ -20,7 +20,7 @@ function load(s: ModelSource, id: number): Promise<StudioModel> {
   switch (s.kind) {
     case 'dir': return modelFromPicked(s.files, s.name);
     case 'gguf': return modelFromGgufFile(s.file);
-    case 'url': return modelFromUrl(s.url);
+    case 'url': return modelFromUrl(s.url, s.name !== undefined ? { name: s.name } : {});
     case 'hub': return modelFromUrl(s.id, { ...(s.endpoint ? { endpoint: s.endpoint } : {}), ...(s.token ? { token: s.token } : {}), onProgress: (p) => post({ id, type: 'download', file: p.file, bytes: p.bytes, total: p.total }) });
     case 'tiny': return Promise.resolve(tinyModel(s.seed));
   }

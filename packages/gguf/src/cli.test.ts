@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { startHubServer } from '@apertus/hub/testing';
-import { CommanderError } from 'commander';
+import { CliError } from '@apertus/cli';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runQuantizeCli } from './cli';
 import { openGgufFile } from './open';
@@ -17,8 +17,8 @@ describe('apertus-quantize', () => {
 
   it('writes the requested mix and reports the tensor counts', async () => {
     const lines: string[] = [];
-    const out = await runQuantizeCli([dir, path.join(tmp.dir, 'm.gguf'), '--type', 'q4_k_m'], (l) => lines.push(l));
-    const f = openGgufFile(out);
+    const out = await runQuantizeCli(['--model', dir, '--out', path.join(tmp.dir, 'm.gguf'), '--type', 'q4_k_m'], (l) => lines.push(l));
+    const f = openGgufFile(out!);
     expect(f.metadata.get('general.file_type')).toBe(15);
     expect(f.info('blk.0.ffn_down.weight').type.name).toBe('Q4_K');
     expect(f.info('blk.1.ffn_down.weight').type.name).toBe('Q6_K');
@@ -32,7 +32,7 @@ describe('apertus-quantize', () => {
     const run = path.join(tmp.dir, 'run');
     fs.cpSync(dir, path.join(run, 'tiny'), { recursive: true }); // a checkpoints folder's pointer names it
     fs.writeFileSync(path.join(run, 'latest'), 'tiny');
-    const fromRun = await runQuantizeCli([run, path.join(tmp.dir, 'run.gguf'), '--type', 'F32'], () => {});
+    const fromRun = (await runQuantizeCli(['-m', run, '-o', path.join(tmp.dir, 'run.gguf'), '--type', 'F32'], () => {}))!;
     const files = Object.fromEntries(fs.readdirSync(dir).map((f) => [f, new Uint8Array(fs.readFileSync(path.join(dir, f)))]));
     const hub = await startHubServer({ repos: { 'acme/tiny': { files } } });
     const saved = { ...process.env };
@@ -40,7 +40,7 @@ describe('apertus-quantize', () => {
     process.env.HF_HUB_CACHE = path.join(tmp.dir, 'hf-cache');
     for (const k of ['HF_TOKEN', 'HUGGING_FACE_HUB_TOKEN', 'HF_TOKEN_PATH', 'HF_HOME', 'HF_HUB_OFFLINE']) delete process.env[k];
     try {
-      const fromHub = await runQuantizeCli(['acme/tiny', path.join(tmp.dir, 'hub.gguf'), '--type', 'F32'], () => {});
+      const fromHub = (await runQuantizeCli(['--model', 'acme/tiny', '--out', path.join(tmp.dir, 'hub.gguf'), '--type', 'F32'], () => {}))!;
       // The same file but for general.name: the checkpoint's name (tiny) or the Hub id.
       const [a, b] = [openGgufFile(fromRun), openGgufFile(fromHub)];
       expect([a.metadata.get('general.name'), b.metadata.get('general.name')]).toEqual(['tiny', 'acme/tiny']);
@@ -48,15 +48,25 @@ describe('apertus-quantize', () => {
       for (const { name } of a.tensors) expect(Buffer.compare(a.read(name), b.read(name)), name).toBe(0);
       a.close();
       b.close();
-      await expect(runQuantizeCli([fromHub, path.join(tmp.dir, 'again.gguf')], () => {})).rejects.toThrow(`${fromHub}: is a GGUF file already`);
+      await expect(runQuantizeCli(['-m', fromHub, '-o', path.join(tmp.dir, 'again.gguf')], () => {})).rejects.toThrow(`${fromHub}: is a GGUF file already`);
     } finally {
       process.env = saved;
       await hub.close();
     }
   });
 
-  it('rejects an unknown type before writing anything', async () => {
-    await expect(runQuantizeCli([dir, path.join(tmp.dir, 'x.gguf'), '--type', 'Q3_K'], () => {})).rejects.toThrow(CommanderError);
+  it('rejects an unknown type, or a missing --model or --out, before writing anything', async () => {
+    await expect(runQuantizeCli(['-m', dir, '-o', path.join(tmp.dir, 'x.gguf'), '--type', 'Q3_K'], () => {})).rejects.toMatchObject({ option: '--type' });
+    await expect(runQuantizeCli(['-o', path.join(tmp.dir, 'x.gguf')], () => {})).rejects.toMatchObject({ option: '--model' });
+    await expect(runQuantizeCli(['-m', dir], () => {})).rejects.toBeInstanceOf(CliError);
     expect(() => openGgufFile(path.join(tmp.dir, 'x.gguf'))).toThrow(/cannot open/);
+  });
+
+  it('still takes the deprecated positional form, with a warning', async () => {
+    const warnings: string[] = [];
+    const out = await runQuantizeCli([dir, path.join(tmp.dir, 'p.gguf')], () => {}, (w) => warnings.push(w));
+    expect(openGgufFile(out!).info('blk.0.attn_q.weight').type.name).toBe('Q8_0');
+    expect(warnings).toEqual(['apertus-quantize: warning: positional <model> <out> are deprecated; use --model MODEL --out FILE']);
+    await expect(runQuantizeCli([dir, path.join(tmp.dir, 'q.gguf'), '--out', 'y.gguf'], () => {}, () => {})).rejects.toMatchObject({ option: '--model' });
   });
 });

@@ -18,4 +18,4 @@ export { tokenizerMetadata, tokenizerFromMetadata, TOKEN_TYPE } from './vocab';
 export { loadGgufFile, type LoadedGguf, type LoadGgufOptions } from './load';
 export { writeModelGguf, convertCheckpoint, tensorTypes, QUANTIZE_TYPES, type QuantizeType, type WriteModelGgufOptions } from './convert';
 export { mixTypes, useMoreBits, fallbackType, isQuantized, MIX_FILE_TYPE, type QuantMix, type MixType, type MixTensor } from './mix';
-export { runQuantizeCli } from './cli';
+export { runQuantizeCli, quantizeCommand } from './cli';

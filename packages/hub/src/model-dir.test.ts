@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { findModelDir, isModelDir } from './model-dir';
+import { checkpointName, findModelDir, isModelDir } from './model-dir';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'model-dir-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -40,4 +40,12 @@ describe('findModelDir', () => {
     fs.writeFileSync(path.join(sneaky, 'latest'), '../outside\n');
     expect(findModelDir(path.join(root, 'sneaky'))).toBeNull();
   });
+});
+
+test('checkpointName: a run names its model/ and its checkpoints, a directory itself', () => {
+  expect(checkpointName('runs/udhr-tiny/model')).toBe('udhr-tiny');
+  expect(checkpointName('runs/udhr-tiny/model/')).toBe('udhr-tiny');
+  expect(checkpointName('runs/udhr-tiny')).toBe('udhr-tiny');
+  expect(checkpointName('runs/udhr-tiny/checkpoints/step-000120')).toBe('udhr-tiny');
+  expect(checkpointName('/models/Apertus-8B-Instruct-2509')).toBe('Apertus-8B-Instruct-2509');
 });

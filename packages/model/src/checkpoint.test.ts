@@ -5,9 +5,10 @@ import path from 'node:path';
 import { openCheckpoint } from '@apertus/safetensors';
 import { noGrad, Tensor } from '@apertus/tensor';
 import { afterAll, describe, expect, test } from 'vitest';
-import { loadCheckpoint, saveCheckpoint } from './checkpoint';
+import { loadCheckpoint, loadCheckpointAsync, saveCheckpoint } from './checkpoint';
 import { presetConfig, swigluMatched } from './config';
-import { CheckpointError } from './errors';
+import { CheckpointError, ConfigError } from './errors';
+import { firstNonFinite } from './hf-format';
 import { ApertusModel } from './model';
 import { parityInputs } from '../test/parity-fixture';
 import { peerPython } from '@apertus/peers';
@@ -78,9 +79,11 @@ describe('checkpoints', () => {
     expect(() => loadCheckpoint(dir)).toThrow(/model.layers.0.mlp.up_proj.weight: shape \[96,64\] does not match/);
     fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ ...cfg, num_hidden_layers: 3 }));
     expect(() => loadCheckpoint(dir)).toThrow(CheckpointError);
-    expect(() => loadCheckpoint(dir)).toThrow(/model.layers.2.attention_layernorm.weight: missing tensor/);
+    expect(() => loadCheckpoint(dir)).toThrow(/the weights hold 2 layers, config.json says num_hidden_layers = 3/);
     fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ ...cfg, num_hidden_layers: 1 }));
-    expect(() => loadCheckpoint(dir)).toThrow(/unexpected tensors.*model.layers.1/);
+    expect(() => loadCheckpoint(dir)).toThrow(/the weights hold 2 layers, config.json says num_hidden_layers = 1/);
+    fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ ...cfg, hidden_act: 'swiglu' }));
+    expect(() => loadCheckpoint(dir)).toThrow(/unexpected tensors.*model.layers.0.mlp.act_fn/);
     fs.writeFileSync(path.join(dir, 'config.json'), '{oops');
     expect(() => loadCheckpoint(dir)).toThrow(/config.json.*invalid JSON/);
     // Truncated weights: the safetensors reader's typed error surfaces with the file name.
@@ -107,5 +110,80 @@ describe('checkpoints', () => {
       ref.logits.forEach((v, i) => { num = Math.max(num, Math.abs(got[i]! - v)); den = Math.max(den, Math.abs(v)); });
       expect(num / den).toBeLessThan(1e-4);
     }
+  });
+});
+
+describe('a checkpoint is checked before and while its weights load', () => {
+  const base = path.join(tmp, 'checked');
+  saveCheckpoint(ApertusModel.init(config, 8), base);
+  /** A copy of `base` with config.json edited, or one stored value of a tensor replaced by `bits`. */
+  function variant(name: string, o: { config?: (c: Record<string, unknown>) => Record<string, unknown>; tensor?: string; bits?: number; dtype?: 'f32' }): string {
+    const dir = path.join(tmp, name);
+    if (o.dtype === 'f32') saveCheckpoint(ApertusModel.init(config, 8), dir, { dtype: 'f32' });
+    else fs.cpSync(base, dir, { recursive: true });
+    const cfgFile = path.join(dir, 'config.json');
+    if (o.config) fs.writeFileSync(cfgFile, JSON.stringify(o.config(JSON.parse(fs.readFileSync(cfgFile, 'utf8')))));
+    if (o.tensor) {
+      const file = path.join(dir, 'model.safetensors');
+      const f = openCheckpoint(dir);
+      const info = f.info(o.tensor);
+      f.close();
+      const bytes = fs.readFileSync(file);
+      // Element 4 of the tensor: after the 8-byte length, the JSON header and the tensor's offset.
+      const at = 8 + Number(bytes.readBigUInt64LE(0)) + info.dataOffsets[0] + 4 * (o.dtype === 'f32' ? 4 : 2);
+      if (o.dtype === 'f32') bytes.writeUInt32LE(o.bits!, at);
+      else bytes.writeUInt16LE(o.bits!, at);
+      fs.writeFileSync(file, bytes);
+    }
+    return dir;
+  }
+  const failure = async (dir: string) => {
+    const sync = (() => { try { loadCheckpoint(dir); } catch (e) { return e; } return null; })();
+    const async = await loadCheckpointAsync(dir).then(() => null, (e: unknown) => e);
+    expect((async as Error)?.message).toBe((sync as Error)?.message);
+    return sync as Error & { tensor?: string; field?: string };
+  };
+
+  test('a NaN or an infinity in the weights names the tensor (bf16 and f32 storage)', async () => {
+    for (const [bits, label] of [[0x7fc0, 'nan'], [0x7f80, 'inf'], [0xff80, 'ninf']] as const) {
+      const e = await failure(variant(`nan-${label}`, { tensor: 'model.layers.1.self_attn.v_proj.weight', bits }));
+      expect(e).toBeInstanceOf(CheckpointError);
+      expect(e.tensor).toBe('model.layers.1.self_attn.v_proj.weight');
+      expect(e.message).toMatch(/non-finite value \(NaN or ±Inf\) at element 4 of \[32,64\]/);
+    }
+    const e = await failure(variant('nan-f32', { tensor: 'model.norm.weight', bits: 0x7fc00000, dtype: 'f32' }));
+    expect(e.tensor).toBe('model.norm.weight');
+    // The largest finite values are not flagged.
+    expect(firstNonFinite(Uint16Array.of(0x7f7f, 0xff7f, 0x0001), 'BF16')).toBe(-1);
+    expect(firstNonFinite(Uint16Array.of(0x7bff, 0x7c00), 'F16')).toBe(1);
+    expect(firstNonFinite(Float32Array.of(3.4028234663852886e38, -Infinity), 'F32')).toBe(1);
+  });
+
+  test('absurd sizes are refused from config.json alone, in milliseconds, before any allocation', async () => {
+    for (const [key, value] of [['num_hidden_layers', 1e9], ['num_hidden_layers', 1e6], ['max_position_embeddings', 1e12], ['vocab_size', 2 ** 40]] as const) {
+      const started = performance.now();
+      const e = await failure(variant(`absurd-${key}-${value}`, { config: (c) => ({ ...c, [key]: value }) }));
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect(e).toBeInstanceOf(ConfigError);
+      expect(e.field).toBe(key);
+      expect(e.message).toMatch(/is beyond any model this library can run/);
+    }
+  });
+
+  test('a layer count or an embedding table that the header contradicts is refused before the weights are read', async () => {
+    const more = await failure(variant('layers-3', { config: (c) => ({ ...c, num_hidden_layers: 3 }) }));
+    expect(more).toBeInstanceOf(CheckpointError);
+    expect(more.message).toMatch(/the weights hold 2 layers, config.json says num_hidden_layers = 3/);
+    const vocab = await failure(variant('vocab-65', { config: (c) => ({ ...c, vocab_size: 65 }) }));
+    expect(vocab.tensor).toBe('model.embed_tokens.weight');
+  });
+
+  test('config.json must name the Apertus model type or architecture', async () => {
+    const none = await failure(variant('no-type', { config: ({ model_type: _m, architectures: _a, ...c }) => c }));
+    expect(none).toBeInstanceOf(ConfigError);
+    expect(none.field).toBe('model_type');
+    const llama = await failure(variant('llama-arch', { config: ({ model_type: _m, ...c }) => ({ ...c, architectures: ['LlamaForCausalLM'] }) }));
+    expect(llama.field).toBe('architectures');
+    expect((await loadCheckpointAsync(variant('arch-only', { config: ({ model_type: _m, ...c }) => c }))).model.config.num_hidden_layers).toBe(2);
   });
 });

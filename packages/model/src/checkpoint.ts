@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { INDEX_FILE_NAME, openCheckpoint, openCheckpointAsync, SafetensorsFile, writeCheckpoint, type TensorReader } from '@apertus/safetensors';
 import { writeDirAtomically } from './atomic-dir';
-import { parseConfig, type ApertusConfig } from './config';
+import { checkModelType, parseConfig, type ApertusConfig } from './config';
 import { parseGenerationConfig, type GenerationConfig } from './generation-config';
-import { checkpointReader, configJson, generationConfigJson, modelFromWeights, modelFromWeightsAsync, weightEntries, type WeightPrecision } from './hf-format';
+import { checkpointReader, configJson, generationConfigJson, modelFromWeights, modelFromWeightsAsync, weightEntries, type LoadProgress, type WeightPrecision } from './hf-format';
 import { CheckpointError, ConfigError } from './errors';
 import { carriedTensors, layoutOfConfig, type CheckpointLayout } from './layout';
 import { mergeAdapter } from './lora';
@@ -42,6 +42,7 @@ export interface CheckpointConfig {
 export function readCheckpointConfig(dir: string): CheckpointConfig {
   const file = path.join(dir, 'config.json');
   const json = readJson(file);
+  checkModelType(json, file);
   const config = parseConfig(json, file);
   const genFile = path.join(dir, 'generation_config.json');
   return { config, generationConfig: fs.existsSync(genFile) ? parseGenerationConfig(readJson(genFile), config, genFile) : null, layout: layoutOfConfig(json, file), json };
@@ -81,16 +82,16 @@ export function loadCheckpoint(dir: string, opts: { precision?: WeightPrecision;
 
 /**
  * {@link loadCheckpoint} with asynchronous file I/O, one tensor at a time, so a server that is
- * already listening keeps answering while a large checkpoint loads. LoRA adapters (one saved
+ * already listening keeps answering while a large checkpoint loads (`onProgress` is told after each tensor). LoRA adapters (one saved
  * beside the weights, then each of `adapters`) are merged into the weights.
  */
-export async function loadCheckpointAsync(dir: string, opts: { precision?: WeightPrecision; adapters?: readonly string[] } = {}): Promise<LoadedCheckpoint> {
+export async function loadCheckpointAsync(dir: string, opts: { precision?: WeightPrecision; adapters?: readonly string[]; onProgress?: (p: LoadProgress) => void } = {}): Promise<LoadedCheckpoint> {
   const { config, generationConfig, json } = readCheckpointConfig(dir);
   const reader = await openCheckpointAsync(dir);
   const file = readerFile(reader, dir);
   try {
     const { view, layout } = checkpointReader(json, config, reader, file);
-    let model = await modelFromWeightsAsync(config, view, file, opts.precision ?? 'auto');
+    let model = await modelFromWeightsAsync(config, view, file, opts.precision ?? 'auto', opts.onProgress);
     model.layout = withCarried(layout, reader, dir, file);
     const adapters = [...(fs.existsSync(path.join(dir, ADAPTER_CONFIG_FILE)) ? [dir] : []), ...(opts.adapters ?? [])];
     for (const a of adapters) model = mergeAdapter(model, loadAdapter(a, config, { layout }).adapter);

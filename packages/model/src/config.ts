@@ -201,10 +201,36 @@ function parseDecoderConfig(j: Json, file?: string): ApertusConfig {
   }, file);
 }
 
-/** Check the relations between fields (divisibility, positivity); returns the config. */
+/**
+ * Largest sizes a config may state: far above any released model (405B: 126 layers, a 128k
+ * context, a 256k vocabulary), low enough that a typo such as `num_hidden_layers: 1e9` is refused
+ * before anything is sized by it.
+ */
+export const CONFIG_LIMITS: Readonly<Partial<Record<keyof ApertusConfig, number>>> = {
+  vocab_size: 2 ** 24, hidden_size: 2 ** 20, intermediate_size: 2 ** 22, num_hidden_layers: 1024,
+  num_attention_heads: 4096, num_key_value_heads: 4096, head_dim: 4096, max_position_embeddings: 2 ** 24,
+};
+
+/**
+ * A Hugging Face `config.json` must say it is an Apertus model: `model_type: "apertus"` or
+ * `ApertusForCausalLM` in `architectures`, or Apertus 1.5's (a config with neither could be any
+ * model whose tensors merely happen to have matching names).
+ */
+export function checkModelType(json: unknown, file?: string): void {
+  if (isApertus1p5Config(json)) return;
+  const j = (json ?? {}) as Json;
+  const archs = Array.isArray(j.architectures) ? (j.architectures as unknown[]) : null;
+  if (j.model_type === undefined && archs === null) throw new ConfigError('model_type', "missing: config.json names neither a model_type nor architectures (an Apertus checkpoint has model_type 'apertus')", file);
+  if (archs !== null && !archs.includes('ApertusForCausalLM')) throw new ConfigError('architectures', `expected ApertusForCausalLM, got ${JSON.stringify(archs)}`, file);
+}
+
+/** Check the relations between fields (divisibility, positivity, the sizes of CONFIG_LIMITS); returns the config. */
 export function validateConfig(c: ApertusConfig, file?: string): ApertusConfig {
   const pos = (k: keyof ApertusConfig) => { if (!((c[k] as number) > 0)) throw new ConfigError(k, `must be positive, got ${String(c[k])}`, file); };
   for (const k of ['vocab_size', 'hidden_size', 'intermediate_size', 'num_hidden_layers', 'num_attention_heads', 'num_key_value_heads', 'head_dim', 'max_position_embeddings', 'rms_norm_eps', 'rope_theta'] as const) pos(k);
+  for (const [k, max] of Object.entries(CONFIG_LIMITS) as [keyof ApertusConfig, number][]) {
+    if ((c[k] as number) > max) throw new ConfigError(k, `${String(c[k])} is beyond any model this library can run (at most ${max})`, file);
+  }
   if (c.num_attention_heads % c.num_key_value_heads !== 0) throw new ConfigError('num_key_value_heads', `${c.num_key_value_heads} does not divide num_attention_heads ${c.num_attention_heads}`, file);
   if (c.hidden_act !== 'xielu' && c.hidden_act !== 'swiglu') throw new ConfigError('hidden_act', `expected 'xielu' or 'swiglu', got '${String(c.hidden_act)}'`, file);
   if (c.head_dim % 2 !== 0) throw new ConfigError('head_dim', `RoPE needs an even head_dim, got ${c.head_dim}`, file);

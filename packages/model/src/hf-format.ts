@@ -7,7 +7,7 @@
  */
 import { serialize, SINGLE_FILE_NAME, type Tensor as StTensor, type TensorEntry, type TensorReader } from '@apertus/safetensors';
 import { bf16ArrayToF32, f16ArrayToF32, f32ArrayToBf16, Tensor } from '@apertus/tensor';
-import { parseConfig, type ApertusConfig } from './config';
+import { checkModelType, parseConfig, type ApertusConfig } from './config';
 import { CheckpointError } from './errors';
 import type { GenerationConfig } from './generation-config';
 import { carriedTensors, checkSplitVocabulary, decoderView, layoutConfigJson, layoutOfConfig, renamedReader, storedName, type CheckpointLayout } from './layout';
@@ -21,8 +21,27 @@ export type WeightPrecision =
   /** Everything converted to f32 (training, fine-tuning). */
   | 'f32';
 
-/** A stored tensor as a parameter: bf16 matrices kept under 'auto', the rest f32 (trainable under 'f32'). */
+/**
+ * Index of the first NaN or ±Inf among stored values (an all-ones exponent: 0x7f80 in bf16,
+ * 0x7c00 in f16, 0x7f800000 in f32), or −1. One pass over the bits, no conversion.
+ */
+export function firstNonFinite(data: Uint16Array | Float32Array, dtype: 'BF16' | 'F16' | 'F32'): number {
+  if (dtype === 'F32') {
+    const u = new Uint32Array(data.buffer, data.byteOffset, data.length);
+    for (let i = 0; i < u.length; i++) if ((u[i]! & 0x7f800000) === 0x7f800000) return i;
+    return -1;
+  }
+  const u = data as Uint16Array, e = dtype === 'BF16' ? 0x7f80 : 0x7c00;
+  for (let i = 0; i < u.length; i++) if ((u[i]! & e) === e) return i;
+  return -1;
+}
+
+/** A stored tensor as a parameter: bf16 matrices kept under 'auto', the rest f32 (trainable under 'f32'); a NaN or ±Inf is a CheckpointError naming the tensor. */
 function toParam(st: StTensor, name: string, precision: WeightPrecision, file: string): Tensor {
+  if (st.dtype === 'BF16' || st.dtype === 'F16' || st.dtype === 'F32') {
+    const at = firstNonFinite(st.data as Uint16Array | Float32Array, st.dtype);
+    if (at >= 0) throw new CheckpointError(`holds a non-finite value (NaN or ±Inf) at element ${at} of [${st.shape}]: the weights are corrupt`, name, file);
+  }
   const keepBf16 = precision === 'auto' && st.shape.length === 2;
   let t: Tensor;
   switch (st.dtype) {
@@ -37,10 +56,28 @@ function toParam(st: StTensor, name: string, precision: WeightPrecision, file: s
 }
 
 /**
+ * The sizes config.json states, checked against the weights' header before anything is sized by
+ * them: the number of layers the tensor names hold, and the embedding table's [vocab_size, hidden_size].
+ */
+function checkConfigAgainstHeader(reader: TensorReader, config: ApertusConfig, file: string): void {
+  let layers = 0;
+  for (const k of reader.keys()) {
+    const m = /^model\.layers\.(\d+)\./.exec(k);
+    if (m) layers = Math.max(layers, Number(m[1]) + 1);
+  }
+  if (layers !== config.num_hidden_layers) throw new CheckpointError(`the weights hold ${layers} layers, config.json says num_hidden_layers = ${config.num_hidden_layers}`, undefined, file);
+  const embed = 'model.embed_tokens.weight';
+  if (!reader.has(embed)) throw new CheckpointError('missing tensor', embed, file);
+  const [V, H] = reader.info(embed).shape;
+  if (V !== config.vocab_size || H !== config.hidden_size) throw new CheckpointError(`shape [${reader.info(embed).shape}] does not match config.json's vocab_size ${config.vocab_size} and hidden_size ${config.hidden_size}`, embed, file);
+}
+
+/**
  * The tensor names `config` expects, checked against `reader`: every one present with the
  * config's shape, and no other (`CheckpointError` naming the tensor and `file` otherwise).
  */
 export function expectedTensors(reader: TensorReader, config: ApertusConfig, file: string): string[] {
+  checkConfigAgainstHeader(reader, config, file);
   const expected = parameterShapes(config);
   const unexpected = reader.keys().filter((k) => !expected.has(k));
   if (unexpected.length > 0) throw new CheckpointError(`unexpected tensors for an Apertus config: ${unexpected.slice(0, 5).join(', ')}${unexpected.length > 5 ? ', …' : ''}`, undefined, file);
@@ -63,10 +100,27 @@ export function modelFromWeights(config: ApertusConfig, reader: TensorReader, fi
   return new ApertusModel(config, params);
 }
 
-/** {@link modelFromWeights} with asynchronous reads, one tensor at a time. */
-export async function modelFromWeightsAsync(config: ApertusConfig, reader: TensorReader, file: string, precision: WeightPrecision = 'auto'): Promise<ApertusModel> {
+/** How far a load has come: bytes of the weights read so far, of all. */
+export interface LoadProgress {
+  /** Bytes read. */
+  readonly loadedBytes: number;
+  /** Bytes of all weights. */
+  readonly totalBytes: number;
+  /** The tensor just read. */
+  readonly tensor: string;
+}
+
+/** {@link modelFromWeights} with asynchronous reads, one tensor at a time; `onProgress` is told after each. */
+export async function modelFromWeightsAsync(config: ApertusConfig, reader: TensorReader, file: string, precision: WeightPrecision = 'auto', onProgress?: (p: LoadProgress) => void): Promise<ApertusModel> {
   const params = new Map<string, Tensor>();
-  for (const name of expectedTensors(reader, config, file)) params.set(name, toParam(await reader.readAsync(name), name, precision, file));
+  const names = expectedTensors(reader, config, file);
+  let totalBytes = 0, loadedBytes = 0;
+  for (const name of names) totalBytes += reader.info(name).byteLength;
+  for (const name of names) {
+    params.set(name, toParam(await reader.readAsync(name), name, precision, file));
+    loadedBytes += reader.info(name).byteLength;
+    onProgress?.({ loadedBytes, totalBytes, tensor: name });
+  }
   return new ApertusModel(config, params);
 }
 
@@ -104,6 +158,7 @@ export function checkpointReader(json: unknown, config: ApertusConfig, reader: T
  * tokenizers stay in `weights`, which the model's layout reads when it is saved.
  */
 export function modelFromHfFiles(config: unknown, weights: TensorReader, precision: WeightPrecision = 'auto'): ApertusModel {
+  checkModelType(config, 'config.json');
   const parsed = parseConfig(config, 'config.json');
   const { view, layout } = checkpointReader(config, parsed, weights, SINGLE_FILE_NAME);
   const model = modelFromWeights(parsed, view, SINGLE_FILE_NAME, precision);

@@ -64,6 +64,23 @@ function batchRows(batch: readonly StepInput[]): number {
 }
 
 /**
+/**
+ * The decoder over a batch's new tokens, one row of all of them: the hidden states after the last
+ * layer, [1, rows, H] (before the final norm), in the caller's `tidy` scope; the caches advance.
+ */
+function decodeRows(model: ApertusModel, batch: readonly StepInput[], embed: Weight, rows: number): Tensor {
+  const ids = new Int32Array(rows), pos = new Int32Array(rows);
+  let r = 0;
+  for (const s of batch) for (let t = 0; t < s.tokens.length; t++, r++) { ids[r] = s.tokens[t]!; pos[r] = s.cache.length + t; }
+  const positions = Tensor.from(pos, [1, rows]), attend = cachedAttend(batch);
+  let h = embedRows(model, embed, ids);
+  // Each layer's intermediates go back to the pool when it ends: a long prefill holds one layer's, not all of them.
+  for (let l = 0; l < model.layers.length; l++) h = tidy(() => decoderLayer(model, l, h, positions, attend));
+  for (const s of batch) s.cache.advance(s.tokens.length);
+  return h;
+}
+
+/**
  * The logits [n, V] of each sequence's last new token as a tensor, where the step ran (on a
  * device they stay there: sample them there, or read them). Runs in a `tidy` scope: nothing else
  * of the step outlives it. See `step`.
@@ -77,14 +94,7 @@ export function stepLogits(model: ApertusModel, batch: readonly StepInput[]): Te
     // Every intermediate of the step is released when it ends (its blocks reused, still warm, by
     // the next step) instead of waiting for the garbage collector: 1.4–1.6× faster decoding.
     return tidy(() => {
-      const ids = new Int32Array(rows), pos = new Int32Array(rows);
-      let r = 0;
-      for (const s of batch) for (let t = 0; t < s.tokens.length; t++, r++) { ids[r] = s.tokens[t]!; pos[r] = s.cache.length + t; }
-      const positions = Tensor.from(pos, [1, rows]), attend = cachedAttend(batch);
-      let h = embedRows(model, embed, ids);
-      // Each layer's intermediates go back to the pool when it ends: a long prefill holds one layer's, not all of them.
-      for (let l = 0; l < model.layers.length; l++) h = tidy(() => decoderLayer(model, l, h, positions, attend));
-      for (const s of batch) s.cache.advance(s.tokens.length);
+      const h = decodeRows(model, batch, embed, rows);
       // Only the last row of each sequence goes through the final norm and the LM head (copied where h lives).
       const H = c.hidden_size, last = Tensor.zeros([batch.length, H]), hd = kernelF32(h, 'step'), ld = kernelF32(last, 'step');
       let end = 0;
@@ -121,4 +131,17 @@ export function step(model: ApertusModel, batch: readonly StepInput[], out?: Flo
   } finally {
     t.dispose();
   }
+}
+
+/**
+ * The final hidden states (after the last RMSNorm, what the LM head reads) of one sequence's new
+ * tokens, [T, H] row-major: the states an embedding pools (llama.cpp's `result_norm`). A long
+ * input goes through in chunks, each attending to the ones before through `input.cache`.
+ */
+export function hiddenStates(model: ApertusModel, input: StepInput): Float32Array {
+  const rows = batchRows([input]);
+  return noGrad(() => {
+    const embed = model.embedTokens;
+    return tidy(() => rmsnorm(decodeRows(model, [input], embed, rows), model.norm, model.config.rms_norm_eps).data.slice());
+  });
 }

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { presetConfig } from './config';
 import { GenerationError } from './errors';
-import { step } from './infer';
+import { hiddenStates, step } from './infer';
 import { KVBlockPool } from './kv-blocks';
 import { KVCache } from './kv-cache';
 import { ApertusModel } from './model';
@@ -84,4 +84,29 @@ describe('paged KV cache', () => {
     expect(() => new KVCache({ ...config, num_hidden_layers: 3 }, 8, pool)).toThrow(/another shape/);
     expect([cache.length, cache.blocks, pool.blocksInUse]).toEqual([4, 1, 1]);
   });
+});
+
+test('hiddenStates: the final-norm states the LM head reads, the same for any chunking', () => {
+  const tokens = ids(23, 4), H = config.hidden_size, V = config.vocab_size;
+  const whole = hiddenStates(model, { cache: new KVCache(config, 64), tokens });
+  expect(whole.length).toBe(23 * H);
+  // Every row through the LM head gives the logits step() gives for that position.
+  const cache = new KVCache(config, 64);
+  const head = model.params.get('lm_head.weight')!.toFloat32();
+  for (let t = 0; t < tokens.length; t++) {
+    const logits = step(model, [{ cache, tokens: [tokens[t]!] }]);
+    for (let v = 0; v < V; v++) {
+      let dot = 0;
+      for (let h = 0; h < H; h++) dot += whole[t * H + h]! * head[v * H + h]!;
+      // float32 products over H = 32 terms of size ~1: rounding well below 1e-4.
+      expect(dot).toBeCloseTo(logits[v]!, 4);
+    }
+  }
+  // Chunks attend to the earlier ones through the cache.
+  const c2 = new KVCache(config, 64);
+  const parts = [tokens.slice(0, 9), tokens.slice(9, 10), tokens.slice(10)].map((p) => hiddenStates(model, { cache: c2, tokens: p }));
+  const joined = new Float32Array(whole.length);
+  let off = 0;
+  for (const p of parts) { joined.set(p, off); off += p.length; }
+  for (let i = 0; i < whole.length; i++) expect(joined[i]).toBeCloseTo(whole[i]!, 5);
 });

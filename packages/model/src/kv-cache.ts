@@ -108,6 +108,19 @@ export class KVCache {
     return c;
   }
 
+  /**
+   * A cache of `capacity` tokens whose first `length` tokens are in `blocks` (whole blocks of
+   * `pool`, shared: each gains a holder), e.g. blocks kept by a prefix cache.
+   */
+  static sharing(pool: KVBlockPool, capacity: number, blocks: readonly KVBlock[], length: number): KVCache {
+    if (length > capacity || Math.ceil(length / pool.blockSize) !== blocks.length) throw new GenerationError('sharing', `${blocks.length} blocks of ${pool.blockSize} tokens cannot hold ${length} tokens of a ${capacity}-token cache`);
+    const c = new KVCache(pool.config, capacity, pool);
+    for (const b of blocks) pool.retain(b);
+    c.table = [...blocks];
+    c.length = length;
+    return c;
+  }
+
   /** Give every block back to the pool; the cache is then empty (and may be filled again). */
   release(): void {
     for (const b of this.table) this.pool.release(b);

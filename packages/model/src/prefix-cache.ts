@@ -1,38 +1,45 @@
 import { GenerationError } from './errors';
-import type { KVBlockPool } from './kv-blocks';
+import type { KVBlock, KVBlockPool } from './kv-blocks';
 import { KVCache } from './kv-cache';
 
-/** One cached prefix: its tokens and a cache sharing their KV blocks. */
-interface Entry {
-  tokens: Int32Array;
-  cache: KVCache;
-  used: number;
+/** A stored KV block: the block of `blockSize` tokens that follows its parent's. */
+interface Node {
+  readonly parent: Node | null;
+  /** Its tokens, as the key in the parent's `children`. */
+  readonly key: string;
+  readonly block: KVBlock | null;
+  readonly children: Map<string, Node>;
 }
 
 /** Options of {@link PrefixCache}. */
 export interface PrefixCacheOptions {
-  /** Memory cap of the stored prefixes' KV blocks, in bytes (> 0); least recently used prefixes are evicted past it. */
+  /** Memory cap of the stored blocks, in bytes (> 0); least recently used blocks are evicted past it. */
   maxBytes: number;
   /** Prefixes shorter than this are neither stored nor reused (default 1). */
   minTokens?: number;
 }
 
 /**
- * KV reuse across requests that share a prefix (a chat history, a system prompt): `store` keeps
- * the KV blocks of a sequence's tokens, `lookup` starts a new sequence from the longest stored
- * prefix of its tokens, so only the rest goes through prefill. Nothing is copied: entries and the
- * sequences started from them share reference-counted blocks of one {@link KVBlockPool}, and a
- * shared block is copied only when a sequence writes into it, so a stored prefix never changes.
- * Memory is capped (blocks shared by entries count once), and the least recently used entries are
- * evicted first.
+ * KV reuse across requests that share a prefix (a chat history, a system prompt), as vLLM's
+ * automatic prefix caching does it: the KV blocks of full `blockSize`-token blocks form a trie
+ * keyed by their tokens, so `store` and `lookup` walk one node per block of the sequence and cost
+ * the same whether the cache holds ten prefixes or ten thousand. `lookup` starts a new sequence
+ * from the longest stored run of whole blocks of its tokens, so only the rest (at least one token,
+ * and the last partial block) goes through prefill. Nothing is copied: stored blocks are shared,
+ * reference-counted blocks of one {@link KVBlockPool}, and a full block is never written again.
+ * Memory is capped; the least recently used blocks are evicted first, leaves before their parents
+ * (recency order keeps every parent newer than its children, so the oldest block is a leaf).
  */
 export class PrefixCache {
   /** The pool whose blocks are shared. */
   readonly pool: KVBlockPool;
-  private readonly entries: Entry[] = [];
-  private clock = 0;
-  private readonly maxBytes: number;
+  /** The memory cap in bytes. */
+  readonly maxBytes: number;
   private readonly minTokens: number;
+  private readonly root: Node = { parent: null, key: '', block: null, children: new Map() };
+  /** Every stored node, least recently used first. */
+  private readonly lru = new Map<Node, true>();
+  private visited = 0;
 
   /** A cache of prefixes whose blocks live in `pool`. Throws GenerationError for a cap ≤ 0 or a bad minTokens. */
   constructor(pool: KVBlockPool, options: PrefixCacheOptions) {
@@ -44,71 +51,98 @@ export class PrefixCache {
     this.minTokens = minTokens;
   }
 
-  /** Bytes of the blocks held by stored prefixes (a block shared by several counts once). */
+  /** Bytes of the stored blocks (each held once). */
   get bytes(): number {
-    return new Set(this.entries.flatMap((e) => e.cache.blockTable)).size * this.pool.blockBytes;
+    return this.lru.size * this.pool.blockBytes;
   }
 
-  /** Number of stored prefixes. */
+  /** Number of stored blocks. */
   get size(): number {
-    return this.entries.length;
+    return this.lru.size;
+  }
+
+  /** Trie nodes visited by all lookups and stores so far: the work they did, independent of the machine. */
+  get probes(): number {
+    return this.visited;
+  }
+
+  /** The key of block `b` of `tokens`. */
+  private key(tokens: readonly number[], b: number): string {
+    const bs = this.pool.blockSize;
+    let k = '';
+    for (let i = b * bs; i < (b + 1) * bs; i++) k += `${tokens[i]},`;
+    return k;
+  }
+
+  /** Mark `node` and its ancestors as just used (deepest first, so parents end up newer). */
+  private touch(node: Node): void {
+    for (let x: Node | null = node; x && x !== this.root; x = x.parent) {
+      this.lru.delete(x);
+      this.lru.set(x, true);
+    }
   }
 
   /**
-   * A cache of `capacity` tokens holding the longest stored prefix of `tokens` (at most
-   * tokens.length − 1 of them, so at least one token is left to compute logits from), and how many
-   * tokens it holds (0 on a miss: an empty cache).
+   * A cache of `capacity` tokens holding the longest stored run of whole blocks that begins
+   * `tokens` (at most tokens.length − 1 tokens, so at least one is left to compute logits from),
+   * and how many tokens it holds (0 on a miss: an empty cache).
    */
   lookup(tokens: readonly number[], capacity: number): { cache: KVCache; reused: number } {
-    let best: Entry | null = null, bestLen = 0;
-    for (const e of this.entries) {
-      const limit = Math.min(e.tokens.length, tokens.length - 1, capacity);
-      let n = 0;
-      while (n < limit && e.tokens[n] === tokens[n]) n++;
-      if (n > bestLen) { best = e; bestLen = n; }
+    const bs = this.pool.blockSize;
+    const most = Math.floor(Math.min(tokens.length - 1, capacity) / bs);
+    const blocks: KVBlock[] = [];
+    let node = this.root;
+    for (let b = 0; b < most; b++) {
+      this.visited++;
+      const child = node.children.get(this.key(tokens, b));
+      if (!child) break;
+      blocks.push(child.block!);
+      node = child;
     }
-    if (!best || bestLen < this.minTokens) return { cache: new KVCache(this.pool.config, capacity, this.pool), reused: 0 };
-    best.used = ++this.clock;
-    return { cache: best.cache.fork(bestLen, capacity), reused: bestLen };
+    const reused = blocks.length * bs;
+    if (reused === 0 || reused < this.minTokens) return { cache: new KVCache(this.pool.config, capacity, this.pool), reused: 0 };
+    this.touch(node);
+    return { cache: KVCache.sharing(this.pool, capacity, blocks, reused), reused };
   }
 
   /**
-   * Keep the KV blocks of `tokens` (the first cache.length of them) for later lookups; the cache
-   * stays its owner's. Stored prefixes of these tokens are replaced; tokens that a stored entry
-   * already starts with, or whose blocks exceed the cap, are not stored again.
+   * Keep the KV blocks of `tokens`' whole blocks (of the first cache.length of them) for later
+   * lookups; the cache stays its owner's. Blocks already stored are kept as they are; a run of
+   * blocks larger than the cap is not stored.
    */
   store(tokens: readonly number[], cache: KVCache): void {
     if (cache.pool !== this.pool) throw new GenerationError('cache', 'belongs to another KV block pool than the prefix cache');
-    const n = Math.min(tokens.length, cache.length);
-    if (n < this.minTokens) return;
-    const bytes = Math.ceil(n / this.pool.blockSize) * this.pool.blockBytes;
-    if (bytes > this.maxBytes) return;
-    const starts = (e: Entry, len: number) => e.tokens.subarray(0, len).every((t, j) => t === tokens[j]);
-    const known = this.entries.find((e) => e.tokens.length >= n && starts(e, n));
-    if (known) {
-      known.used = ++this.clock;
-      return;
+    const bs = this.pool.blockSize;
+    const full = Math.floor(Math.min(tokens.length, cache.length) / bs);
+    if (full === 0 || full * bs < this.minTokens || full * this.pool.blockBytes > this.maxBytes) return;
+    const table = cache.blockTable;
+    let node = this.root;
+    for (let b = 0; b < full; b++) {
+      this.visited++;
+      const key = this.key(tokens, b);
+      let child = node.children.get(key);
+      if (!child) {
+        this.pool.retain(table[b]!);
+        child = { parent: node, key, block: table[b]!, children: new Map() };
+        node.children.set(key, child);
+      }
+      node = child;
     }
-    for (let i = this.entries.length - 1; i >= 0; i--) {
-      const e = this.entries[i]!;
-      if (e.tokens.length < n && starts(e, e.tokens.length)) this.remove(i);
-    }
-    this.entries.push({ tokens: Int32Array.from(tokens.slice(0, n)), cache: cache.fork(n, n), used: ++this.clock });
-    while (this.bytes > this.maxBytes) {
-      let lru = 0;
-      this.entries.forEach((e, i) => { if (e.used < this.entries[lru]!.used) lru = i; });
-      this.remove(lru);
-    }
+    this.touch(node);
+    while (this.bytes > this.maxBytes) this.evictOldest();
   }
 
   /** Forget everything (the blocks go back to the pool unless sequences still share them). */
   clear(): void {
-    for (const e of this.entries) e.cache.release();
-    this.entries.length = 0;
+    for (const n of this.lru.keys()) this.pool.release(n.block!);
+    this.lru.clear();
+    this.root.children.clear();
   }
 
-  private remove(i: number): void {
-    this.entries[i]!.cache.release();
-    this.entries.splice(i, 1);
+  private evictOldest(): void {
+    const oldest = this.lru.keys().next().value as Node;
+    this.lru.delete(oldest);
+    oldest.parent!.children.delete(oldest.key);
+    this.pool.release(oldest.block!);
   }
 }

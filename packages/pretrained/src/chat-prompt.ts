@@ -210,7 +210,8 @@ export class ChatPrompt {
     const out: number[] = [];
     let run = '';
     const flush = () => {
-      if (run.length > 0) out.push(...tok.encodeIds(run, { addSpecialTokens: false, splitSpecialTokens: false }));
+      // A loop, not `push(...ids)`: a long message has more tokens than a call takes arguments.
+      if (run.length > 0) for (const id of tok.encodeIds(run, { addSpecialTokens: false, splitSpecialTokens: false })) out.push(id);
       run = '';
     };
     for (const p of pieces) {

@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { GgufError, loadGguf } from '@apertus/gguf';
 import { resolveModel, type HubOptions, type ModelLocation } from '@apertus/hub';
-import { ModelError, loadCheckpointAsync, readCheckpointConfig } from '@apertus/model';
+import { ModelError, loadCheckpointAsync, readCheckpointConfig, type LoadProgress } from '@apertus/model';
 import { TokenizerError, loadTokenizerFromDirectory, type Tokenizer } from '@apertus/tokenizer';
 import { chatPromptOf, checkTokenizerFits } from './chat-template';
 import { ModelLoadError } from './errors';
@@ -29,8 +29,10 @@ export interface LoadPretrainedOptions extends HubOptions {
   readonly adapter?: string;
   /** The weights will be trained: refuse a GGUF file (its matrices are quantized, or at least not trainable here). */
   readonly trainable?: boolean;
-  /** Told about loadable oddities (a chat template that is not the Apertus one). */
+  /** Told about loadable oddities (a chat template that is not the Apertus one, a vocabulary padded beyond the tokenizer). */
   readonly onWarning?: (message: string) => void;
+  /** Told after each tensor of a checkpoint's weights is read (bytes read, of all). */
+  readonly onLoadProgress?: (p: LoadProgress) => void;
 }
 
 /**
@@ -78,7 +80,9 @@ async function loadCheckpointDir(dir: string, o: LoadPretrainedOptions): Promise
   const chat = chatPromptOf(tokenizer, hasJinja ? fs.readFileSync(jinja, 'utf8') : null, hasJinja ? jinja : path.join(dir, 'tokenizer_config.json'), o.onWarning ?? (() => {}));
   const { config } = readCheckpointConfig(dir);
   checkTokenizerFits(tokenizer, config.vocab_size, path.join(dir, 'tokenizer.json'));
-  const { model, generationConfig } = await loadCheckpointAsync(dir, { precision: o.precision ?? 'auto', adapters: o.adapter !== undefined ? [o.adapter] : [] });
+  // A vocabulary padded beyond the tokenizer (to a multiple of 64 or 128) is fine: servers never sample the ids without text.
+  if (tokenizer.vocabSize < config.vocab_size) o.onWarning?.(`${path.join(dir, 'tokenizer.json')}: ${tokenizer.vocabSize} tokens for vocab_size ${config.vocab_size}: ids ${tokenizer.vocabSize}–${config.vocab_size - 1} have no text and are never sampled`);
+  const { model, generationConfig } = await loadCheckpointAsync(dir, { precision: o.precision ?? 'auto', adapters: o.adapter !== undefined ? [o.adapter] : [], ...(o.onLoadProgress ? { onProgress: o.onLoadProgress } : {}) });
   return { model, tokenizer, chat, generationConfig, tokenizerFiles };
 }
 

@@ -15,13 +15,13 @@
 // continuous batching). Ratio = our throughput / peer throughput (> 1: ours is faster).
 // With --write, results go to tooling/bench/results/serve.md.
 
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generate } from '@apertus/model';
 import { makeCheckpoint } from './checkpoint.mjs';
+import { startServer } from './server.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -49,20 +49,6 @@ function pct(xs, p) {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 }
 
-async function startServer(dir, batch) {
-  const bin = path.join(here, '../dist/bin/apertus-serve.js');
-  const child = spawn(process.execPath, [bin, '--model', dir, '--port', '0', '--max-batch', String(batch), '--max-queue', String(CLIENTS * 2), '--quiet'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /ready at (http:\/\/[^\s]+)\/v1/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return { url, child };
-}
 
 async function rssOf(pid) {
   try {
@@ -158,7 +144,7 @@ const seqTps = seqTokens / ((performance.now() - seqStart) / 1000);
 
 const runs = [];
 for (const batch of [1, BATCH]) {
-  const { url, child } = await startServer(dir, batch);
+  const { url, child } = await startServer(dir, ['--max-batch', String(batch), '--max-queue', String(CLIENTS * 2)]);
   runs.push({ batch, ...(await drive(url, child.pid, expected)) });
   child.kill('SIGINT');
   await new Promise((r) => child.once('exit', r));

@@ -5,7 +5,7 @@
 import { applyApertusChatTemplate } from '@apertus/tokenizer';
 import OpenAI, { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { loadServedModel } from './load';
+import { loadServedModel, type ServedModel } from './load';
 import { createServer, type ApertusServer } from './server';
 import { json, readSse, scriptIds, tempDir, testTokenizer, testTokenizerFiles, writeScriptedCheckpoint } from './testing';
 
@@ -16,7 +16,27 @@ const clients: Record<string, OpenAI> = {};
 const urls: Record<string, string> = {};
 
 const TOOL_SCRIPT = '<|inner_prefix|>Let me check<|inner_suffix|>Sure!<|tools_prefix|>[{"get_weather":{"city":"Bern"}}]<|tools_suffix|>';
-const BAD_ID = testTokenizerFiles().vocabSize + 3;
+// A token the broken servers' decoder fails on (see `undecodable`); an id past the tokenizer for the padded model.
+const BAD_ID = scriptIds(tok, '?')[0]!;
+const PAD_ID = testTokenizerFiles().vocabSize + 3;
+
+/** A served model whose streaming decoder throws on `id`: a decode failure in the middle of a reply. */
+async function undecodable(dir: string, id: number): Promise<ServedModel> {
+  const served = await loadServedModel(dir);
+  const tokenizer = served.tokenizer;
+  const open = tokenizer.decodeStream.bind(tokenizer);
+  tokenizer.decodeStream = (o) => {
+    const s = open(o);
+    const step = s.step.bind(s);
+    s.step = (x: number) => {
+      if (x === id) throw new Error(`token ${x} has no text`);
+      return step(x);
+    };
+    return s;
+  };
+  return served;
+}
+const warnings: string[] = [];
 
 beforeAll(async () => {
   const dirs = {
@@ -24,13 +44,15 @@ beforeAll(async () => {
     hello: writeScriptedCheckpoint(tmp.dir, 'hello', [{ from: 67, then: [...scriptIds(tok, 'Hello world!'), 68] }]),
     // "Grüezi" byte by byte: ü is two byte tokens (0xC3 0xBC) that must never be split in a delta.
     bytes: writeScriptedCheckpoint(tmp.dir, 'bytes', [{ from: 67, then: [...Buffer.from('Grüezi', 'utf8')].map((b) => 1000 + b).concat([68]) }]),
-    // A model whose vocabulary is larger than its tokenizer's, emitting an id the tokenizer lacks.
-    broken: writeScriptedCheckpoint(tmp.dir, 'broken', [{ from: 67, then: [...scriptIds(tok, 'Hi there'), BAD_ID, 68] }], { vocabSize: BAD_ID + 5 }),
-    // The very first sampled token is undecodable.
-    brokenFirst: writeScriptedCheckpoint(tmp.dir, 'broken-first', [{ from: 67, then: [BAD_ID, 68] }], { vocabSize: BAD_ID + 5 }),
+    // A model whose vocabulary is padded beyond its tokenizer's, whose best next token after 'Hi there' has no text.
+    padded: writeScriptedCheckpoint(tmp.dir, 'padded', [{ from: 67, then: [...scriptIds(tok, 'Hi there'), PAD_ID, 68] }], { vocabSize: PAD_ID + 5 }),
+    // A reply whose decoder fails after 'Hi there', and one that fails at its very first token.
+    broken: writeScriptedCheckpoint(tmp.dir, 'broken', [{ from: 67, then: [...scriptIds(tok, 'Hi there'), BAD_ID, 68] }]),
+    brokenFirst: writeScriptedCheckpoint(tmp.dir, 'broken-first', [{ from: 67, then: [BAD_ID, 68] }]),
   };
   for (const [name, dir] of Object.entries(dirs)) {
-    const s = createServer({ model: loadServedModel(dir) });
+    const model = name.startsWith('broken') ? undecodable(dir, BAD_ID) : loadServedModel(dir, { onWarning: (m) => warnings.push(m) });
+    const s = createServer({ model });
     servers.push(s);
     urls[name] = await s.listen(0);
     await s.ready;
@@ -127,6 +149,16 @@ describe('stop tokens and streaming text', () => {
   });
 });
 
+describe('a vocabulary padded beyond the tokenizer', () => {
+  test('loads with a warning, and its ids without text are never sampled (the reply is no 500)', async () => {
+    expect(warnings.some((w) => w.includes(`ids ${testTokenizerFiles().vocabSize}–${PAD_ID + 4} have no text and are never sampled`))).toBe(true);
+    const r = await clients.padded!.chat.completions.create({ model: 'padded', messages: [{ role: 'user', content: 'Hi' }], temperature: 0, max_tokens: 12 });
+    expect(r.choices[0]!.message.content!.startsWith('Hi there')).toBe(true);
+    const sampled = await clients.padded!.chat.completions.create({ model: 'padded', messages: [{ role: 'user', content: 'Hi' }], temperature: 1, max_tokens: 12, logprobs: true, top_logprobs: 0 });
+    expect(sampled.choices[0]!.logprobs!.content!.length).toBeGreaterThan(0);
+  });
+});
+
 describe('mid-stream errors', () => {
   test('SSE: chunks, then an OpenAI error event, then [DONE]; the client throws; the server keeps serving', async () => {
     const res = await fetch(`${urls.broken}/v1/chat/completions`, {
@@ -156,8 +188,8 @@ describe('mid-stream errors', () => {
     await expect(clients.brokenFirst!.chat.completions.create({ model: 'broken-first', messages: [{ role: 'user', content: 'Hi' }], n: 3 })).rejects.toMatchObject({ status: 500, code: 'decode_error' });
     // The failed sequences leave the batch after their error is sent: wait for that (bounded, as a
     // loaded machine may take longer than any fixed sleep), then check that nothing is left.
-    await Promise.race([Promise.all(servers.slice(3).map((s) => s.scheduler!.idle())), new Promise((r) => setTimeout(r, 10_000))]);
-    for (const s of servers.slice(3)) expect(s.scheduler!.running + s.scheduler!.queued).toBe(0);
+    await Promise.race([Promise.all(servers.slice(4).map((s) => s.scheduler!.idle())), new Promise((r) => setTimeout(r, 10_000))]);
+    for (const s of servers.slice(4)) expect(s.scheduler!.running + s.scheduler!.queued).toBe(0);
     expect((await fetch(`${urls.broken}/health`)).status).toBe(200);
     const ok = await clients.broken!.chat.completions.create({ model: 'broken', messages: [{ role: 'user', content: 'Hi' }], max_tokens: scriptIds(tok, 'Hi there').length });
     expect(ok.choices[0]!.message.content).toBe('Hi there');

@@ -7,7 +7,7 @@ import type { ChatMessage } from '@apertus/tokenizer';
 import { EngineError } from './errors';
 import type { ServedModel } from './load';
 import type { Channel, ToolCall } from './output-parser';
-import type { FinishReason, Scheduler, Usage } from './scheduler';
+import type { FinishReason, Scheduler, Timings, Usage } from './scheduler';
 
 /** Sampling and template settings of a session (changeable between turns). */
 export interface ChatSettings {
@@ -41,6 +41,8 @@ export interface ChatReply {
   finishReason: FinishReason;
   /** Token counts. */
   usage: Usage;
+  /** Prefill and generation times (llama-server's `timings`); null when the reply failed. */
+  timings: Timings | null;
 }
 
 /** Settings used when none are given: the Apertus model card's temperature 0.8 and top-p 0.9. */
@@ -95,7 +97,7 @@ export class ChatSession {
     if (room <= 0) {
       return Promise.reject(new EngineError('context_length_exceeded', `the conversation (${prompt.length} tokens) fills the ${this.scheduler.contextLength}-token context; reset it`, 'messages'));
     }
-    const reply: ChatReply = { content: '', reasoning: '', toolCalls: [], finishReason: 'stop', usage: { promptTokens: prompt.length, completionTokens: 0 } };
+    const reply: ChatReply = { content: '', reasoning: '', toolCalls: [], finishReason: 'stop', usage: { promptTokens: prompt.length, cachedTokens: 0, completionTokens: 0 }, timings: null };
     return new Promise<ChatReply>((resolve, reject) => {
       let handle: ReturnType<Scheduler['submit']>;
       try {
@@ -120,6 +122,7 @@ export class ChatSession {
               break;
             case 'done':
               reply.usage = e.usage;
+              reply.timings = e.timings;
               this.messages.push({ role: 'user', content: text });
               this.messages.push(reply.toolCalls.length > 0
                 ? { role: 'assistant', content: reply.content, tool_calls: reply.toolCalls.map((c) => ({ type: 'function' as const, id: c.id, function: c.function })) }

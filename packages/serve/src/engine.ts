@@ -12,14 +12,15 @@ export { loadServedModel, type ServedModel, type LoadServedModelOptions } from '
 export { parseGenerationConfig } from '@apertus/model';
 export { ChatPrompt, type ChatPromptOptions } from '@apertus/pretrained';
 export {
-  Scheduler, defaultStopIds,
-  type SchedulerOptions, type GenerationRequest, type GenerationEvent, type GenerationHandle, type FinishReason, type Usage, type TokenLogprob,
+  Scheduler, defaultStopIds, autoPrefixCacheBytes,
+  type SchedulerOptions, type GenerationRequest, type GenerationEvent, type GenerationHandle, type FinishReason, type Usage, type Timings, type TokenLogprob,
 } from './scheduler';
+export { Embedder, type Pooling } from './embedder';
 export { ChatSession, DEFAULT_CHAT_SETTINGS, type ChatSettings, type ChatReply } from './chat-session';
 export { OutputParser, parseToolCalls, type OutputParserOptions, type ParserEvent, type Channel, type ToolCall } from './output-parser';
 export { StopMatcher } from './stop-strings';
 export { compileSchema, SchemaError, ANY_OBJECT, type SchemaNode } from './json-grammar';
 export { TokenConstraint, type ConstraintSpec } from './token-constraint';
 export { ServerMetrics, Counter, Gauge, Histogram } from './metrics';
-export { ServeError, EngineError, ModelLoadError, PromptError, CliError, type EngineErrorCode } from './errors';
-export { parseCommand } from './cli-args';
+export { ServeError, EngineError, ModelLoadError, PromptError, ListenError, type EngineErrorCode } from './errors';
+export { CliError } from '@apertus/cli';

@@ -1,7 +1,7 @@
-// Typed errors of @apertus/serve that know nothing of HTTP: the engine's (EngineError) and the
-// command lines' (CliError); loading (ModelLoadError) and prompts (PromptError) are the model
-// loader's, re-exported here. The HTTP transport maps them to statuses and OpenAI error bodies in
-// api-error.ts.
+// Typed errors of @apertus/serve that know nothing of HTTP: the engine's (EngineError) and
+// listening's (ListenError); loading (ModelLoadError) and prompts (PromptError) are the model
+// loader's, re-exported here; bad command lines are @apertus/cli's CliError. The HTTP transport
+// maps them to statuses and OpenAI error bodies in api-error.ts.
 
 export { ModelLoadError, PromptError } from '@apertus/pretrained';
 
@@ -34,14 +34,16 @@ export class EngineError extends ServeError {
   }
 }
 
-/** Bad command-line arguments of `apertus-serve`, `apertus-chat` or `apertus-generate`. */
-export class CliError extends ServeError {
+/** The server cannot listen on its address (port in use, no permission, unknown host). */
+export class ListenError extends ServeError {
   constructor(
-    /** The option at fault (`--port`). */
-    readonly option: string,
+    /** `host:port` it tried. */
+    readonly address: string,
+    /** The system error code (`EADDRINUSE`, `EACCES`, `EADDRNOTAVAIL`, `ENOTFOUND`…), or null. */
+    readonly code: string | null,
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(`${option}: ${message}`);
+    super(`cannot listen on ${address}: ${message}`, options);
   }
 }
-

@@ -4,30 +4,32 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from './api-error';
+import { MAX_REQUEST_DEPTH, tooDeep } from './json-depth';
 
 /**
- * Read the request body. A body over `limit` bytes is drained (so the client can read the answer)
- * and rejected with 413; past `hardLimit` bytes the connection is dropped.
+ * Read the request body, at most `limit` bytes: a larger `Content-Length` is refused before a byte
+ * of the body is read, and a chunked body as soon as it passes the limit (413 either way; the
+ * caller answers with `connection: close`, so the rest is never read).
  */
-export function readBody(req: IncomingMessage, limit: number, hardLimit = Math.max(64 * 1024 * 1024, limit * 16)): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const tooLarge = (what: string) => new ApiError(413, `the request body ${what} exceeds the limit of ${limit} bytes`, 'invalid_request_error', null, 'request_too_large');
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) return Promise.reject(tooLarge(`of ${declared} bytes`));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let over = false;
-    req.on('data', (c: Buffer) => {
+    const onData = (c: Buffer) => {
       size += c.length;
-      if (size > hardLimit) {
-        req.destroy();
-        reject(new ApiError(413, `request body exceeds ${limit} bytes`, 'invalid_request_error', null, 'request_too_large'));
+      if (size > limit) {
+        req.off('data', onData);
+        req.pause();
+        reject(tooLarge(`(${size} bytes so far)`));
         return;
       }
-      if (size > limit) over = true;
-      if (!over) chunks.push(c);
-    });
-    req.on('end', () => {
-      if (over) reject(new ApiError(413, `request body of ${size} bytes exceeds the limit of ${limit} bytes`, 'invalid_request_error', null, 'request_too_large'));
-      else resolve(Buffer.concat(chunks, size));
-    });
+      chunks.push(c);
+    };
+    req.on('data', onData);
+    req.on('end', () => resolve(Buffer.concat(chunks, size)));
     req.on('error', (e) => reject(new ApiError(400, `cannot read the request body: ${e.message}`, 'invalid_request_error', null, null, { cause: e })));
   });
 }
@@ -44,15 +46,24 @@ export function requireJson(req: IncomingMessage): void {
   throw new ApiError(415, `the request body must be JSON sent with 'Content-Type: application/json', got ${type ? `'${type}'` : 'no Content-Type'}`, 'invalid_request_error', null, 'unsupported_media_type');
 }
 
-/** Parse a JSON body; a syntax error is a 400 with code `invalid_json`. */
+/** Parse a JSON body; a syntax error is a 400 with code `invalid_json`, a body nested too deep a 400 `too_deep`. */
 export function parseJsonBody(buf: Buffer): unknown {
   const text = buf.toString('utf8');
   if (text.trim().length === 0) throw new ApiError(400, 'the request body is empty; expected a JSON object', 'invalid_request_error', null, 'invalid_json');
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (e) {
     throw new ApiError(400, `the request body is not valid JSON: ${(e as Error).message}`, 'invalid_request_error', null, 'invalid_json');
   }
+  checkDepth(value);
+  return value;
+}
+
+/** Refuse a parsed body nested deeper than MAX_REQUEST_DEPTH (400 `too_deep`, `param` the path where it passes the limit). */
+export function checkDepth(value: unknown): void {
+  const at = tooDeep(value, MAX_REQUEST_DEPTH);
+  if (at !== null) throw new ApiError(400, `the request nests arrays and objects more than ${MAX_REQUEST_DEPTH} levels deep (at ${at})`, 'invalid_request_error', at, 'too_deep');
 }
 
 /** Send a JSON response. */
@@ -78,6 +89,11 @@ export function sendError(res: ServerResponse, e: ApiError, headers: Record<stri
 export function startSse(res: ServerResponse, headers: Record<string, string> = {}): void {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no', ...headers });
   res.flushHeaders();
+}
+
+/** One named SSE event (`event: type`, then its JSON `data:`), as the Responses API streams. */
+export function sseEvent(res: ServerResponse, type: string, data: unknown): void {
+  res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
 /** One SSE `data:` event. */

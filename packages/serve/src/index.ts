@@ -8,9 +8,11 @@
 export { createServer, type ServerOptions, type CloseOptions, type ApertusServer, type ServerContext } from './server';
 export * from './engine';
 export { prepareChat, prepareCompletion, prepareTokenize, prepareDetokenize, type RequestLimits, type PreparedChat, type PreparedCompletion } from './requests';
+export { prepareEmbeddings, embeddingsResponse, type PreparedEmbeddings, type EmbeddingsResponse } from './embeddings-api';
+export { prepareResponse, streamResponse, collectResponse, type PreparedResponse, type ResponseSink } from './responses-api';
 export {
   type ChatCompletion, type ChatCompletionChunk, type Completion, type CompletionChunk, type OpenAIUsage, type OpenAIFinishReason,
 } from './responses';
 export { WS_PATH } from './ws';
 export { ApiError, toApiError, type ApiErrorType, type OpenAIErrorBody } from './api-error';
-export { runServeCli, type CliIo, type ServeCliOptions } from './cli';
+export { runServeCli, serveCommand, type CliIo, type ServeCliOptions } from './cli';

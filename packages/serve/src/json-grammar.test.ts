@@ -28,9 +28,57 @@ const SCHEMAS: Record<string, unknown> = {
   scalar: { type: 'number' },
   free: { type: 'object' },
   nested: { type: 'object', properties: { a: { type: 'array', items: { type: 'array', items: { type: 'integer' } }, minItems: 1 } }, required: ['a'] },
+  bounded: {
+    type: 'object',
+    properties: {
+      age: { type: 'integer', minimum: 18, maximum: 120 },
+      ratio: { type: 'number', exclusiveMinimum: 0, maximum: 1.5 },
+      below: { type: 'number', minimum: -5.25, exclusiveMaximum: -0.5 },
+      tiny: { type: 'number', exclusiveMinimum: 0.25, exclusiveMaximum: 0.26 },
+      big: { type: 'integer', minimum: 1000 },
+      any: { type: 'integer' },
+    },
+    required: ['age', 'ratio', 'below', 'tiny', 'big', 'any'],
+  },
+  strings: {
+    type: 'object',
+    properties: {
+      code: { type: 'string', pattern: '^[A-Z]{2}-\\d{3}$' },
+      mail: { type: 'string', pattern: '^[a-z]+@[a-z]+\\.(com|ch)$' },
+      word: { type: 'string', minLength: 2, maxLength: 4 },
+      greek: { type: 'string', pattern: '^[α-ω]+$', maxLength: 3 },
+      has: { type: 'string', pattern: 'ab+c' },
+      line: { type: 'string', pattern: '^.{1,3}$' },
+    },
+    required: ['code', 'mail', 'word', 'greek', 'has', 'line'],
+  },
+  unions: {
+    type: 'array',
+    items: {
+      anyOf: [
+        { type: 'object', properties: { a: { type: 'integer', minimum: 0, maximum: 9 } }, required: ['a'] },
+        { type: 'object', properties: { a: { type: 'string', maxLength: 2 }, b: { const: [1, { x: null }] } }, required: ['b'] },
+        { enum: [{ k: 'v' }, [true], 'str', 1.5] },
+      ],
+    },
+    minItems: 2,
+    maxItems: 3,
+  },
+  tagged: {
+    oneOf: [
+      { type: 'object', properties: { kind: { const: 'circle' }, r: { type: 'number', minimum: 0 } }, required: ['kind', 'r'], additionalProperties: false },
+      { type: 'object', properties: { kind: { const: 'square' }, side: { type: 'integer', maximum: 10, minimum: 1 } }, required: ['kind', 'side'], additionalProperties: false },
+      { type: 'string', minLength: 1, maxLength: 2 },
+    ],
+  },
+  tree: {
+    $defs: { node: { type: 'object', properties: { v: { type: 'integer', minimum: -2, maximum: 2 }, kids: { type: 'array', items: { $ref: '#/$defs/node' }, maxItems: 2 } }, required: ['v'] } },
+    $ref: '#/$defs/node',
+  },
+  map: { type: 'object', additionalProperties: { type: 'boolean' }, minProperties: 1, maxProperties: 2 },
 };
 
-const ajv = new Ajv({ strict: false });
+const ajv = new Ajv({ strict: false, allowUnionTypes: true });
 const dec = new TextDecoder('utf-8', { fatal: true });
 
 function feed(s: JsonState, text: string): JsonState | null {
@@ -118,12 +166,23 @@ describe('constrained JSON', () => {
 
   test('unsupported keywords are SchemaErrors naming the path', () => {
     const cases: [unknown, string][] = [
-      [{ type: 'string', pattern: '^a' }, 'schema.pattern'],
+      [{ type: 'string', pattern: '(?=a)b' }, 'schema.pattern'],
+      [{ type: 'string', pattern: '\\1' }, 'schema.pattern'],
       [{ type: 'object', properties: { a: { type: 'string', format: 'email' } } }, 'schema.properties.a.format'],
-      [{ anyOf: [{ type: 'string' }, { type: 'number' }] }, 'schema.anyOf'],
-      [{ $ref: '#/$defs/x' }, 'schema.$ref'],
+      [{ type: 'number', multipleOf: 3 }, 'schema.multipleOf'],
+      [{ oneOf: [{ type: 'string' }, { type: 'string', maxLength: 3 }] }, 'schema.oneOf[1]'],
+      [{ oneOf: [{ type: 'object', properties: { k: { const: 1 } }, required: ['k'] }, { type: 'object', properties: { k: { const: 1 } }, required: ['k'] }] }, 'schema.oneOf[1]'],
+      [{ allOf: [{ type: 'string' }, { maxLength: 2 }] }, 'schema.allOf'],
+      [{ $ref: 'https://example.com/s.json' }, 'schema.$ref'],
+      [{ $ref: '#/$defs/missing' }, 'schema.$ref'],
+      [{ $ref: '#/$defs/x', type: 'string' }, 'schema.type'],
       [{ type: 'object', properties: {}, required: ['a'] }, 'schema.required'],
-      [{ type: 'object', additionalProperties: { type: 'string' } }, 'schema.additionalProperties'],
+      [{ type: 'object', properties: { a: {} }, additionalProperties: { type: 'string' } }, 'schema.additionalProperties'],
+      [{ type: 'integer', minimum: 5, maximum: 4 }, 'schema.maximum'],
+      [{ type: 'integer', exclusiveMinimum: 4, exclusiveMaximum: 5 }, 'schema.maximum'],
+      [{ type: 'string', pattern: '^[a-c]{5}$', maxLength: 4 }, 'schema.pattern'],
+      [{ type: 'string', pattern: '^\\u0001$' }, 'schema.pattern'],
+      [{ $defs: { a: { type: 'object', properties: { a: { $ref: '#/$defs/a' } }, required: ['a'] } }, $ref: '#/$defs/a' }, 'schema'],
       [{ type: 'date' }, 'schema.type'],
     ];
     for (const [schema, path] of cases) {
@@ -135,8 +194,46 @@ describe('constrained JSON', () => {
         }
         return null;
       })();
-      expect(e).toBeInstanceOf(SchemaError);
+      expect(e, JSON.stringify(schema)).toBeInstanceOf(SchemaError);
       expect([path, (e as SchemaError).path]).toEqual([path, path]);
     }
+  });
+
+  test('schemas nested beyond the documented depth are refused without recursion, at any depth', () => {
+    const nest = (d: number): unknown => {
+      let s: unknown = { type: 'string' };
+      for (let i = 0; i < d; i++) s = { type: 'array', items: s };
+      return s;
+    };
+    // MAX_SCHEMA_DEPTH (64) levels of objects: the string schema inside 63 arrays.
+    expect(() => compileSchema(nest(63))).not.toThrow();
+    for (const d of [64, 1000, 100_000]) {
+      const e = (() => { try { compileSchema(nest(d)); } catch (x) { return x; } return null; })() as SchemaError;
+      expect(e).toBeInstanceOf(SchemaError);
+      expect(e.message).toMatch(/nests more than 64 levels deep/);
+      expect(e.path).toBe(`schema${'.items'.repeat(64)}`);
+    }
+  });
+
+  test('values that round-trip: enum members of any type, unicode within maxLength, bounds at their edges', () => {
+    const take = (schema: unknown, text: string) => {
+      const end = feed(startState(compileSchema(schema)), text);
+      return end !== null && canEnd(end);
+    };
+    expect(take({ enum: [{ a: [1, 'x'] }, [null], 2] }, '{"a":[1,"x"]}')).toBe(true);
+    expect(take({ enum: [{ a: [1, 'x'] }, [null], 2] }, '{"a":[1]}')).toBe(false);
+    expect(take({ type: 'string', maxLength: 2 }, '"ü😀"')).toBe(true);
+    expect(take({ type: 'string', maxLength: 2 }, '"ü😀a"')).toBe(false);
+    expect(take({ type: 'string', minLength: 1 }, '"\\u0041"')).toBe(false); // no \u escapes in constrained strings
+    expect(take({ type: 'string' }, '"\\u0041"')).toBe(true);
+    expect(take({ type: 'integer', minimum: 18, maximum: 120 }, '18')).toBe(true);
+    expect(take({ type: 'integer', minimum: 18, maximum: 120 }, '121')).toBe(false);
+    expect(feed(startState(compileSchema({ type: 'integer', minimum: 18, maximum: 120 })), '13')).toBeNull();
+    expect(take({ type: 'integer' }, String(Number.MAX_SAFE_INTEGER))).toBe(true);
+    expect(take({ type: 'integer' }, '9007199254740992')).toBe(false);
+    expect(take({ type: 'number', exclusiveMinimum: 0.1 }, '0.1')).toBe(false);
+    expect(take({ type: 'number', exclusiveMinimum: 0.1 }, '0.10000000000000001')).toBe(true);
+    expect(cost(startState(compileSchema({ type: 'number', exclusiveMinimum: 0.25, exclusiveMaximum: 0.26 })))).toBe('0.251'.length);
+    expect(cost(startState(compileSchema(SCHEMAS.tree)))).toBe('{"v":0}'.length);
   });
 });

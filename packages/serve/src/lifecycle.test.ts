@@ -6,7 +6,8 @@ import { AdapterError, CheckpointError, ConfigError, KVCache, LoraAdapter, loadC
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
 import { runServeCli } from './cli';
-import { CliError, ModelLoadError } from './errors';
+import { CliError } from '@apertus/cli';
+import { ListenError, ModelLoadError } from './errors';
 import { loadServedModel, type ServedModel } from './load';
 import { createServer } from './server';
 import { json, parsePrometheus, readSse, tempDir, testTokenizer, writeRandomCheckpoint } from './testing';
@@ -127,13 +128,34 @@ describe('loading', () => {
     await expect(loadServedModel(dir, { adapter: path.join(tmp.dir, 'nowhere') })).rejects.toBeInstanceOf(AdapterError);
   });
 
+  test('/health reports the progress of a load: bytes of the weights read, of all', async () => {
+    const reports: { loadedBytes: number; totalBytes: number; tensor: string }[] = [];
+    const loaded = await loadServedModel(dir, { onLoadProgress: (p) => reports.push(p) });
+    expect(reports.length).toBe(loaded.model.params.size);
+    const total = reports[0]!.totalBytes;
+    expect(total).toBe([...loaded.model.params.values()].reduce((n, t) => n + t.storage.byteLength * (t.dtype === 'f32' && t.shape.length < 2 ? 0.5 : 1), 0));
+    expect(reports.at(-1)!.loadedBytes).toBe(total);
+    expect(reports.every((r, i) => i === 0 || r.loadedBytes > reports[i - 1]!.loadedBytes)).toBe(true);
+    let finish!: () => void;
+    const server = createServer({ model: (onProgress) => new Promise<ServedModel>((r) => { onProgress({ loadedBytes: 3 << 20, totalBytes: 12 << 20, tensor: 'model.layers.0.mlp.up_proj.weight' }); finish = () => r(loaded); }) });
+    const url = await server.listen(0);
+    const h = await fetch(`${url}/health`);
+    expect(h.status).toBe(503);
+    expect(await json(h)).toEqual({ error: { message: 'Loading model (25 % of 12 MiB)', type: 'unavailable_error', param: null, code: 'model_loading' }, status: 'loading', progress: 0.25, loaded_bytes: 3 << 20, total_bytes: 12 << 20 });
+    expect(parsePrometheus(await (await fetch(`${url}/metrics`)).text()).get('apertus_model_load_progress')).toBe(0.25);
+    finish();
+    await server.ready;
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    await server.close();
+  });
+
   test('/health is 503 while the model loads, then 200; a failed load stays 503 with the reason', async () => {
     let resolve!: (m: ServedModel) => void;
     const server = createServer({ model: new Promise<ServedModel>((r) => (resolve = r)) });
     const url = await server.listen(0);
     const h = await fetch(`${url}/health`);
     expect(h.status).toBe(503);
-    expect(await json(h)).toEqual({ error: { message: 'Loading model', type: 'unavailable_error', param: null, code: 'model_loading' } });
+    expect(await json(h)).toEqual({ error: { message: 'Loading model', type: 'unavailable_error', param: null, code: 'model_loading' }, status: 'loading', progress: 0, loaded_bytes: 0, total_bytes: null });
     expect((await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(503);
     expect(parsePrometheus(await (await fetch(`${url}/metrics`)).text()).get('apertus_model_loaded')).toBe(0);
     resolve(served);
@@ -224,14 +246,29 @@ describe('apertus-serve CLI', () => {
     expect(out.join('')).toContain(`listening on ${server!.url} (loading ${dir} on cpu)`);
   });
 
-  test('a training run directory serves its model/ under the run name, as the training apps accept it', async () => {
+  test('a training run directory, or its model/, serves under the run name, also in the page title', async () => {
     const run = path.join(tmp.dir, 'udhr-run');
     fs.cpSync(dir, path.join(run, 'model'), { recursive: true });
-    const server = await runServeCli(['--model', run, '--port', '0', '--quiet'], { out: () => {}, err: () => {} });
-    await server!.ready;
-    const models = await json(fetch(`${server!.url}/v1/models`));
-    expect(models.data[0]).toMatchObject({ id: 'udhr-run' });
-    await server!.close();
+    for (const location of [run, path.join(run, 'model')]) {
+      const server = await runServeCli(['--model', location, '--port', '0', '--quiet'], { out: () => {}, err: () => {} });
+      await server!.ready;
+      const models = await json(fetch(`${server!.url}/v1/models`));
+      expect(models.data[0]).toMatchObject({ id: 'udhr-run' });
+      expect(await (await fetch(`${server!.url}/`)).text()).toContain('<title>udhr-run · Apertus chat</title>');
+      await server!.close();
+    }
+  });
+
+  test('a port in use or out of range is one typed error, not a stack', async () => {
+    const quiet = { out: () => {}, err: () => {} };
+    const first = await runServeCli(['--model', dir, '--port', '0', '--quiet'], quiet);
+    const port = new URL(first!.url).port;
+    const e = await runServeCli(['--model', dir, '--port', port, '--quiet'], quiet).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ListenError);
+    expect((e as ListenError).code).toBe('EADDRINUSE');
+    expect((e as Error).message).toBe(`cannot listen on 127.0.0.1:${port}: the port is in use (another server is running there; pick another --port)`);
+    await first!.close();
+    await expect(runServeCli(['--model', dir, '--port', '99999'], quiet)).rejects.toMatchObject({ option: '--port', message: "--port: must be an integer in [0, 65535], got '99999'" });
   });
 
   test('bad arguments are CliErrors naming the option; --help prints usage', async () => {

@@ -139,6 +139,8 @@ export class ServerMetrics {
   readonly steps = new Counter('apertus_steps_total', 'Batched model steps run.');
   /** 1 once the model is loaded. */
   readonly modelLoaded = new Gauge('apertus_model_loaded', '1 once the model is loaded and requests are served.');
+  /** Fraction of the weights' bytes read so far. */
+  readonly loadProgress = new Gauge('apertus_model_load_progress', 'Fraction of the weights read while the model loads (1 once loaded).');
 
   /** The whole exposition text. */
   render(): string {
@@ -146,7 +148,7 @@ export class ServerMetrics {
       this.requests, this.rejected, this.promptTokens, this.generationTokens, this.finished, this.steps,
       this.timeToFirstToken, this.interTokenLatency, this.requestLatency, this.queueTime,
       this.queueDepth, this.running, this.kvCacheBytes, this.kvBlocks,
-      this.prefixCacheLookups, this.prefixCacheReusedTokens, this.prefixCacheBytes, this.modelLoaded,
+      this.prefixCacheLookups, this.prefixCacheReusedTokens, this.prefixCacheBytes, this.modelLoaded, this.loadProgress,
     ].map((m) => m.render()).join('');
   }
 }

@@ -5,7 +5,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import WebSocket from 'ws';
 import { runServeCli } from './cli';
-import { CliError } from './errors';
+import { CliError } from '@apertus/cli';
 import { loadServedModel, type ServedModel } from './load';
 import { isLoopbackHost } from './origin-guard';
 import { createServer, type ApertusServer } from './server';

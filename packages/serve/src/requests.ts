@@ -32,7 +32,7 @@ export interface PreparedChat {
   stream: boolean;
   /** Add a usage chunk before `[DONE]`. */
   includeUsage: boolean;
-  /** The `model` the client sent. */
+  /** The model that answers (the served one). */
   model: string;
 }
 
@@ -46,7 +46,7 @@ export interface PreparedCompletion {
   stream: boolean;
   /** Add a usage chunk before `[DONE]`. */
   includeUsage: boolean;
-  /** The `model` the client sent. */
+  /** The model that answers (the served one). */
   model: string;
   /** Continuations per prompt. */
   n: number;
@@ -104,7 +104,9 @@ class Fields {
   number(name: string, min: number, max: number, opts: { integer?: boolean; minOpen?: boolean } = {}): number | undefined {
     const v = this.o[name];
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'number' || !Number.isFinite(v)) throw bad(this.p(name), `'${this.p(name)}' must be a number, got ${typeName(v)}`);
+    if (typeof v !== 'number') throw bad(this.p(name), `'${this.p(name)}' must be a number, got ${typeName(v)}`);
+    // JSON numbers beyond float64 (`1e999`) parse as ±Infinity.
+    if (!Number.isFinite(v)) throw bad(this.p(name), `'${this.p(name)}' is ${v > 0 ? 'too large' : 'too small'} (${v > 0 ? 'above' : 'below'} ${v > 0 ? '' : '-'}1.8e308): it must be ${opts.minOpen ? `> ${min}` : `≥ ${min}`} and ≤ ${max}`);
     if (opts.integer && !Number.isInteger(v)) throw bad(this.p(name), `'${this.p(name)}' must be an integer, got ${v}`);
     if (v < min || v > max || (opts.minOpen && v === min)) {
       throw bad(this.p(name), `'${this.p(name)}' must be ${opts.minOpen ? `> ${min}` : `≥ ${min}`} and ≤ ${max}, got ${v}`);
@@ -118,10 +120,14 @@ function requireObject(body: unknown): Obj {
   return body;
 }
 
-function checkModel(f: Fields, served: ServedModel): string {
-  const model = f.string('model', true)!;
-  if (model !== served.name) throw new ApiError(404, `The model '${model}' does not exist. This server serves '${served.name}'.`, 'not_found_error', 'model', 'model_not_found');
-  return model;
+/**
+ * The model that answers: the served one, whatever `model` names (tools send fixed names such as
+ * `gpt-4o`) or when it is absent; a `model` that is not a string is still a 400. Responses report
+ * the served model's name.
+ */
+function answeringModel(f: Fields, served: ServedModel): string {
+  f.string('model');
+  return served.name;
 }
 
 function unsupported(f: Fields, name: string, ok: (v: unknown) => boolean, what: string): void {
@@ -136,6 +142,27 @@ interface Common {
   stream: boolean;
   includeUsage: boolean;
   skipSpecialTokens: boolean;
+  logitBias: Map<number, number> | null;
+}
+
+/**
+ * `logit_bias`: `{"token id": bias}` with biases in [−100, 100], added to the logits before
+ * sampling (−100 in effect bans a token, +100 all but forces it), as OpenAI applies it.
+ */
+function logitBiasOf(raw: unknown, limits: RequestLimits): Map<number, number> | null {
+  if (raw === undefined || raw === null) return null;
+  if (!isObj(raw)) throw bad('logit_bias', `'logit_bias' must be an object of token ids to biases, got ${typeName(raw)}`);
+  const V = Math.min(limits.served.tokenizer.vocabSize, limits.served.model.config.vocab_size);
+  const out = new Map<number, number>();
+  for (const [k, b] of Object.entries(raw)) {
+    const param = `logit_bias.${k}`;
+    const id = Number(k);
+    if (!/^\d+$/.test(k) || !Number.isSafeInteger(id)) throw bad(param, `'logit_bias' keys must be token ids (decimal integers), got ${JSON.stringify(k)}`);
+    if (id >= V) throw bad(param, `token id ${id} is outside the vocabulary of ${V}`);
+    if (typeof b !== 'number' || !Number.isFinite(b) || b < -100 || b > 100) throw bad(param, `the bias of token ${id} must be a number in [-100, 100], got ${JSON.stringify(b)}`);
+    out.set(id, b);
+  }
+  return out.size > 0 ? out : null;
 }
 
 /** Sampling, n, stop, max_tokens, stream and stream_options: shared by both endpoints. */
@@ -177,12 +204,12 @@ function common(f: Fields, limits: RequestLimits, maxTokensNames: string[]): Com
     if (!isObj(so)) throw bad('stream_options', `'stream_options' must be an object, got ${typeName(so)}`);
     includeUsage = new Fields(so, 'stream_options.').bool('include_usage') ?? false;
   }
-  unsupported(f, 'logit_bias', (v) => isObj(v) && Object.keys(v).length === 0, '(token biases)');
+  const logitBias = logitBiasOf(f.raw('logit_bias'), limits);
   unsupported(f, 'best_of', (v) => v === n, '(other than n)');
   const skipSpecialTokens = f.bool('skip_special_tokens') ?? true;
   return {
     sampling: { temperature, topP, topK: topKRaw < 0 ? 0 : topKRaw, minP, repetitionPenalty, presencePenalty, frequencyPenalty, ...(seed !== undefined ? { seed } : {}) },
-    n, stop, maxTokens, stream, includeUsage, skipSpecialTokens,
+    n, stop, maxTokens, stream, includeUsage, skipSpecialTokens, logitBias,
   };
 }
 
@@ -194,16 +221,23 @@ function resolveMaxTokens(asked: number | undefined, promptLength: number, limit
   return asked ?? Math.min(limits.maxTokens, limits.contextLength - promptLength);
 }
 
-function textOfParts(v: unknown, param: string): string {
+const MEDIA_PARTS = new Set(['image_url', 'input_image', 'image', 'input_audio', 'audio', 'file', 'input_file', 'video_url']);
+
+/** Text of a message content: a string or text parts (`text`, and `input_text`/`output_text` of the Responses API). */
+export function textOfParts(v: unknown, param: string): string {
   if (typeof v === 'string') return v;
   if (!Array.isArray(v)) throw bad(param, `'${param}' must be a string or an array of text parts, got ${typeName(v)}`);
-  return v
-    .map((part, i) => {
-      if (!isObj(part) || part.type !== 'text') throw bad(`${param}[${i}].type`, `only text content parts are supported, got ${isObj(part) ? JSON.stringify(part.type) : typeName(part)}`);
-      if (typeof part.text !== 'string') throw bad(`${param}[${i}].text`, `'${param}[${i}].text' must be a string`);
-      return part.text;
-    })
-    .join('');
+  let text = '';
+  v.forEach((part, i) => {
+    const type = isObj(part) ? part.type : undefined;
+    if (typeof type === 'string' && MEDIA_PARTS.has(type)) {
+      throw bad(`${param}[${i}].type`, `this model reads text only: '${type}' content parts (images, audio, files) are not supported; send the content as text`, 'unsupported_content');
+    }
+    if (!isObj(part) || (type !== 'text' && type !== 'input_text' && type !== 'output_text')) throw bad(`${param}[${i}].type`, `only text content parts are supported, got ${isObj(part) ? JSON.stringify(type) : typeName(part)}`);
+    if (typeof part.text !== 'string') throw bad(`${param}[${i}].text`, `'${param}[${i}].text' must be a string`);
+    text += part.text;
+  });
+  return text;
 }
 
 function toChatMessages(raw: unknown): ChatMessage[] {
@@ -357,7 +391,7 @@ function toolName(t: ChatTool): string {
 /** Validate a `/v1/chat/completions` body and render its prompt with the Apertus chat template. */
 export function prepareChat(body: unknown, limits: RequestLimits): PreparedChat {
   const f = new Fields(requireObject(body));
-  const model = checkModel(f, limits.served);
+  const model = answeringModel(f, limits.served);
   const messages = toChatMessages(f.raw('messages'));
   const c = common(f, limits, ['max_completion_tokens', 'max_tokens']);
   const logprobs = f.bool('logprobs') ?? false;
@@ -377,6 +411,7 @@ export function prepareChat(body: unknown, limits: RequestLimits): PreparedChat 
     request: {
       prompt, n: c.n, sampling: c.sampling, maxTokens, stop: c.stop, mode: 'chat', parseTools: useTools, skipSpecialTokens: c.skipSpecialTokens,
       ...(constraint ? { constraint } : {}),
+      ...(c.logitBias ? { logitBias: c.logitBias } : {}),
       ...(logprobs ? { logprobs: top ?? 0 } : {}),
     },
     stream: c.stream,
@@ -388,7 +423,7 @@ export function prepareChat(body: unknown, limits: RequestLimits): PreparedChat 
 /** Validate a `/v1/completions` body and tokenize its prompt(s) (strings get the BOS token). */
 export function prepareCompletion(body: unknown, limits: RequestLimits): PreparedCompletion {
   const f = new Fields(requireObject(body));
-  const model = checkModel(f, limits.served);
+  const model = answeringModel(f, limits.served);
   const c = common(f, limits, ['max_tokens']);
   unsupported(f, 'suffix', (v) => v === '', '(insertion)');
   const logprobs = f.number('logprobs', 0, 20, { integer: true });
@@ -419,13 +454,16 @@ export function prepareCompletion(body: unknown, limits: RequestLimits): Prepare
   const V = limits.served.model.config.vocab_size;
   prompts.forEach((p, i) => {
     if (p.length === 0) throw bad('prompt', `prompt ${i} has no tokens`);
-    for (const id of p) if (!Number.isInteger(id) || id < 0 || id >= V) throw bad('prompt', `token id ${id} in prompt ${i} is outside the vocabulary of ${V}`);
+    p.forEach((id, k) => {
+      if (!Number.isInteger(id)) throw bad('prompt', `token ${k} of prompt ${i} is ${id}, not an integer token id`);
+      if (id < 0 || id >= V) throw bad('prompt', `token id ${id} in prompt ${i} is outside the vocabulary of ${V}`);
+    });
   });
   if (echo && texts.length === 0) texts = prompts.map((p) => tok.decode(p, { skipSpecialTokens: c.skipSpecialTokens }));
   if (prompts.length * c.n > limits.maxN) throw bad('n', `${prompts.length} prompts × n = ${c.n} exceeds this server's limit of ${limits.maxN} choices per request`);
   const requests = prompts.map((prompt): GenerationRequest => ({
     prompt, n: c.n, sampling: c.sampling, maxTokens: resolveMaxTokens(c.maxTokens, prompt.length, limits, 'prompt'),
-    stop: c.stop, mode: 'text', skipSpecialTokens: c.skipSpecialTokens, ...(logprobs !== undefined ? { logprobs } : {}),
+    stop: c.stop, mode: 'text', skipSpecialTokens: c.skipSpecialTokens, ...(logprobs !== undefined ? { logprobs } : {}), ...(c.logitBias ? { logitBias: c.logitBias } : {}),
   }));
   return { requests, echo: echo ? texts : null, stream: c.stream, includeUsage: c.includeUsage, model, n: c.n };
 }
@@ -433,7 +471,7 @@ export function prepareCompletion(body: unknown, limits: RequestLimits): Prepare
 /** Validate a `/tokenize` body: `{prompt}` or `{content}` (text) or `{messages}` (chat); `add_special_tokens` default true for text. */
 export function prepareTokenize(body: unknown, served: ServedModel): number[] {
   const f = new Fields(requireObject(body));
-  if (f.has('model')) checkModel(f, served);
+  answeringModel(f, served);
   if (f.has('messages')) {
     const messages = toChatMessages(f.raw('messages'));
     const tools = toTools(f.raw('tools'));
@@ -447,7 +485,7 @@ export function prepareTokenize(body: unknown, served: ServedModel): number[] {
 /** Validate a `/detokenize` body `{tokens: number[]}` and decode it. */
 export function prepareDetokenize(body: unknown, served: ServedModel): string {
   const f = new Fields(requireObject(body));
-  if (f.has('model')) checkModel(f, served);
+  answeringModel(f, served);
   const tokens = f.raw('tokens');
   if (!Array.isArray(tokens)) throw bad('tokens', `'tokens' must be an array of token ids, got ${typeName(tokens)}`);
   const V = served.tokenizer.vocabSize;

@@ -2,14 +2,15 @@
 // `chat.completion.chunk` / `text_completion` chunks and the whole `chat.completion` /
 // `text_completion` responses. SSE and WebSocket share the chunk builders.
 
-import type { FinishReason, GenerationEvent, TokenLogprob, Usage } from './scheduler';
+import type { FinishReason, GenerationEvent, Timings, TokenLogprob, Usage } from './scheduler';
 import type { ToolCall } from './output-parser';
 
-/** OpenAI `usage`. */
+/** OpenAI `usage` (with `prompt_tokens_details.cached_tokens`: prompt tokens the prefix cache supplied). */
 export interface OpenAIUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number };
 }
 
 /** Chat `logprobs` of a choice or chunk. */
@@ -73,6 +74,8 @@ export interface ChatCompletionChunk {
     finish_reason: OpenAIFinishReason | null;
   }[];
   usage?: OpenAIUsage | null;
+  /** llama-server's timings, on the last chunk. */
+  timings?: Timings;
 }
 
 /** A streamed completion chunk (`object: "text_completion"`). */
@@ -84,6 +87,8 @@ export interface CompletionChunk {
   system_fingerprint: null;
   choices: { index: number; text: string; logprobs: CompletionLogprobs | null; finish_reason: OpenAIFinishReason | null }[];
   usage?: OpenAIUsage | null;
+  /** llama-server's timings, on the last chunk. */
+  timings?: Timings;
 }
 
 /** Finish reasons a client sees (a cancelled sequence is reported as 'stop'). */
@@ -96,7 +101,7 @@ export function openAIFinishReason(r: FinishReason): OpenAIFinishReason {
 
 /** Scheduler usage as OpenAI `usage`. */
 export function openAIUsage(u: Usage): OpenAIUsage {
-  return { prompt_tokens: u.promptTokens, completion_tokens: u.completionTokens, total_tokens: u.promptTokens + u.completionTokens };
+  return { prompt_tokens: u.promptTokens, completion_tokens: u.completionTokens, total_tokens: u.promptTokens + u.completionTokens, prompt_tokens_details: { cached_tokens: u.cachedTokens } };
 }
 
 /** Identity of one response: id, creation time, model, and whether to attach usage to chunks. */
@@ -215,6 +220,8 @@ export interface ChatCompletion {
     finish_reason: OpenAIFinishReason;
   }[];
   usage: OpenAIUsage;
+  /** llama-server's timings. */
+  timings?: Timings;
 }
 
 /** A whole `text_completion` response. */
@@ -226,6 +233,8 @@ export interface Completion {
   system_fingerprint: null;
   choices: { index: number; text: string; logprobs: CompletionLogprobs | null; finish_reason: OpenAIFinishReason }[];
   usage: OpenAIUsage;
+  /** llama-server's timings. */
+  timings?: Timings;
 }
 
 /** Collects a chat request's events into a `chat.completion`. */

@@ -9,14 +9,25 @@ import {
   ChatChunker, ChatCollector, CompletionChunker, CompletionCollector,
   type ChatCompletion, type ChatCompletionChunk, type Completion, type CompletionChunk, type ResponseMeta,
 } from './responses';
-import type { FinishReason, GenerationEvent, GenerationHandle, Scheduler, Usage } from './scheduler';
+import type { FinishReason, GenerationEvent, GenerationHandle, Scheduler, Timings, Usage } from './scheduler';
+
+/** The timings of several requests run side by side as one (a completions request with several prompts). */
+export function combineTimings(all: readonly Timings[]): Timings {
+  const sum = (k: keyof Timings) => all.reduce((s, t) => s + t[k], 0);
+  const max = (k: keyof Timings) => all.reduce((m, t) => Math.max(m, t[k]), 0);
+  const promptN = sum('prompt_n'), promptMs = max('prompt_ms'), predictedN = sum('predicted_n'), predictedMs = max('predicted_ms');
+  return {
+    cache_n: sum('cache_n'), prompt_n: promptN, prompt_ms: promptMs, prompt_per_second: promptMs > 0 ? (promptN * 1000) / promptMs : 0,
+    predicted_n: predictedN, predicted_ms: predictedMs, predicted_per_second: predictedMs > 0 ? ((predictedN - all.length) * 1000) / predictedMs : 0,
+  };
+}
 
 /** Where a streamed request goes. */
 export interface StreamSink<C> {
   /** One chunk (the usage chunk included, when asked for). */
   chunk(c: C): void;
   /** Normal end; finish reasons by choice index ('cancelled' included, unlike the chunks). */
-  done(usage: Usage, finishReasons: FinishReason[]): void;
+  done(usage: Usage, finishReasons: FinishReason[], timings: Timings): void;
   /** Mid-stream failure (after zero or more chunks). */
   error(error: ApiError, usage: Usage): void;
 }
@@ -33,11 +44,12 @@ function submitAll(
   requests: PreparedCompletion['requests'],
   n: number,
   onEvent: (e: GenerationEvent, base: number) => void,
-  onDone: (usage: Usage) => void,
+  onDone: (usage: Usage, timings: Timings) => void,
   onError: (error: ApiError, usage: Usage) => void,
 ): Running {
   const handles: GenerationHandle[] = [];
-  const total: Usage = { promptTokens: 0, completionTokens: 0 };
+  const total: Usage = { promptTokens: 0, cachedTokens: 0, completionTokens: 0 };
+  const timings: Timings[] = [];
   let left = requests.length;
   let failed = false;
   const cancelAll = (error?: EngineError) => {
@@ -49,12 +61,16 @@ function submitAll(
         if (failed) return;
         if (e.type === 'done' || e.type === 'error') {
           total.promptTokens += e.usage.promptTokens;
+          total.cachedTokens += e.usage.cachedTokens;
           total.completionTokens += e.usage.completionTokens;
           if (e.type === 'error') {
             failed = true;
             for (const h of handles) if (!h.finished) h.cancel();
             onError(toApiError(e.error), total);
-          } else if (--left === 0) onDone(total);
+          } else {
+            timings.push(e.timings);
+            if (--left === 0) onDone(total, timings.length === 1 ? timings[0]! : combineTimings(timings));
+          }
         } else onEvent(e, p * n);
       }));
     });
@@ -71,6 +87,9 @@ export function streamChat(scheduler: Scheduler, prep: PreparedChat, meta: Respo
   const chunker = new ChatChunker(meta, prep.request.n ?? 1, prep.request.logprobs !== undefined);
   const n = prep.request.n ?? 1;
   const finish = new Array<FinishReason>(n).fill('stop');
+  // The last choice's finish chunk waits for the request's end, to carry its timings (as llama-server's does).
+  let finished = 0;
+  let last: ChatCompletionChunk | null = null;
   let started = false;
   const start = () => {
     if (started) return;
@@ -84,12 +103,14 @@ export function streamChat(scheduler: Scheduler, prep: PreparedChat, meta: Respo
       start();
       if (e.type === 'finish') finish[e.index] = e.reason;
       const c = chunker.event(e);
-      if (c) sink.chunk(c);
+      if (c && e.type === 'finish' && ++finished === n) last = c;
+      else if (c) sink.chunk(c);
     },
-    (usage) => {
+    (usage, timings) => {
       start();
-      if (meta.includeUsage) sink.chunk(chunker.usage(usage));
-      sink.done(usage, finish);
+      if (last) sink.chunk({ ...last, timings });
+      if (meta.includeUsage) sink.chunk({ ...chunker.usage(usage), timings });
+      sink.done(usage, finish, timings);
     },
     (error, usage) => {
       start();
@@ -105,6 +126,8 @@ export function streamChat(scheduler: Scheduler, prep: PreparedChat, meta: Respo
 export function streamCompletion(scheduler: Scheduler, prep: PreparedCompletion, meta: ResponseMeta, sink: StreamSink<CompletionChunk>, beforeFirst?: () => void): Running {
   const chunker = new CompletionChunker(meta, prep.requests[0]?.logprobs !== undefined);
   const finish = new Array<FinishReason>(prep.requests.length * prep.n).fill('stop');
+  let finished = 0;
+  let last: CompletionChunk | null = null;
   let started = false;
   const start = () => {
     if (started) return;
@@ -120,12 +143,14 @@ export function streamCompletion(scheduler: Scheduler, prep: PreparedCompletion,
       start();
       if (e.type === 'finish') finish[base + e.index] = e.reason;
       const c = chunker.event(e, base);
-      if (c) sink.chunk(c);
+      if (c && e.type === 'finish' && ++finished === finish.length) last = c;
+      else if (c) sink.chunk(c);
     },
-    (usage) => {
+    (usage, timings) => {
       start();
-      if (meta.includeUsage) sink.chunk(chunker.usage(usage));
-      sink.done(usage, finish);
+      if (last) sink.chunk({ ...last, timings });
+      if (meta.includeUsage) sink.chunk({ ...chunker.usage(usage), timings });
+      sink.done(usage, finish, timings);
     },
     (error, usage) => {
       start();
@@ -145,7 +170,7 @@ export function collectChat(scheduler: Scheduler, prep: PreparedChat, meta: Resp
     resolve = res;
     reject = rej;
   });
-  const running = submitAll(scheduler, [prep.request], prep.request.n ?? 1, (e) => collector.event(e), (u) => resolve(collector.result(u)), (e) => reject(e));
+  const running = submitAll(scheduler, [prep.request], prep.request.n ?? 1, (e) => collector.event(e), (u, t) => resolve({ ...collector.result(u), timings: t }), (e) => reject(e));
   return { cancel: running.cancel, result };
 }
 
@@ -162,6 +187,6 @@ export function collectCompletion(scheduler: Scheduler, prep: PreparedCompletion
     resolve = res;
     reject = rej;
   });
-  const running = submitAll(scheduler, prep.requests, prep.n, (e, base) => collector.event(e, base), (u) => resolve(collector.result(u)), (e) => reject(e));
+  const running = submitAll(scheduler, prep.requests, prep.n, (e, base) => collector.event(e, base), (u, t) => resolve({ ...collector.result(u), timings: t }), (e) => reject(e));
   return { cancel: running.cancel, result };
 }

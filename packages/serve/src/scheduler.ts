@@ -16,6 +16,7 @@
 // and only the rest is prefilled; prompts and finished sequences are stored in it, sharing their
 // blocks. Cancelling a request removes its sequences from the batch at once.
 
+import os from 'node:os';
 import { GenerationError, KVBlockPool, KVCache, outputVocabSize, PrefixCache, Sampler, step, validateSampling, type SamplingParams } from '@apertus/model';
 import { EngineError } from './errors';
 import type { ServedModel } from './load';
@@ -50,6 +51,8 @@ export interface GenerationRequest {
   constraint?: ConstraintSpec;
   /** Report each sampled token's log-probability and this many top alternatives (0–20); off when undefined. */
   logprobs?: number;
+  /** Added to the logits of these token ids before sampling (OpenAI `logit_bias`; −100 bans, +100 forces). */
+  logitBias?: ReadonlyMap<number, number>;
 }
 
 /** A sampled token's log-probability under the model (log-softmax of its logits), OpenAI's chat shape. */
@@ -68,8 +71,32 @@ export interface TokenLogprob {
 export interface Usage {
   /** Prompt tokens (counted once even when n > 1). */
   promptTokens: number;
+  /** Of those, tokens whose KV came from the prefix cache (not prefilled). */
+  cachedTokens: number;
   /** Generated tokens of all continuations, stop tokens included. */
   completionTokens: number;
+}
+
+/**
+ * Where a request's time went, as llama-server reports it (`timings`): the prompt tokens prefilled
+ * (cached ones not counted) and the milliseconds from admission to the first sampled token, the
+ * tokens generated and the milliseconds from the first token to the last.
+ */
+export interface Timings {
+  /** Prompt tokens taken from the prefix cache. */
+  cache_n: number;
+  /** Prompt tokens prefilled. */
+  prompt_n: number;
+  /** Milliseconds of prefill (admission to the first token). */
+  prompt_ms: number;
+  /** prompt_n per second of prompt_ms. */
+  prompt_per_second: number;
+  /** Tokens generated (all continuations). */
+  predicted_n: number;
+  /** Milliseconds from the first token to the last. */
+  predicted_ms: number;
+  /** Tokens per second after the first (predicted_n − 1 over predicted_ms, as llama-server counts). */
+  predicted_per_second: number;
 }
 
 /** What a request's listener receives, in order; `done` or `error` comes last, exactly once. */
@@ -78,7 +105,7 @@ export type GenerationEvent =
   | { type: 'logprob'; index: number; logprob: TokenLogprob }
   | { type: 'tool_calls'; index: number; calls: ToolCall[] }
   | { type: 'finish'; index: number; reason: FinishReason; completionTokens: number }
-  | { type: 'done'; usage: Usage }
+  | { type: 'done'; usage: Usage; timings: Timings }
   | { type: 'error'; error: EngineError; usage: Usage };
 
 /** A submitted request. */
@@ -109,8 +136,11 @@ export interface SchedulerOptions {
   stopTokenIds?: readonly number[];
   /** Where to record counters and latencies. */
   metrics?: ServerMetrics;
-  /** Memory cap of the prefix cache in bytes (> 0); without it no KV is reused across requests. */
-  prefixCacheBytes?: number;
+  /**
+   * Memory cap of the prefix cache in bytes (> 0), or 'auto' ({@link autoPrefixCacheBytes}: the
+   * weights' size, at most an eighth of the machine's memory); without it no KV is reused across requests.
+   */
+  prefixCacheBytes?: number | 'auto';
   /** Tokens per KV block. Default 16. */
   kvBlockSize?: number;
 }
@@ -142,7 +172,10 @@ interface Group {
   prefilled: number;
   open: number;
   submittedAt: number;
+  admittedAt: number;
   firstTokenAt: number;
+  lastTokenAt: number;
+  reused: number;
   completionTokens: number;
 }
 
@@ -184,6 +217,11 @@ export class Scheduler {
   readonly pool: KVBlockPool;
   /** KV of earlier prompts and replies, reused by later requests (null when off). */
   readonly prefixCache: PrefixCache | null;
+  /**
+   * Ids that may be sampled: those the tokenizer has (a config.json `vocab_size` padded beyond the
+   * tokenizer leaves rows of the LM head no text stands for).
+   */
+  readonly sampleableVocab: number;
   private readonly prefillChunk: number;
   private readonly metrics: ServerMetrics | undefined;
   private readonly waiting: Group[] = [];
@@ -212,7 +250,9 @@ export class Scheduler {
     this.prefillChunk = posInt(options.prefillChunk, 512, 'prefillChunk');
     this.metrics = options.metrics;
     this.pool = new KVBlockPool(served.model.config, { blockSize: posInt(options.kvBlockSize, 16, 'kvBlockSize') });
-    this.prefixCache = options.prefixCacheBytes === undefined ? null : new PrefixCache(this.pool, { maxBytes: posInt(options.prefixCacheBytes, 0, 'prefixCacheBytes') });
+    const cap = options.prefixCacheBytes === 'auto' ? autoPrefixCacheBytes(served, this.pool.blockBytes) : options.prefixCacheBytes;
+    this.prefixCache = cap === undefined ? null : new PrefixCache(this.pool, { maxBytes: posInt(cap, 0, 'prefixCacheBytes') });
+    this.sampleableVocab = Math.min(outputVocabSize(served.model.config), served.tokenizer.vocabSize);
     this.stopTokenIds = new Set(options.stopTokenIds ?? defaultStopIds(served));
   }
 
@@ -250,7 +290,12 @@ export class Scheduler {
     if (req.prompt.length === 0) throw new EngineError('invalid_request', 'the prompt has no tokens', 'prompt');
     for (let i = 0; i < req.prompt.length; i++) {
       const id = req.prompt[i]!;
-      if (!Number.isInteger(id) || id < 0 || id >= V) throw new EngineError('invalid_request', `token id ${id} is outside the vocabulary of ${V}`, 'prompt');
+      if (!Number.isInteger(id)) throw new EngineError('invalid_request', `token ${i} of the prompt is ${id}, not an integer token id`, 'prompt');
+      if (id < 0 || id >= V) throw new EngineError('invalid_request', `token id ${id} is outside the vocabulary of ${V}`, 'prompt');
+    }
+    for (const [id, b] of req.logitBias ?? []) {
+      if (!Number.isInteger(id) || id < 0 || id >= V) throw new EngineError('invalid_request', `logit_bias names token id ${id}, outside the vocabulary of ${V}`, 'logit_bias');
+      if (!Number.isFinite(b) || b < -100 || b > 100) throw new EngineError('invalid_request', `logit_bias of token ${id} is ${b}, not in [-100, 100]`, 'logit_bias');
     }
     if (!Number.isInteger(req.maxTokens) || req.maxTokens < 1) throw new EngineError('invalid_request', `max_tokens must be a positive integer, got ${req.maxTokens}`, 'max_tokens');
     if (req.prompt.length + req.maxTokens > this.contextLength) {
@@ -285,7 +330,7 @@ export class Scheduler {
       limit: Math.min(req.prompt.length + req.maxTokens, this.contextLength),
       stopIds: req.stopTokenIds ? new Set(req.stopTokenIds) : this.stopTokenIds,
       onEvent, seqs: [], cache: null, prefilled: 0, open: n,
-      submittedAt: now(), firstTokenAt: 0, completionTokens: 0,
+      submittedAt: now(), admittedAt: 0, firstTokenAt: 0, lastTokenAt: 0, reused: 0, completionTokens: 0,
     };
     handle.group = group;
     this.waiting.push(group);
@@ -370,11 +415,13 @@ export class Scheduler {
   private admit(): void {
     while (this.waiting.length > 0 && this.running + this.waiting[0]!.n <= this.maxBatch) {
       const g = this.waiting.shift()!;
-      this.metrics?.queueTime.observe(now() - g.submittedAt);
+      g.admittedAt = now();
+      this.metrics?.queueTime.observe(g.admittedAt - g.submittedAt);
       if (this.prefixCache) {
         const { cache, reused } = this.prefixCache.lookup(g.req.prompt, g.limit);
         g.cache = cache;
         g.prefilled = reused;
+        g.reused = reused;
         this.metrics?.prefixCacheLookups.inc({ result: reused > 0 ? 'hit' : 'miss' });
         this.metrics?.prefixCacheReusedTokens.inc({}, reused);
       } else g.cache = new KVCache(this.served.model.config, g.limit, this.pool);
@@ -433,7 +480,7 @@ export class Scheduler {
         this.metrics?.promptTokens.inc({}, o.count);
         if (g.prefilled === g.req.prompt.length) this.startDecoding(g, row, t);
       } else if (!o.done && !o.group.handle.finished) {
-        this.accept(o, this.pick(o, row), t);
+        this.sampleNext(o, row, t);
       }
     });
   }
@@ -464,8 +511,20 @@ export class Scheduler {
     for (const s of g.seqs) {
       if (g.handle.finished) break;
       this.decoding.push(s);
-      this.accept(s, this.pick(s, row), t);
+      this.sampleNext(s, row, t);
     }
+  }
+
+  /** Sample and accept the next token of `s`; a sequence whose output format has no continuation fails its request. */
+  private sampleNext(s: Seq, row: Float32Array, t: number): void {
+    let id: number;
+    try {
+      id = this.pick(s, row);
+    } catch (e) {
+      this.cancelGroup(s.group, e instanceof EngineError ? e : new EngineError('model_error', (e as Error).message, null, { cause: e }));
+      return;
+    }
+    this.accept(s, id, t);
   }
 
   /**
@@ -474,17 +533,25 @@ export class Scheduler {
    */
   private pick(s: Seq, row: Float32Array): number {
     const g = s.group;
+    const bias = g.req.logitBias;
+    // Only ids the tokenizer has are candidates (a padded vocab_size leaves rows no text stands for).
+    const logits = row.subarray(0, this.sampleableVocab);
     let id: number;
     if (s.constraint) {
       const left = Math.min(g.req.maxTokens, g.limit - g.req.prompt.length) - s.generated;
-      const allowed = s.constraint.allowed(left);
-      const masked = new Float32Array(row.length).fill(-Infinity);
-      for (const a of allowed) masked[a] = row[a]!;
+      const allowed = s.constraint.allowed(left).filter((a) => a < logits.length);
+      if (allowed.length === 0) throw new EngineError('model_error', 'the output format has no continuation the tokenizer can write');
+      const masked = new Float32Array(logits.length).fill(-Infinity);
+      for (const a of allowed) masked[a] = logits[a]! + (bias?.get(a) ?? 0);
       id = s.sampler.sample(masked);
       // Rounding at the very end of a draw may land on a masked id: take the best allowed one.
-      if (masked[id] === -Infinity) id = allowed.reduce((best, a) => (row[a]! > row[best]! ? a : best), allowed[0]!);
+      if (masked[id] === -Infinity) id = allowed.reduce((best, a) => (masked[a]! > masked[best]! ? a : best), allowed[0]!);
       s.constraint.accept(id);
-    } else id = s.sampler.sample(row);
+    } else if (bias && bias.size > 0) {
+      const biased = logits.slice();
+      for (const [t, b] of bias) if (t < biased.length) biased[t]! += b;
+      id = s.sampler.sample(biased);
+    } else id = s.sampler.sample(logits);
     if (g.req.logprobs !== undefined && !g.stopIds.has(id)) this.emit(g, { type: 'logprob', index: s.index, logprob: logprobOf(this.served.tokenizer, row, id, g.req.logprobs) });
     return id;
   }
@@ -503,6 +570,7 @@ export class Scheduler {
       this.metrics?.interTokenLatency.observe(t - s.lastTokenAt);
     }
     s.lastTokenAt = t;
+    g.lastTokenAt = t;
     if (g.stopIds.has(token)) {
       this.emitParser(s, s.parser.stopToken(token));
       this.finishSeq(s, s.parser.toolCalls > 0 ? 'tool_calls' : 'stop', true);
@@ -558,7 +626,7 @@ export class Scheduler {
     g.handle.finished = true;
     this.metrics?.requestLatency.observe(now() - g.submittedAt);
     try {
-      g.onEvent({ type: 'done', usage: usage(g) });
+      g.onEvent({ type: 'done', usage: usage(g), timings: timings(g) });
     } catch {
       // A failing listener must not stop the loop.
     }
@@ -593,7 +661,29 @@ function openSeqs(g: Group): Seq[] {
 }
 
 function usage(g: Group): Usage {
-  return { promptTokens: g.req.prompt.length, completionTokens: g.completionTokens };
+  return { promptTokens: g.req.prompt.length, cachedTokens: g.reused, completionTokens: g.completionTokens };
+}
+
+function timings(g: Group): Timings {
+  const promptMs = g.firstTokenAt > 0 ? (g.firstTokenAt - g.admittedAt) * 1000 : 0;
+  const predictedMs = g.firstTokenAt > 0 ? (g.lastTokenAt - g.firstTokenAt) * 1000 : 0;
+  const promptN = g.req.prompt.length - g.reused;
+  const perSecond = (n: number, ms: number) => (ms > 0 ? (n * 1000) / ms : 0);
+  return {
+    cache_n: g.reused, prompt_n: promptN, prompt_ms: promptMs, prompt_per_second: perSecond(promptN, promptMs),
+    predicted_n: g.completionTokens, predicted_ms: predictedMs, predicted_per_second: perSecond(g.completionTokens - 1, predictedMs),
+  };
+}
+
+/**
+ * Default cap of the prefix cache: the size of the weights (a cache as large as the model it
+ * serves), at most an eighth of the machine's memory, and at least 64 KV blocks' worth.
+ */
+export function autoPrefixCacheBytes(served: ServedModel, blockBytes = 0): number {
+  let weights = 0;
+  for (const t of served.model.params.values()) weights += t.storage.byteLength;
+  for (const p of served.model.packed.values()) weights += p.bytes;
+  return Math.floor(Math.max(64 * blockBytes, Math.min(weights, os.totalmem() / 8)));
 }
 
 /** Log-softmax of `row` at `id` and the `top` most likely ids (float64, ties by lower id). */

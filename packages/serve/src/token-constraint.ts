@@ -118,12 +118,12 @@ export class TokenConstraint {
             }
             const s2 = step(s, b);
             if (s2 === null) continue;
-            if (child.ids.length > 0 && cost(s2) <= budget) out.push(...child.ids);
+            if (child.ids.length > 0 && cost(s2) <= budget) for (const id of child.ids) out.push(id);
             walk(child, s2);
           }
         };
         walk(this.trie, this.state);
-        if (canEnd(this.state)) out.push(...(this.spec.suffix.length > 0 ? [this.spec.suffix[0]!] : this.stopIds));
+        if (canEnd(this.state)) for (const id of this.spec.suffix.length > 0 ? [this.spec.suffix[0]!] : this.stopIds) out.push(id);
         return out;
       }
     }

@@ -76,9 +76,13 @@ describe('request validation', () => {
       [{ tool_choice: 'required' }, 'tool_choice'],
       [{ logprobs: 'yes' }, 'logprobs'],
       [{ top_logprobs: 3 }, 'top_logprobs'],
-      [{ logit_bias: { '5': 10 } }, 'logit_bias'],
+      [{ logit_bias: { abc: 10 } }, 'logit_bias.abc'],
+      [{ logit_bias: { '5': 101 } }, 'logit_bias.5'],
+      [{ logit_bias: { '99999': 1 } }, 'logit_bias.99999'],
+      [{ logit_bias: [1] }, 'logit_bias'],
       [{ response_format: { type: 'xml' } }, 'response_format.type'],
-      [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'string', pattern: 'a' } } } }, 'response_format.json_schema.schema.pattern'],
+      [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'string', format: 'email' } } } }, 'response_format.json_schema.schema.format'],
+      [{ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'string', pattern: '(?=a)' } } } }, 'response_format.json_schema.schema.pattern'],
       [{ tool_choice: { type: 'function', function: { name: 'f' } } }, 'tool_choice.function.name'],
       [{ model: 42 }, 'model'],
     ];
@@ -92,19 +96,35 @@ describe('request validation', () => {
     await expect(client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Hi' }], temperature: 5 })).rejects.toMatchObject({ status: 400, param: 'temperature', type: 'invalid_request_error' });
     const c = await post('/v1/completions', { model: 'tiny', prompt: [1, 2, 999999] });
     expect([c.status, c.body.error!.param]).toEqual([400, 'prompt']);
+    // A fractional token id is named as such, not as a vocabulary miss.
+    const frac = await post('/v1/completions', { model: 'tiny', prompt: [1, 1.5] });
+    expect([frac.status, frac.body.error!.param, frac.body.error!.message]).toEqual([400, 'prompt', 'token 1 of prompt 0 is 1.5, not an integer token id']);
+    // JSON numbers beyond float64 parse as Infinity: the message says the value is too large.
+    const huge = await post('/v1/chat/completions', '{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1e999}', { raw: true });
+    expect([huge.status, huge.body.error!.param]).toEqual([400, 'max_tokens']);
+    expect(huge.body.error!.message).toMatch(/^'max_tokens' is too large \(above 1\.8e308\)/);
+    const tiny = await post('/v1/chat/completions', '{"messages": [{"role": "user", "content": "Hi"}], "temperature": -1e999}', { raw: true });
+    expect(tiny.body.error!.message).toMatch(/^'temperature' is too small/);
+    // An image part says why it is refused.
+    const img = await post('/v1/chat/completions', { messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AA==' } }] }] });
+    expect([img.status, img.body.error!.param, img.body.error!.code]).toEqual([400, 'messages[0].content[1].type', 'unsupported_content']);
+    expect(img.body.error!.message).toMatch(/reads text only/);
     const s = await post('/v1/completions', { model: 'tiny', prompt: 'x', suffix: 'y' });
     expect([s.status, s.body.error!.code]).toEqual([400, 'unsupported_parameter']);
   });
 
-  test('an unknown model is 404 model_not_found (NotFoundError in the client); a missing one is 400', async () => {
-    const r = await post('/v1/chat/completions', { model: 'gpt-5', messages: msgs });
-    expect(r.status).toBe(404);
-    expect(r.body.error).toMatchObject({ type: 'not_found_error', param: 'model', code: 'model_not_found' });
+  test('a request naming any model, or none, is served by the served model, which the response names', async () => {
+    const other = await post('/v1/chat/completions', { model: 'gpt-5', messages: msgs, max_tokens: 2 });
+    expect([other.status, other.body.model]).toEqual([200, 'tiny']);
     const client = new OpenAI({ baseURL: `${strict.url}/v1`, apiKey: KEY, maxRetries: 0 });
-    await expect(client.chat.completions.create({ model: 'gpt-5', messages: [{ role: 'user', content: 'Hi' }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    expect((await client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 2 })).model).toBe('tiny');
+    const missing = await post('/v1/completions', { prompt: 'x', max_tokens: 2 });
+    expect([missing.status, missing.body.model]).toEqual([200, 'tiny']);
+    const stream = await client.completions.create({ model: 'llama3', prompt: 'x', max_tokens: 2, stream: true });
+    for await (const chunk of stream) expect(chunk.model).toBe('tiny');
+    // The catalogue itself is exact: only the served model exists there.
     await expect(client.models.retrieve('gpt-5')).rejects.toBeInstanceOf(OpenAI.NotFoundError);
-    const missing = await post('/v1/completions', { prompt: 'x' });
-    expect([missing.status, missing.body.error!.param]).toEqual([400, 'model']);
+    expect((await client.models.retrieve('tiny')).id).toBe('tiny');
   });
 
   test('an oversized body is 413 request_too_large', async () => {
@@ -137,7 +157,7 @@ describe('request validation', () => {
   });
 
   test('unknown routes are 404 and wrong methods 405, with error bodies', async () => {
-    const r = await fetch(`${strict.url}/v1/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` }, body: '{}' });
+    const r = await fetch(`${strict.url}/v1/nothing`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` }, body: '{}' });
     expect(r.status).toBe(404);
     expect((await json(r)).error.type).toBe('not_found_error');
     const g = await fetch(`${strict.url}/v1/chat/completions`, { headers: { authorization: `Bearer ${KEY}` } });
@@ -151,8 +171,8 @@ describe('request validation', () => {
     expect((r.body as { usage: { completion_tokens: number } }).usage.completion_tokens).toBe(3);
     const m = parsePrometheus(await (await fetch(`${strict.url}/metrics`)).text());
     expect(m.get('apertus_requests_total{route="/v1/chat/completions",status="413"}')).toBe(1);
-    expect(m.get('apertus_requests_total{route="/v1/chat/completions",status="404"}')).toBe(2);
-    expect(m.get('apertus_requests_total{route="/v1/chat/completions",status="200"}')).toBe(1);
+    expect(m.get('apertus_requests_total{route="/v1/chat/completions",status="404"}')).toBeUndefined();
+    expect(m.get('apertus_requests_total{route="/v1/chat/completions",status="200"}')).toBe(3);
   });
 });
 

@@ -124,11 +124,13 @@ $('#reset').addEventListener('click', () => { history = []; log.textContent = ''
 loadModel();
 `;
 
-/** The chat page; `nonce` must match the response's Content-Security-Policy. */
-export function chatPage(nonce: string): string {
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The chat page, titled with the served model's name once known; `nonce` must match the response's Content-Security-Policy. */
+export function chatPage(nonce: string, model: string | null = null): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Apertus chat</title><style nonce="${nonce}">${STYLE}</style></head>
+<title>${model ? `${escapeHtml(model)} · ` : ''}Apertus chat</title><style nonce="${nonce}">${STYLE}</style></head>
 <body>
 <header><h1>Apertus · <span id="model">…</span></h1>
 <label>System <input id="system" type="text" placeholder="default Apertus prompt"></label>

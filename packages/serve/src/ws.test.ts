@@ -129,8 +129,14 @@ describe('WebSocket protocol', () => {
     expect((await until((m) => m.type === 'error' && m.id === 'd')).error!.param).toBe('type');
     ws.send(JSON.stringify({ type: 'generate', id: 't', messages: [{ role: 'user', content: 'Hi' }], temperature: 'hot' }));
     expect((await until((m) => m.type === 'error' && m.id === 't')).error).toMatchObject({ param: 'temperature', type: 'invalid_request_error' });
-    ws.send(JSON.stringify({ type: 'generate', id: 'm', model: 'other', messages: [{ role: 'user', content: 'Hi' }] }));
-    expect((await until((m) => m.type === 'error' && m.id === 'm')).error!.code).toBe('model_not_found');
+    ws.send(JSON.stringify({ type: 'generate', id: 'm', model: 7, messages: [{ role: 'user', content: 'Hi' }] }));
+    expect((await until((m) => m.type === 'error' && m.id === 'm')).error!.param).toBe('model');
+    // A schema nested deeper than a request may be: a 400 naming where, not a stack overflow.
+    let deep: unknown = { type: 'string' };
+    for (let i = 0; i < 3000; i++) deep = { type: 'array', items: deep };
+    const body = JSON.stringify({ type: 'generate', id: 'deep', messages: [{ role: 'user', content: 'Hi' }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema: deep } } });
+    ws.send(body);
+    expect((await until((m) => m.type === 'error' && m.id === 'deep' && m.error!.code === 'too_deep')).error!.param).toMatch(/^response_format\.json_schema\.schema(\.items)+$/);
     ws.send(JSON.stringify({ type: 'cancel', id: 'ghost' }));
     expect((await until((m) => m.type === 'error' && m.id === 'ghost')).error!.code).toBe('unknown_id');
     ws.send(JSON.stringify({ type: 'generate', id: 'dup', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 200 }));

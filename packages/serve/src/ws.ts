@@ -18,11 +18,12 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ApiError, toApiError } from './api-error';
-import { checkBearer, sameSecret } from './http-util';
+import { endWithError, MAX_BUFFERED_BYTES } from './http-guard';
+import { checkBearer, checkDepth, sameSecret } from './http-util';
 import { prepareChat, prepareCompletion } from './requests';
 import { openAIUsage } from './responses';
 import { streamChat, streamCompletion, type Running, type StreamSink } from './run';
-import type { ServerContext } from './server';
+import type { ServerContext } from './context';
 
 /** Control over the WebSocket endpoint (used by the server's shutdown). */
 export interface WebSocketEndpoint {
@@ -35,12 +36,6 @@ export interface WebSocketEndpoint {
 /** Path of the WebSocket endpoint. */
 export const WS_PATH = '/v1/ws';
 
-function rejectUpgrade(socket: Duplex, status: number, error: ApiError): void {
-  const body = JSON.stringify(error.toBody());
-  const reason = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' }[status] ?? 'Error';
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-}
-
 /** Attach the WebSocket endpoint to `server` (handles its 'upgrade' events). */
 export function attachWebSocket(server: Server, ctx: ServerContext, opts: { maxPayload: number; pingIntervalMs: number }): WebSocketEndpoint {
   const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxPayload });
@@ -48,20 +43,25 @@ export function attachWebSocket(server: Server, ctx: ServerContext, opts: { maxP
   const alive = new WeakMap<WebSocket, boolean>();
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== WS_PATH) return rejectUpgrade(socket, 404, new ApiError(404, `no WebSocket endpoint at ${url.pathname} (use ${WS_PATH})`, 'not_found_error', null, 'not_found'));
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      return endWithError(socket, new ApiError(400, 'malformed request URL', 'invalid_request_error', null, 'bad_request'));
+    }
+    if (url.pathname !== WS_PATH) return endWithError(socket, new ApiError(404, `no WebSocket endpoint at ${url.pathname} (use ${WS_PATH})`, 'not_found_error', null, 'not_found'));
     const refused = ctx.guard.check(req.headers);
     if (refused) {
       ctx.metrics.requests.inc({ route: WS_PATH, status: '403' });
-      return rejectUpgrade(socket, 403, refused);
+      return endWithError(socket, refused);
     }
-    if (!accepting || ctx.closing) return rejectUpgrade(socket, 503, new ApiError(503, 'the server is shutting down', 'unavailable_error', null, 'server_shutdown'));
+    if (!accepting || ctx.closing) return endWithError(socket, new ApiError(503, 'the server is shutting down', 'unavailable_error', null, 'server_shutdown'));
     const key = ctx.options.apiKey;
     if (key) {
       const q = url.searchParams.get('api_key');
       if (!checkBearer(req.headers.authorization, key) && !(q !== null && sameSecret(q, key))) {
         ctx.metrics.requests.inc({ route: WS_PATH, status: '401' });
-        return rejectUpgrade(socket, 401, new ApiError(401, 'Incorrect or missing API key.', 'authentication_error', null, 'invalid_api_key'));
+        return endWithError(socket, new ApiError(401, 'Incorrect or missing API key.', 'authentication_error', null, 'invalid_api_key'));
       }
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -98,7 +98,13 @@ export function attachWebSocket(server: Server, ctx: ServerContext, opts: { maxP
     alive.set(ws, true);
     ws.on('pong', () => alive.set(ws, true));
     const send = (msg: unknown) => {
-      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
+      if (ws.readyState !== ws.OPEN) return;
+      // A reader that stopped reading: drop it rather than buffer its output without end.
+      if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+        ws.terminate();
+        return;
+      }
+      ws.send(JSON.stringify(msg));
     };
     const sendError = (id: unknown, e: ApiError) => send({ type: 'error', id: id ?? null, error: e.toBody().error });
 
@@ -110,6 +116,13 @@ export function attachWebSocket(server: Server, ctx: ServerContext, opts: { maxP
         msg = JSON.parse(data.toString());
       } catch (e) {
         sendError(null, new ApiError(400, `the message is not valid JSON: ${(e as Error).message}`, 'invalid_request_error', null, 'invalid_json'));
+        return;
+      }
+      try {
+        checkDepth(msg);
+      } catch (e) {
+        const id = msg !== null && typeof msg === 'object' && !Array.isArray(msg) ? (msg as Record<string, unknown>).id : null;
+        sendError(typeof id === 'string' || typeof id === 'number' ? id : null, toApiError(e));
         return;
       }
       if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) {
@@ -162,9 +175,9 @@ export function attachWebSocket(server: Server, ctx: ServerContext, opts: { maxP
         const chat = endpoint !== 'completions';
         const sink: StreamSink<unknown> = {
           chunk: (c) => send({ type: 'chunk', id, chunk: c }),
-          done: (usage, reasons) => {
+          done: (usage, reasons, timings) => {
             running.delete(key);
-            send({ type: 'done', id, finish_reason: reasons[0] ?? 'stop', choices: reasons.map((r, index) => ({ index, finish_reason: r })), usage: openAIUsage(usage) });
+            send({ type: 'done', id, finish_reason: reasons[0] ?? 'stop', choices: reasons.map((r, index) => ({ index, finish_reason: r })), usage: openAIUsage(usage), timings });
           },
           error: (e) => {
             running.delete(key);

@@ -4,7 +4,8 @@
 // with 128 + the signal number (a second signal exits at once); a summary on success; errors
 // printed as one line (a stack only for unexpected ones) with exit status 2 for bad settings.
 
-import { Command, CommanderError, Option } from 'commander';
+import { FLAGS, helpShown, reportFailure } from '@apertus/cli';
+import { Command, Option } from 'commander';
 import { checkpointLayer, validationTrend, type TrainingResult } from './run-training';
 import { flagName, readConfigLayer, type ConfigLayer, type ConfigSchema, type FieldSpec, type RawConfig } from './config';
 import { PosttrainError } from '@apertus/posttrain';
@@ -55,7 +56,8 @@ function showDefault(v: unknown): string {
 
 /**
  * Add one flag per field of `schema` to `cmd` (`--lr <x>`, `--goldfish` / `--no-goldfish`,
- * choices checked by commander). Returns the map from commander's option names to config keys.
+ * choices checked by commander; the shared flags of @apertus/cli in its spelling, `-o, --out
+ * <path>`). Returns the map from commander's option names to config keys.
  */
 export function addConfigFlags<C extends object>(cmd: Command, schema: ConfigSchema<C>, defaults: Readonly<C>): Map<string, string> {
   const keys = new Map<string, string>();
@@ -69,7 +71,9 @@ export function addConfigFlags<C extends object>(cmd: Command, schema: ConfigSch
       keys.set(new Option(flag).attributeName(), key);
       continue;
     }
-    const option = new Option(`${flag} ${spec.arg}`, `${spec.help}${showDefault(def)}`);
+    // A flag every Apertus command shares (`--out`, `--model`, `--threads`…) is spelled as @apertus/cli spells it.
+    const shared = Object.values(FLAGS).find((f) => f.flags.endsWith(`${flag} ${f.flags.split(' ').pop()}`) && f.flags.includes(' <'));
+    const option = new Option(shared ? shared.flags : `${flag} ${spec.arg}`, `${spec.help}${showDefault(def)}`);
     if (spec.choices) option.choices(spec.choices);
     if (spec.repeatable) option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
     cmd.addOption(option);
@@ -78,16 +82,13 @@ export function addConfigFlags<C extends object>(cmd: Command, schema: ConfigSch
   return keys;
 }
 
-/** Print an error as one line (with the stack only for unexpected built-in errors); the exit status. */
+/** Print an error as one line (with the stack only for unexpected built-in errors; see @apertus/cli); the exit status. */
 export function reportError(name: string, e: unknown, usageError: (e: unknown) => boolean = () => false): number {
   if (e instanceof InterruptedError || (e instanceof PosttrainError && e.code === 'Interrupted')) {
     process.stderr.write(`${name}: interrupted: ${e.message}\n`);
     return 130;
   }
-  process.stderr.write(`${name}: error: ${(e as Error)?.message ?? String(e)}\n`);
-  const unexpected = !(e instanceof Error) || [Error, TypeError, RangeError, ReferenceError, SyntaxError].some((c) => e.constructor === c);
-  if (unexpected && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
-  return e instanceof ConfigError || usageError(e) ? 2 : 1;
+  return reportFailure(name, e, undefined, (x) => x instanceof ConfigError || usageError(x));
 }
 
 /** Run `fn` with SIGINT / SIGTERM aborting its signal (a second one exits at once); the signal received, if any. */
@@ -118,6 +119,8 @@ export function trainingProgram<C extends RunConfig, R extends TrainingResult>(s
     .option('--resume', 'continue from the latest checkpoint in --out')
     .option('--overwrite', 'discard checkpoints already in --out and start again')
     .exitOverride()
+    // Errors are printed by reportError, as one line naming the command (commander's own line would not).
+    .configureOutput({ outputError: () => {} })
     // Flags after a subcommand belong to it (`ablate --steps 50`), not to training.
     .enablePositionalOptions();
   const keys = addConfigFlags(program, spec.schema, spec.defaults);
@@ -162,8 +165,7 @@ export async function runTrainingCli<C extends RunConfig, R extends TrainingResu
   try {
     await program.parseAsync([...argv]);
   } catch (e) {
-    // Commander has printed its own message (unknown option, invalid choice) or the help.
-    code = e instanceof CommanderError ? (e.exitCode === 0 ? 0 : 2) : reportError(spec.name, e, spec.usageError);
+    code = helpShown(e) ? 0 : reportError(spec.name, e, spec.usageError);
   }
   process.exitCode = code;
 }

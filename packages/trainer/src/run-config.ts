@@ -5,7 +5,8 @@
 
 import { AdamW, AdEMAMix, linearWarmupDecaySchedule, warmupStepsFromRatio, type LrSchedule } from '@apertus/ademamix';
 import { parseLoraConfig, type LoraConfig } from '@apertus/model';
-import { DEVICES, DEVICE_HELP, type Device, type Tensor } from '@apertus/tensor';
+import { FLAGS, MAX_THREADS } from '@apertus/cli';
+import { DEVICES, type Device, type Tensor } from '@apertus/tensor';
 import { field, type ConfigSchema } from './config';
 import type { ProgressMode } from './progress';
 
@@ -183,8 +184,8 @@ export const RUN_FIELDS: ConfigSchema<RunConfig> = {
   evalInterval: field.int('evaluate every n steps, 0 = start and end only', 0),
   checkpointInterval: field.int('checkpoint every n steps, 0 = end only', 0),
   keepCheckpoints: field.int('checkpoints kept on disk, 0 = all', 0),
-  threads: field.intOrNull('GEMM threads (default: all cores)', 1, 64),
-  device: field.oneOf(DEVICE_HELP, DEVICES, '<device>'),
+  threads: field.intOrNull(FLAGS.threads.help, 1, MAX_THREADS),
+  device: field.oneOf(FLAGS.device.help, DEVICES, '<device>'),
   progress: field.oneOf('progress display', ['auto', 'bar', 'lines', 'off'] as const, '<mode>'),
 };
 

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { build, transform } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { packAll } from '../pack-all.mjs';
 import { asCommonJsSource, readmeExample } from './readme-example';
 
 const root = path.resolve(import.meta.dirname, '../../..');
@@ -69,9 +70,8 @@ beforeAll(() => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'apertus-pack-'));
   const packed = path.join(work, 'tarballs');
   fs.mkdirSync(packed);
-  const json = runOk(npm, ['pack', '--json', '--pack-destination', packed, ...packages.flatMap((p) => ['-w', p.dir])], root);
-  const list = JSON.parse(json.slice(json.indexOf('['), json.lastIndexOf(']') + 1)) as { name: string; filename: string; files: { path: string }[] }[];
-  for (const t of list) tarballs.set(t.name, { file: path.join(packed, t.filename), files: t.files.map((f) => f.path) });
+  // `npm run pack`'s packing, as the READMEs tell users to install before the packages are published.
+  for (const t of packAll(packed)) tarballs.set(t.name, { file: path.join(packed, t.filename), files: t.files.map((f) => f.path) });
 
   consumer = path.join(work, 'consumer');
   fs.mkdirSync(consumer);

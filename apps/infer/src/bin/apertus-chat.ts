@@ -1,17 +1,11 @@
-// The `apertus-chat` executable.
-import { CliError } from '@apertus/serve/engine';
+// The `apertus-chat` executable: exit 0, 1 (the model cannot be loaded, or generation failed), 2 (bad arguments).
+import { runMain } from '@apertus/cli';
 import { runChat } from '../chat';
 
-runChat(process.argv.slice(2), {
+runMain('apertus-chat', () => runChat(process.argv.slice(2), {
   input: process.stdin,
   output: process.stdout,
   error: process.stderr,
   color: process.stdout.isTTY === true,
   terminal: process.stdin.isTTY === true && process.stdout.isTTY === true,
-}).then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    process.stderr.write(`apertus-chat: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exit(e instanceof CliError ? 2 : 1);
-  },
-);
+}));

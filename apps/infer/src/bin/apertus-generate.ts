@@ -1,11 +1,5 @@
-// The `apertus-generate` executable.
-import { CliError } from '@apertus/serve/engine';
+// The `apertus-generate` executable: exit 0, 1 (the model cannot be loaded, or generation failed), 2 (bad arguments).
+import { runMain } from '@apertus/cli';
 import { runGenerate } from '../generate';
 
-runGenerate(process.argv.slice(2), { input: process.stdin, output: process.stdout, error: process.stderr }).then(
-  (code) => process.exit(code),
-  (e: unknown) => {
-    process.stderr.write(`apertus-generate: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exit(e instanceof CliError ? 2 : 1);
-  },
-);
+runMain('apertus-generate', () => runGenerate(process.argv.slice(2), { input: process.stdin, output: process.stdout, error: process.stderr }));

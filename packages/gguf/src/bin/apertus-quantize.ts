@@ -1,9 +1,8 @@
-// The `apertus-quantize` executable: exit code 2 for bad arguments, 1 when conversion fails.
-import { CommanderError } from 'commander';
+// The `apertus-quantize` executable: exit 2 for bad arguments, 1 (one line) when conversion fails.
+import { runMain } from '@apertus/cli';
 import { runQuantizeCli } from '../cli';
 
-runQuantizeCli(process.argv.slice(2)).catch((e: unknown) => {
-  if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : 2);
-  process.stderr.write(`apertus-quantize: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exit(1);
+runMain('apertus-quantize', async () => {
+  await runQuantizeCli(process.argv.slice(2));
+  return 0;
 });
