@@ -1,11 +1,12 @@
 // apertus-eval: the command line. `apertus-eval [--model name=dir]…` evaluates each model on the
-// same suite (@apertus/trainer's evaluation suite) and prints the side-by-side table (base → SFT →
+// same suite (@apertus/recipes' evaluation suite) and prints the side-by-side table (base → SFT →
 // aligned).
 
 import fs from 'node:fs';
 import { Command, Option } from 'commander';
 import { DEVICES, DEVICE_HELP, describeDevice, setGemmThreads, useDevice, type Device } from '@apertus/tensor';
-import { TrainerOptionError, evaluateStage, formatStages, loadSuiteTexts, parseEvalFlags, reportError, resolveModelDir, type RawEvalFlags, type StageResult } from '@apertus/trainer';
+import { evaluateStage, formatStages, loadSuiteTexts, parseEvalFlags, type RawEvalFlags, type StageResult } from '@apertus/recipes';
+import { TrainerOptionError, reportError, resolveModelDir } from '@apertus/trainer';
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 

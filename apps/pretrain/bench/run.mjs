@@ -17,7 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { AdEMAMix, LrScheduler, constantSchedule } from '@apertus/ademamix';
 import { ApertusModel, presetConfig } from '@apertus/model';
 import { backendOf } from '@apertus/tensor';
-import { CheckpointManager, causalLmLoss, collateLm, resolvePretrainConfig, runPretraining, trainStep, writeTrainingCheckpoint } from '@apertus/trainer';
+import { resolvePretrainConfig, runPretraining } from '@apertus/recipes';
+import { CheckpointManager, causalLmLoss, collateLm, trainStep, writeTrainingCheckpoint } from '@apertus/trainer';
 import { peerPython } from '@apertus/peers';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

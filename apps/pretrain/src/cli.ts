@@ -3,7 +3,8 @@
 // `apertus-pretrain ablate [options]` the paper's ablations in miniature.
 
 import fs from 'node:fs';
-import { PRETRAIN_DEFAULTS, PRETRAIN_SCHEMA, resolvePretrainConfig, runGoldfishExperiment, runPretraining, runTrainingCli, type RecallSummary } from '@apertus/trainer';
+import { PRETRAIN_DEFAULTS, PRETRAIN_SCHEMA, resolvePretrainConfig, runGoldfishExperiment, runPretraining, type RecallSummary } from '@apertus/recipes';
+import { runTrainingCli } from '@apertus/trainer';
 import { ablateCommand } from './ablate';
 
 async function goldfish(opts: Record<string, string | undefined>): Promise<number> {

@@ -9,11 +9,11 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { ApertusModel, loadCheckpoint, presetConfig } from '@apertus/model';
-import { buildUdhrTranslationTask, tokenizeSftDataset } from '@apertus/posttrain';
+import { buildUdhrTranslationTask, collateSft, tokenizeSftDataset } from '@apertus/posttrain';
 import { backward } from '@apertus/tensor';
 import { createApertusTokenizer, loadTokenizerFromDirectory } from '@apertus/tokenizer';
-import { causalLmLoss } from '@apertus/trainer';
-import { collate, resolveModelDir, sftLoss, toLmBatch } from '@apertus/sft';
+import { lmBatchOfSft, sftLoss } from '@apertus/recipes';
+import { causalLmLoss, resolveModelDir } from '@apertus/trainer';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -31,7 +31,7 @@ try {
 }
 const task = await buildUdhrTranslationTask({ languages: ['deu_1996', 'gsw1', 'ita', 'roh_rumgr'], maxExamples: 8, seed: 0 });
 const { examples } = await tokenizeSftDataset(tokenizer, task.train, { maxLength: 512, date: '2025-09-01' });
-const batch = toLmBatch(collate(examples.slice(0, 8), 3));
+const batch = lmBatchOfSft(collateSft(examples.slice(0, 8), { padId: 3 }));
 const params = model.parameters();
 const variants = {
   'fused model.loss (apertus-sft)': (b) => sftLoss(model, b, b.keptTokens),

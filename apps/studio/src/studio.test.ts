@@ -13,6 +13,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { loadGguf, writeModelGguf } from '@apertus/gguf';
 import { loadCheckpoint, saveCheckpoint, ApertusModel, presetConfig } from '@apertus/model';
+import { trainOnText } from '@apertus/recipes';
 import { createServer, type ApertusServer } from '@apertus/serve';
 import { SWIFTSHADER_ICD } from '@apertus/tensor';
 import { buildApertusTokenizerConfig, buildApertusTokenizerJson, loadTokenizerFromDirectory } from '@apertus/tokenizer';
@@ -21,7 +22,6 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { buildStudio } from '../build.mjs';
 import { chatTurn } from './chat';
 import type { StudioModel } from './model-source';
-import { trainOnText } from './train';
 
 const out = path.join(import.meta.dirname, '..', 'test-output');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'apertus-studio-'));

@@ -8,7 +8,7 @@
 // on, cpu and webgpu training part by more than 1e-4 on this workload (one pre-activation of
 // layer 1 rounds to −1.2e-7 on cpu and +1.2e-7 on webgpu, where xIELU's ∂f/∂x jumps by αn; see
 // `packages/tensor/src/kernels/gpujs/README.md`); cpu against webgpu over 20 steps is
-// `packages/trainer/src/pretrain/device-parity.test.ts`. Step 1 (the same parameters) and the
+// `packages/recipes/src/pretrain/device-parity.test.ts`. Step 1 (the same parameters) and the
 // greedy tokens are still compared with Node's cpu backend. The WebGPU worker also generates from
 // two GGUF files of a tiny model widened to 256 (Q4_K and Q8_0: @apertus/gguf's quantized
 // kernels on the device) and must give Node's cpu tokens, with those kernels built in webgpu.
