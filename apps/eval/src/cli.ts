@@ -2,8 +2,8 @@
 // same suite (@apertus/recipes' evaluation suite) and prints the side-by-side table (base → SFT →
 // aligned).
 
-import fs from 'node:fs';
 import { Command, Option } from 'commander';
+import { writeFileAtomic } from '@apertus/atomic-file';
 import { DEVICES, DEVICE_HELP, describeDevice, setGemmThreads, useDevice, type Device } from '@apertus/tensor';
 import { evaluateStage, formatStages, loadSuiteTexts, parseEvalFlags, type RawEvalFlags, type StageResult } from '@apertus/recipes';
 import { TrainerOptionError, reportError, resolveModelDir } from '@apertus/trainer';
@@ -55,8 +55,8 @@ program.action(async (opts: EvalFlags) => {
   }
   const table = formatStages(results, texts, suite);
   process.stdout.write(table);
-  if (opts.out !== undefined) fs.writeFileSync(opts.out, table);
-  if (opts.json !== undefined) fs.writeFileSync(opts.json, `${JSON.stringify({ suite, results }, null, 2)}\n`);
+  if (opts.out !== undefined) writeFileAtomic(opts.out, table);
+  if (opts.json !== undefined) writeFileAtomic(opts.json, `${JSON.stringify({ suite, results }, null, 2)}\n`);
 });
 
 program.parseAsync(process.argv).catch((e: unknown) => {

@@ -7,5 +7,4 @@
 export * from './browser';
 export { findModelDir, isModelDir } from './model-dir';
 export { loadCheckpoint, loadCheckpointAsync, readCheckpointConfig, saveCheckpoint, type LoadedCheckpoint, type SaveOptions } from './checkpoint';
-export { writeFileAtomic, fsyncDirectory, fsyncTree, tempSibling } from './atomic-file';
 export { saveAdapter, loadAdapter, adapterConfigJson, ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, type LoadedAdapter } from './peft';

@@ -20,7 +20,6 @@ export {
   InterruptedError,
   isDiskFull,
 } from './errors';
-export { writeFileAtomic, fsyncDirectory, fsyncTree, tempSibling } from '@apertus/model';
 export { collateLm, type TrainingSample, type LmBatch, type CollateOptions } from './batch';
 export { causalLmLoss, summedLmLoss, type CausalLm } from './loss';
 export { trainStep, type TrainStepOptions, type TrainStepResult, type StepOptimizer } from './train-step';

@@ -9,7 +9,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parameterCount, parseConfig, swigluMatched, toHfConfig, writeFileAtomic, type ApertusConfig } from '@apertus/model';
+import { writeFileAtomic } from '@apertus/atomic-file';
+import { parameterCount, parseConfig, swigluMatched, toHfConfig, type ApertusConfig } from '@apertus/model';
 import { ConfigError, escapeXml, svgLineChart, type Series, type RawConfig } from '@apertus/trainer';
 import { resolvePretrainConfig, type PretrainConfig } from './config';
 import { runGoldfishExperiment, type GoldfishExperimentOptions, type GoldfishExperimentResult } from './goldfish-experiment';
@@ -145,7 +146,7 @@ function sharedConfig(o: Required<Pick<AblationOptions, 'out' | 'steps' | 'evalI
 export async function trainArm(shared: PretrainConfig, arch: ApertusConfig, optimizer: PretrainConfig['optimizer'], seed: number, dir: string): Promise<ArmRun> {
   fs.mkdirSync(dir, { recursive: true });
   const modelConfig = path.join(dir, 'model-config.json');
-  fs.writeFileSync(modelConfig, `${JSON.stringify(toHfConfig(arch), null, 2)}\n`);
+  writeFileAtomic(modelConfig, `${JSON.stringify(toHfConfig(arch), null, 2)}\n`);
   const cfg: PretrainConfig = { ...shared, out: dir, seed, optimizer, modelConfig, model: {} };
   const t0 = performance.now();
   const result = await runPretraining(cfg, { overwrite: true, log: () => {} });

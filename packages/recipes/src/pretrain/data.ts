@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeFileAtomic } from '@apertus/atomic-file';
 import {
   CompliancePipeline,
   DataError,
@@ -26,7 +27,6 @@ import {
 } from '@apertus/data';
 import { APERTUS_BOS_ID, APERTUS_EOS_ID, Tokenizer, loadTokenizerFromDirectory, saveTokenizer, trainApertusBpe } from '@apertus/tokenizer';
 import { InputError, readTokenizerFiles } from '@apertus/trainer';
-import { writeFileAtomic } from '@apertus/model';
 import type { PretrainConfig } from './config';
 
 /** Version of the prepared-data layout; bump to invalidate old `prepared.json` files. */

@@ -7,11 +7,12 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeFileAtomic } from '@apertus/atomic-file';
 import { warmupStepsFromRatio } from '@apertus/ademamix';
 import { LoraAdapter, parameterCount, type ApertusModel } from '@apertus/model';
 import { collateSft, packSft, prepareSftData } from '@apertus/posttrain';
 import type { Tensor } from '@apertus/tensor';
-import { ConfigError, EpochOrder, buildOptimizer, chatGenerationConfig, epochSteps, globalBatchSize, linearDecaySchedule, loadModel, loadModelTokenizer, resolveModelDir, runTraining, writeFileAtomic, type LmBatch, type SetupContext, type TrainingResult, type TrainingSetup } from '@apertus/trainer';
+import { ConfigError, EpochOrder, buildOptimizer, chatGenerationConfig, epochSteps, globalBatchSize, linearDecaySchedule, loadModel, loadModelTokenizer, resolveModelDir, runTraining, type LmBatch, type SetupContext, type TrainingResult, type TrainingSetup } from '@apertus/trainer';
 import { chrfTrend, translationRecord } from '../eval/translation';
 import { lmBatchOfSft, sftBatches } from './batches';
 import { SFT_TRAINING_KEYS, resolveSftConfig, type SftConfig } from './config';
