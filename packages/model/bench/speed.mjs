@@ -11,14 +11,13 @@
 // steps to about S seconds of its clock: the median of the steps done by then (at least one; a
 // warm-up step longer than S is itself the measurement), so `small` B4 T512 finishes at load too.
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AdEMAMix } from '@apertus/ademamix';
 import { ApertusModel, KVCache, presetConfig, step } from '@apertus/model';
-import { backendOf, backward, f32ArrayToBf16, noGrad, Rng, setGemmThreads, Tensor, tidy } from '@apertus/tensor';
-import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
+import { backward, f32ArrayToBf16, noGrad, Rng, setGemmThreads, Tensor, tidy } from '@apertus/tensor';
+import { cpuDescription, loadRange, writeRecords } from '@apertus/bench';
 import { peerPython } from '@apertus/peers';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -104,45 +103,43 @@ function measure(mode, m, config, { B, T, steps }) {
 const tiny = presetConfig('tiny');
 const small = presetConfig('small');
 const layer8b = presetConfig('apertus-8b', { num_hidden_layers: 1, vocab_size: 1024 });
+// Each case with the record it updates (--write): id, target, and the ratio the target asks for.
 const cases = [
-  ['train step', 'tiny', tiny, 'train', { B: 8, T: 256, steps: quick ? 2 : 5 }],
-  ['prefill', 'tiny', tiny, 'prefill', { B: 1, T: 256, steps: quick ? 2 : 5 }],
-  ['decode', 'tiny', tiny, 'decode', { B: 1, T: 64, steps: quick ? 8 : 32 }],
-  ['train step', 'small', small, 'train', { B: 1, T: 256, steps: quick ? 1 : 3 }],
-  ['train step', 'small', small, 'train', { B: 4, T: 512, steps: quick ? 1 : 2 }],
-  ['prefill', 'small', small, 'prefill', { B: 1, T: 256, steps: quick ? 1 : 3 }],
-  ['decode', 'small', small, 'decode', { B: 1, T: 64, steps: quick ? 4 : 16 }],
-  ['decode', 'small', small, 'decode', { B: 8, T: 64, steps: quick ? 4 : 16 }],
-  ['decode (bf16 weights; torch f32)', '8B-shaped layer', layer8b, 'decode', { B: 1, T: 16, steps: quick ? 2 : 8, bf16: true }],
+  ['train step', 'tiny', tiny, 'train', { B: 8, T: 256, steps: quick ? 2 : 5 }, ['train-tiny', 'training step, tiny B8 T256, ≥ 1.0× PyTorch eager (#18)', 1]],
+  ['prefill', 'tiny', tiny, 'prefill', { B: 1, T: 256, steps: quick ? 2 : 5 }, ['prefill-tiny', 'prefill, tiny B1 T256', null]],
+  ['decode', 'tiny', tiny, 'decode', { B: 1, T: 64, steps: quick ? 8 : 32 }, ['decode-tiny', 'decode batch 1, tiny, ≥ PyTorch eager (#4, #8)', 1]],
+  ['train step', 'small', small, 'train', { B: 1, T: 256, steps: quick ? 1 : 3 }, ['train-small-b1', 'training step, small B1 T256, ≥ 1.0× PyTorch eager (#18)', 1]],
+  ['train step', 'small', small, 'train', { B: 4, T: 512, steps: quick ? 1 : 2 }, ['train-small-b4', 'training step, small B4 T512, ≥ 1.0× PyTorch eager (#18)', 1]],
+  ['prefill', 'small', small, 'prefill', { B: 1, T: 256, steps: quick ? 1 : 3 }, ['prefill-small', 'prefill, small B1 T256, ≥ 1.0× PyTorch eager (#18)', 1]],
+  ['decode', 'small', small, 'decode', { B: 1, T: 64, steps: quick ? 4 : 16 }, ['decode-small-b1', 'decode batch 1, small, ≥ PyTorch eager (#4, #8)', 1]],
+  ['decode', 'small', small, 'decode', { B: 8, T: 64, steps: quick ? 4 : 16 }, ['decode-small-b8', 'decode batch 8, small, ≥ 1.5× PyTorch eager and clearly above batch 1 (#18)', 1.5]],
+  ['decode (bf16 weights; torch f32)', '8B-shaped layer', layer8b, 'decode', { B: 1, T: 16, steps: quick ? 2 : 8, bf16: true }, ['decode-8b-layer', 'decode batch 1, 8B-shaped layer with bf16 weights, ≥ PyTorch eager (#4, #8)', 1]],
 ];
 
 const rows = [];
 const cpu = cpuDescription();
 const loadStart = os.loadavg()[0];
 console.log(`CPU: ${cpu}; Node ${process.version}; 1-minute load average ${loadStart.toFixed(1)}${cpuTime ? '; process CPU time at 1 thread' : ''}`);
-for (const [what, name, config, mode, opts] of cases) {
+for (const [what, name, config, mode, opts, record] of cases) {
   if (only && !only.test(`${what} ${name} ${opts.B} ${opts.T}`)) continue;
   // Ours likewise at 1 and 2 GEMM threads, best of the two.
   const o = THREADS.map((threads) => { setGemmThreads(threads); return { ...ours(mode, config, opts), threads }; })
     .reduce((a, b) => (a.tokens_per_s >= b.tokens_per_s ? a : b));
   const t = torch(mode, config, opts);
-  const row = { what, name, B: opts.B, T: opts.T, ours: o, torch: t, ratio: o.tokens_per_s / t.tokens_per_s };
+  const row = { what, name, B: opts.B, T: opts.T, ours: o, torch: t, ratio: o.tokens_per_s / t.tokens_per_s, record };
   rows.push(row);
   console.log(`${what.padEnd(34)} ${name.padEnd(16)} ours ${o.tokens_per_s.toFixed(1).padStart(9)} tok/s  torch ${t.tokens_per_s.toFixed(1).padStart(9)} tok/s  ratio ${row.ratio.toFixed(2)}  (ms/step ${(o.seconds * 1000).toFixed(1)} vs ${(t.seconds * 1000).toFixed(1)})`);
 }
 
 if (write) {
-  const lines = [
-    '# Model speed: training step, prefill, decode (vs PyTorch eager)',
-    '',
-    `Command: \`node packages/model/bench/speed.mjs --write\` (${new Date().toISOString().slice(0, 10)}; GEMM backend ${backendOf('gemm').name}; PyTorch ${rows[0].torch.torch}, float32; each side timed at 1 and 2 threads and its best kept — see the threads column; CPU ${cpu}; 1-minute load average ${loadStart.toFixed(1)} at the start, ${os.loadavg()[0].toFixed(1)} at the end).`,
-    'Training step = forward + backward + AdEMAMix; tokens/s = B·T per step (train, prefill) or B per step (decode after a T-token prefill).',
-    '',
-    '| what | model | B | T | ours tok/s | PyTorch tok/s | ours / PyTorch | ours ms/step | PyTorch ms/step | threads (ours / PyTorch) |',
-    '|---|---|---|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.what} | ${r.name} | ${r.B} | ${r.T} | ${r.ours.tokens_per_s.toFixed(1)} | ${r.torch.tokens_per_s.toFixed(1)} | ${r.ratio.toFixed(2)} | ${(r.ours.seconds * 1000).toFixed(1)} | ${(r.torch.seconds * 1000).toFixed(1)} | ${r.ours.threads} / ${r.torch.threads} |`),
-    '',
-  ];
-  fs.writeFileSync(path.join(here, '../../../tooling/bench/results/model.md'), lines.join('\n'));
+  const clock = cpuTime ? 'process CPU time, one thread' : THREADS.length > 1 ? 'wall, best of 1 and 2 threads each' : `wall, ${THREADS[0]} threads each`;
+  console.log(`wrote ${writeRecords('model', rows.map((r) => ({
+    id: r.record[0],
+    target: r.record[1],
+    ...(r.record[2] !== null ? { status: r.ratio >= r.record[2] ? 'met' : 'not met' } : {}),
+    figure: `${r.ours.tokens_per_s.toFixed(1)} tok/s against PyTorch ${r.torch.tokens_per_s.toFixed(1)} (${clock}; threads ${r.ours.threads} / ${r.torch.threads})`,
+    ratio: `${r.ratio.toFixed(2)}×`,
+    load: loadRange(loadStart),
+  })))}`);
 }
 process.exit(0);

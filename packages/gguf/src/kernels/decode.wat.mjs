@@ -8,7 +8,7 @@
 // to its start and spills what passes 15 registers, so a super-block is a loop over chunks (a
 // branch is a barrier) whose block scales were decoded before it into scratch ($sc), read back as
 // splats (load16_splat, load32_splat: one instruction each). Instructions per 32 weights in V8's
-// code: Q8_0 24, Q4_K 23, Q6_K ≈ 42 (tooling/bench/results/gguf-decode.md).
+// code: Q8_0 24, Q4_K 23, Q6_K ≈ 42.
 //
 // Integer dot products: i16x8.relaxed_dot_i8x16_i7x16_s(a, b) with b's lanes in [0, 127]
 // (pmaddubsw; exact on every CPU for such b).
