@@ -69,7 +69,7 @@ export interface AblationOptions {
    * `evalInterval`, `optimizer` and the MLP.
    */
   readonly base?: RawConfig;
-  /** The Goldfish experiment: run it with these options (default {@link DEFAULT_GOLDFISH}), reuse a saved result (`apertus-pretrain goldfish --json`), or leave it out (`false`). */
+  /** The Goldfish experiment: run it with these options (default {@link DEFAULT_GOLDFISH}; its run directories under `<out>/goldfish` unless `out` is given), reuse a saved result (`apertus-pretrain goldfish --json`), or leave it out (`false`). */
   readonly goldfish?: GoldfishExperimentOptions | { readonly resultFile: string } | false;
   /** Keep each run's checkpoints and final model (default: only metrics.jsonl, loss.html, config.json). */
   readonly keepRuns?: boolean;
@@ -256,7 +256,8 @@ export async function runAblation(options: AblationOptions = {}): Promise<Ablati
   const xielu = buildModelConfig(shared, shared.vocabSize);
   const arch = { xielu, swiglu: swigluMatched(xielu) };
   const goldfishOptions = options.goldfish ?? DEFAULT_GOLDFISH;
-  const gf = saved ?? (goldfishOptions === false || 'resultFile' in goldfishOptions ? null : { result: await runGoldfishExperiment(goldfishOptions), source: 'run' });
+  // The experiment's two run directories go under this ablation's directory unless told otherwise.
+  const gf = saved ?? (goldfishOptions === false || 'resultFile' in goldfishOptions ? null : { result: await runGoldfishExperiment({ out: path.join(o.out, 'goldfish'), ...goldfishOptions }), source: 'run' });
   if (gf) log(`goldfish: standard loss ${gf.result.standard.exactMatches}/${gf.result.settings.documents}, Goldfish ${gf.result.goldfish.exactMatches}/${gf.result.settings.documents} documents memorised`);
   const { out: _out, seed: _seed, optimizer: _opt, steps: _steps, evalInterval: _ei, modelConfig: _mc, model: _m, ...pretraining } = shared;
   const files = { markdown: path.join(o.out, 'ablation.md'), json: path.join(o.out, 'ablation.json'), plot: path.join(o.out, 'ablation.html') };
