@@ -36,8 +36,8 @@ async function answer(r: StudioRequest): Promise<StudioResults[keyof StudioResul
       if (r.webgpu) {
         try {
           setGpujsScriptUrl('gpu.js');
-          const info = await enableWebgpu();
-          return { label: `WebGPU · ${info.adapter}`, webgpu: true, reason: null };
+          const adapter = await enableWebgpu();
+          return { label: `WebGPU · ${adapter}`, webgpu: true, reason: null };
         } catch (e) {
           await useDevice('cpu');
           return { label: wasm(), webgpu: false, reason: e instanceof Error ? e.message : String(e) };

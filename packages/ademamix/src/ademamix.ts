@@ -19,14 +19,12 @@
 // Result: bit-identical to torch on CPU in the golden tests (test/golden.py), and at worst ulp-level
 // differences elsewhere.
 
-import { ademamixUpdate, type AdemamixUpdateArgs } from '@apertus/tensor';
 import { OptimizerError } from './errors';
-import { fmaF32, fmaF64 } from './fma';
 import { powInt } from './pow';
 import { Optimizer } from './optimizer';
 import type { ArithmeticOptions, BaseHyperparameters, GroupingOptions, ParamGroupInput, ParamState } from './optimizer';
 import { alphaWarmup, beta3Warmup } from './schedulers';
-import { stepF32Simd } from './simd-step';
+import { ademamixUpdateKernel } from './update';
 import type { JsonValue } from './state-dict';
 import type { FloatArray, NamedParams } from './types';
 
@@ -165,80 +163,14 @@ export class AdEMAMix extends Optimizer<AdEMAMixHyperparameters> {
     };
   }
 
-  protected override updateParam(data: FloatArray, grad: FloatArray, st: ParamState, h: Readonly<AdEMAMixHyperparameters>, onDevice: boolean): void {
+  protected override updateParam(data: FloatArray, grad: FloatArray, st: ParamState, h: Readonly<AdEMAMixHyperparameters>): void {
     const t = st.step;
     const [beta1, beta2] = h.betas;
     const { alpha, beta3 } = ademamixCoefficients(t, h);
-    const c: StepConstants = { beta1, beta2, beta3, alpha, bc1: 1 - powInt(beta1, t), bc2: 1 - powInt(beta2, t), eps: h.eps, weightDecay: h.weightDecay, lr: h.lr };
-    const m1 = beta1 === 0 ? null : st.buffers.exp_avg_fast!;
-    if (onDevice) {
-      ademamixUpdate({ param: data as Float32Array, grad: grad as Float32Array, m1: m1 as Float32Array | null, m2: st.buffers.exp_avg_slow as Float32Array, nu: st.buffers.exp_avg_sq as Float32Array, ...c });
-    } else if (data instanceof Float32Array && this.arithmetic === 'fast') stepFast(data, grad, m1, st.buffers.exp_avg_slow!, st.buffers.exp_avg_sq!, c);
-    else if (data instanceof Float32Array) stepF32(data, grad, m1 as Float32Array | null, st.buffers.exp_avg_slow as Float32Array, st.buffers.exp_avg_sq as Float32Array, c);
-    else stepF64(data, grad, m1 as Float64Array | null, st.buffers.exp_avg_slow as Float64Array, st.buffers.exp_avg_sq as Float64Array, c);
+    ademamixUpdateKernel.run({
+      param: data, grad, m1: beta1 === 0 ? null : st.buffers.exp_avg_fast!, m2: st.buffers.exp_avg_slow!, nu: st.buffers.exp_avg_sq!,
+      beta1, beta2, beta3, alpha, bc1: 1 - powInt(beta1, t), bc2: 1 - powInt(beta2, t), eps: h.eps, weightDecay: h.weightDecay, lr: h.lr, arithmetic: this.arithmetic,
+    });
   }
 }
 
-/** Per-step scalars of the update (in double): the scalar fields of the registry's `ademamixUpdate`. */
-export type StepConstants = Omit<AdemamixUpdateArgs, 'param' | 'grad' | 'm1' | 'm2' | 'nu'>;
-
-/**
- * The update for float32 parameters: every operation rounded to float32, torch's fused ones fused.
- * Whole groups of 4 run in WebAssembly SIMD with the same bits (simd-step.ts) unless `simd` is false.
- */
-export function stepF32(data: Float32Array, grad: FloatArray, m1: Float32Array | null, m2: Float32Array, nu: Float32Array, c: StepConstants, simd = true): void {
-  const f = Math.fround;
-  const b1 = f(c.beta1), c1 = f(1 - c.beta1), b3 = f(c.beta3), c3 = f(1 - c.beta3), b2 = f(c.beta2), c2 = f(1 - c.beta2);
-  const bc1 = f(c.bc1), sbc2 = f(Math.sqrt(c.bc2)), eps = f(c.eps), alpha = f(c.alpha), wd = f(c.weightDecay), nlr = f(-c.lr);
-  const n = data.length;
-  const start = simd ? stepF32Simd(data, grad, m1, m2, nu, { b1, c1, b3, c3, b2, c2, bc1, sbc2, eps, alpha, wd, nlr }) : 0;
-  for (let i = start; i < n; i++) {
-    const g = f(grad[i]!);
-    const fast = m1 === null ? g : (m1[i] = fmaF32(g, c1, f(m1[i]! * b1)));
-    const slow = (m2[i] = fmaF32(g, c3, f(m2[i]! * b3)));
-    const sq = (nu[i] = fmaF32(f(c2 * g), g, f(nu[i]! * b2)));
-    const denom = f(f(f(Math.sqrt(sq)) / sbc2) + eps);
-    let u = f(f(f(fast / bc1) + f(alpha * slow)) / denom);
-    const p = data[i]!;
-    if (wd !== 0) u = fmaF32(p, wd, u);
-    data[i] = f(p + f(nlr * u));
-  }
-}
-
-/** The scalars of a double-precision update. */
-function doubleScalars(c: StepConstants): StepConstants & { c1: number; c2: number; c3: number; sbc2: number; wd: number; nlr: number } {
-  return { ...c, c1: 1 - c.beta1, c2: 1 - c.beta2, c3: 1 - c.beta3, sbc2: Math.sqrt(c.bc2), wd: c.weightDecay, nlr: -c.lr };
-}
-
-/** The update in double precision, rounding only what is stored (`arithmetic: 'fast'`). */
-function stepFast(data: FloatArray, grad: FloatArray, m1: FloatArray | null, m2: FloatArray, nu: FloatArray, c: StepConstants): void {
-  const { beta1, beta2, beta3, alpha, bc1, eps, c1, c2, c3, sbc2, wd, nlr } = doubleScalars(c);
-  const n = data.length;
-  for (let i = 0; i < n; i++) {
-    const g = grad[i]!;
-    let fast = g;
-    if (m1 !== null) { m1[i] = m1[i]! * beta1 + g * c1; fast = m1[i]!; }
-    m2[i] = m2[i]! * beta3 + g * c3;
-    nu[i] = nu[i]! * beta2 + c2 * g * g;
-    const p = data[i]!;
-    const u = (fast / bc1 + alpha * m2[i]!) / (Math.sqrt(nu[i]!) / sbc2 + eps) + p * wd;
-    data[i] = p + nlr * u;
-  }
-}
-
-/** The update for float64 parameters, with torch's fused multiply-adds. */
-function stepF64(data: Float64Array, grad: FloatArray, m1: Float64Array | null, m2: Float64Array, nu: Float64Array, c: StepConstants): void {
-  const { beta1, beta2, beta3, alpha, bc1, eps, c1, c2, c3, sbc2, wd, nlr } = doubleScalars(c);
-  const n = data.length;
-  for (let i = 0; i < n; i++) {
-    const g = grad[i]!;
-    const fast = m1 === null ? g : (m1[i] = fmaF64(g, c1, m1[i]! * beta1));
-    const slow = (m2[i] = fmaF64(g, c3, m2[i]! * beta3));
-    const sq = (nu[i] = fmaF64(c2 * g, g, nu[i]! * beta2));
-    const denom = Math.sqrt(sq) / sbc2 + eps;
-    let u = (fast / bc1 + alpha * slow) / denom;
-    const p = data[i]!;
-    if (wd !== 0) u = fmaF64(p, wd, u);
-    data[i] = p + nlr * u;
-  }
-}

@@ -3,10 +3,11 @@
 // bit-identical to calling the registry's update kernel with scalars re-derived from the recipe
 // (α_t, β3_t from the schedulers, 1 − β^t); nothing is read back until `stateDict`, and a loaded
 // state resumes exactly. Runs on SwiftShader without a GPU; a missing driver fails the test.
-import { Rng, SWIFTSHADER_ICD, Tensor, adamwUpdate, ademamixUpdate, readBack, sumSquares, useDevice } from '@apertus/tensor';
+import { Rng, SWIFTSHADER_ICD, Tensor, readBack, sumSquares, useDevice } from '@apertus/tensor';
 import { webgpuTransfers } from '@apertus/tensor/gpujs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdEMAMix, AdamW, ademamixCoefficients, clipGradNorm, powInt, type AdEMAMixHyperparameters } from './index';
+import { adamwUpdateKernel, ademamixUpdateKernel } from './update';
 
 if (process.env.VK_ICD_FILENAMES === undefined && process.env.VK_DRIVER_FILES === undefined) process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
 
@@ -52,8 +53,8 @@ describe('optimizers on webgpu tensors', { timeout: 300_000 }, () => {
       // and the state again after stateDict() (at t = 1) read it back.
       expect(after.uploads - before.uploads).toBe((t === 1 ? 5 : t === 2 ? 4 : 1) * ps.length);
       const { alpha, beta3 } = ademamixCoefficients(t, full);
-      ref.forEach((r, i) => ademamixUpdate({
-        param: r.p, grad: ps[i]![1].grad!.toFloat32(), m1: r.m1, m2: r.m2, nu: r.nu,
+      ref.forEach((r, i) => ademamixUpdateKernel.run({
+        arithmetic: 'torch-exact', param: r.p, grad: ps[i]![1].grad!.toFloat32(), m1: r.m1, m2: r.m2, nu: r.nu,
         beta1: 0.9, beta2: 0.999, beta3, alpha, bc1: 1 - powInt(0.9, t), bc2: 1 - powInt(0.999, t), eps: h.eps, weightDecay: h.weightDecay, lr: h.lr,
       }));
       if (t === 1) half = opt.stateDict();
@@ -88,7 +89,7 @@ describe('optimizers on webgpu tensors', { timeout: 300_000 }, () => {
     for (let t = 1; t <= STEPS; t++) {
       gradients(ps, t);
       opt.step();
-      ref.forEach((r, i) => adamwUpdate({ param: r.p, grad: ps[i]![1].grad!.toFloat32(), m: r.m, v: r.v, beta1: 0.9, beta2: 0.95, bc1: 1 - powInt(0.9, t), bc2: 1 - powInt(0.95, t), eps: h.eps, weightDecay: h.weightDecay, lr: h.lr }));
+      ref.forEach((r, i) => adamwUpdateKernel.run({ arithmetic: 'torch-exact', param: r.p, grad: ps[i]![1].grad!.toFloat32(), m: r.m, v: r.v, beta1: 0.9, beta2: 0.95, bc1: 1 - powInt(0.9, t), bc2: 1 - powInt(0.95, t), eps: h.eps, weightDecay: h.weightDecay, lr: h.lr }));
     }
     ref.forEach((r, i) => {
       readBack(r.p);

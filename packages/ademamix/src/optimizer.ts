@@ -8,6 +8,9 @@ import { splitWeightDecay, isNoWeightDecay } from './param-groups';
 import { dtypeOf } from './state-dict';
 import type { JsonValue, OptimizerStateDict, OptimizerStateMeta, StateTensor } from './state-dict';
 import type { FloatArray, NamedParams, OptimParam } from './types';
+import type { Arithmetic } from './arithmetic';
+
+export type { Arithmetic, ArithmeticOptions } from './arithmetic';
 
 /** Hyperparameters every optimizer group has. */
 export interface BaseHyperparameters {
@@ -34,20 +37,6 @@ export interface GroupingOptions {
   readonly splitWeightDecay?: boolean;
   /** Which parameters get no weight decay (default {@link isNoWeightDecay}). */
   readonly noWeightDecay?: (name: string, shape: readonly number[]) => boolean;
-}
-
-/**
- * How float32 updates are computed: `torch-exact` (default) rounds every operation to float32 and
- * emulates PyTorch's fused multiply-adds, reproducing torch's optimizer bit for bit; `fast`
- * computes each element's update in double precision and rounds only what is stored — several
- * times faster, and within 1e-6 (relative to each state's largest value) of `torch-exact`.
- */
-export type Arithmetic = 'torch-exact' | 'fast';
-
-/** Execution options of an optimizer. */
-export interface ArithmeticOptions {
-  /** See {@link Arithmetic} (default `torch-exact`). */
-  readonly arithmetic?: Arithmetic;
 }
 
 /** A parameter group of a constructed optimizer. */
@@ -78,7 +67,6 @@ interface MutableGroup<H> {
 interface UpdateArrays {
   readonly data: FloatArray;
   readonly grad: unknown;
-  readonly onDevice: boolean;
 }
 
 /**
@@ -89,8 +77,8 @@ interface UpdateArrays {
 function arraysOf(p: OptimParam): UpdateArrays {
   const data = deviceStorage(p);
   const grad = p.grad === null ? null : deviceStorage(p.grad);
-  if (data !== null && grad !== null) return { data, grad, onDevice: true };
-  return { data: p.data, grad: p.grad?.data, onDevice: false };
+  if (data !== null && grad !== null) return { data, grad };
+  return { data: p.data, grad: p.grad?.data };
 }
 
 function isGroupList<H>(x: NamedParams | readonly ParamGroupInput<H>[]): x is readonly ParamGroupInput<H>[] {
@@ -199,11 +187,11 @@ export abstract class Optimizer<H extends BaseHyperparameters> {
 
   /**
    * Apply one update to one parameter. `state.step` has already been incremented (1-based).
-   * On the host (`onDevice` false) the math runs in the precision of `data`; on a device (the
-   * arrays are a device's tensor storage, see `deviceStorage`) the per-step scalars are computed
-   * here in float64 and the update runs there, through the backend registry.
+   * The per-step scalars are computed in float64 and the update runs on the current device through
+   * the kernel registry (on a device that keeps tensor storage, `data` and `grad` are that storage,
+   * see `deviceStorage`); the math follows the precision of `data` and the optimizer's arithmetic.
    */
-  protected abstract updateParam(data: FloatArray, grad: FloatArray, state: ParamState, h: Readonly<H>, onDevice: boolean): void;
+  protected abstract updateParam(data: FloatArray, grad: FloatArray, state: ParamState, h: Readonly<H>): void;
 
   /**
    * Set the learning rate of every group (or of the named group).
@@ -243,7 +231,7 @@ export abstract class Optimizer<H extends BaseHyperparameters> {
     for (const { name, h, p, arrays } of updates) {
       const st = this.stateOf(name, p, h);
       st.step += 1;
-      this.updateParam(arrays.data, arrays.grad as FloatArray, st, h, arrays.onDevice);
+      this.updateParam(arrays.data, arrays.grad as FloatArray, st, h);
     }
   }
 

@@ -10,8 +10,8 @@
 // (packed from the stored bytes when it needs one), F32 and BF16 in the registry's (webgpu) GEMM.
 
 import type { PackedMatrix } from '@apertus/model';
-import { currentDevice, sgemm, sgemmBf16, Tensor, webgpuKernelApi } from '@apertus/tensor';
-import type { WebgpuKernelApi } from '@apertus/tensor/gpujs';
+import { currentDevice, sgemm, sgemmBf16, Tensor } from '@apertus/tensor';
+import { onWebgpu, type WebgpuKernelApi } from '@apertus/tensor/kernels';
 import { hasKernel, residentBytes, residentMatmulT, WeightArena, type Resident } from './kernels/qmatmul';
 import { quantMatmulT, webgpuWeights, type WebgpuWeights } from './kernels/webgpu';
 import { hasWebgpuKernel } from './kernels/webgpu-pack';
@@ -23,6 +23,10 @@ import { rowBytes, type GgmlType } from './types';
 const TILE_FLOATS = 1 << 18;
 /** From this many activation rows on, F32/BF16 products run in the packed GEMM of @apertus/tensor. */
 export const FLOAT_GEMM_MIN_ROWS = 16;
+
+/** The webgpu device's kernel API, once the device has started. */
+let webgpu: WebgpuKernelApi | null = null;
+onWebgpu((gpu) => { webgpu = gpu; });
 
 /** A [out, in] matrix held as ggml blocks (any supported type). */
 export class QuantMatrix implements PackedMatrix {
@@ -62,15 +66,14 @@ export class QuantMatrix implements PackedMatrix {
    */
   matmulT(input: Float32Array, M: number, y: Float32Array): void {
     const [N, K] = this.shape, name = this.type.name, float = name === 'F32' || name === 'BF16';
-    const webgpu = currentDevice().device === 'webgpu';
-    if (webgpu && hasWebgpuKernel(this.type)) {
-      const g = webgpuKernelApi() as WebgpuKernelApi;
+    const onWebgpuDevice = currentDevice().device === 'webgpu';
+    if (onWebgpuDevice && webgpu !== null && hasWebgpuKernel(this.type)) {
       this.webgpu ??= webgpuWeights(this.type, N, K, () => residentBytes(this.stored));
-      g.runWebgpuOp(quantMatmulT(g, this.webgpu, input, M, y));
+      webgpu.run(quantMatmulT(webgpu, this.webgpu, input, M, y));
       return;
     }
     const kernel = this.stored.slab !== null && hasKernel(this.type, K);
-    if (kernel && !(float && (M >= FLOAT_GEMM_MIN_ROWS || webgpu))) {
+    if (kernel && !(float && (M >= FLOAT_GEMM_MIN_ROWS || onWebgpuDevice))) {
       // The kernels round BF16's input to bf16 as they copy it in.
       residentMatmulT(this.type, this.stored, N, K, input.subarray(0, M * K), M, y);
       return;

@@ -5,7 +5,7 @@
 //
 //   node packages/model/bench/device-grads.mjs [--layers 4] [--batch 2] [--seq 32]
 import { ApertusModel, presetConfig } from '@apertus/model';
-import { backward, Rng, setBackend, Tensor, useDevice } from '@apertus/tensor';
+import { backward, resetKernels, Rng, selectKernels, Tensor, useDevice } from '@apertus/tensor';
 
 const arg = (name, dflt) => { const i = process.argv.indexOf(`--${name}`); return i < 0 ? dflt : Number(process.argv[i + 1]); };
 const layers = arg('layers', 4), B = arg('batch', 2), T = arg('seq', 32);
@@ -24,13 +24,11 @@ function grads() {
 const runs = {};
 await useDevice('cpu');
 runs['cpu (SIMD xIELU)'] = grads();
-setBackend('js', ['xielu', 'xieluBackward']);
+selectKernels('reference', ['xielu', 'xieluBackward']);
 runs['cpu (reference xIELU)'] = grads();
+resetKernels();
 await useDevice('webgpu');
 runs.webgpu = grads();
-// The other ops on webgpu, xIELU on the cpu backend (its arrays come home for each call).
-setBackend('cpu', ['xielu', 'xieluBackward']);
-runs['webgpu, cpu xIELU'] = grads();
 await useDevice('cpu');
 
 const base = runs['cpu (SIMD xIELU)'];

@@ -1,4 +1,4 @@
-import { wasmKernels } from '@apertus/tensor';
+import { wasm as wasmKernels } from '@apertus/tensor/kernels';
 import type { ApertusConfig } from './config';
 import { GenerationError } from './errors';
 

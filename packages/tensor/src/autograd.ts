@@ -1,6 +1,6 @@
-import { kernel } from './backend';
+import { binaryKernel, scaleByKernel } from './ops/elementwise/kernel';
 import { AutogradError, ShapeError } from './errors';
-import { heapF32, heapKeep, heapRelease } from './kernels/cpu/heap';
+import { heapF32, heapKeep, heapRelease } from './memory/heap';
 import { sameShape } from './shape';
 import { Tensor, type GradNode } from './tensor';
 import { kernelF32 } from './ops/util';
@@ -45,13 +45,13 @@ function copy(src: Float32Array): Float32Array {
 /** A fresh copy of `g`'s values, made where its storage lives (`scaleBy` with s = 1 is exact). */
 function deviceCopy(g: Tensor): Float32Array {
   const a = heapF32(g.size);
-  kernel('scaleBy')(kernelF32(g, 'backward'), 1, a);
+  scaleByKernel.run(kernelF32(g, 'backward'), 1, a);
   return a;
 }
 
 /** Add `g` into `acc` elementwise (same size), with the `binary` kernel: where the storage lives. */
 function accumulate(acc: Float32Array, g: Tensor): void {
-  kernel('binary')('add', acc, [1], kernelF32(g, 'backward'), [1], [acc.length], acc);
+  binaryKernel.run('add', acc, [1], kernelF32(g, 'backward'), [1], [acc.length], acc);
 }
 
 /**

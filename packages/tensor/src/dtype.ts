@@ -2,7 +2,7 @@
  * Data types. Compute is float32; bf16 and f16 are storage formats (raw 16-bit patterns in a
  * Uint16Array) converted with round-to-nearest-even; i32 holds token ids and positions.
  */
-import { heapF32, heapU16 } from './kernels/cpu/heap';
+import { heapF32, heapU16 } from './memory/heap';
 
 export type DType = 'f32' | 'bf16' | 'f16' | 'i32';
 

@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { compileOptimized, v8FlagFromArgs } from './host';
-import { wasmApi, type WasmModule } from './kernels/gemm/wasm/wasm-api';
+import { wasmApi, type WasmModule } from './wasm/api';
 
 // V8's own test hooks (`%IsLiftoffFunction`, `%IsTurboFanFunction`): the syntax is accepted by
 // functions parsed after the flag is set.

@@ -1,20 +1,22 @@
 /**
- * Device copies of tensor storage. A backend whose kernels leave their outputs on a device
- * (backend `webgpu`: GPU buffers owned by its worker) installs a `Residency`; while one is
+ * Device copies of tensor storage. A device whose kernels leave their outputs there (`webgpu`:
+ * GPU buffers owned by its worker) installs a `Residency`; while one is
  * installed, a storage's current values may live only on the device, and
  * - every host access (`Tensor.storage`, `data`, `ints`, `item`, `toArray`...) first calls
- *   `hostAccess`, which reads the values back (counted by the backend) and hands the storage to
+ *   `hostAccess`, which reads the values back (counted by the device) and hands the storage to
  *   the host: the device copy is dropped, as the host may now write it;
- * - the kernels of every other backend get host copies the same way (`backend.ts`);
+ * - the kernels of every other device get host copies the same way (`registry.ts`);
  * - a recycled block of the cpu device memory (`Tensor.dispose`, `tidy`, garbage collection)
  *   frees the device copies of what it held.
  * Ops pass the storage itself to kernels (`kernelF32` in `ops/util.ts`), never a host copy.
  */
 
-/** What a device backend provides to keep tensor storage on its device. */
+import type { Device } from './device-name';
+
+/** What a device provides to keep tensor storage on it. */
 export interface Residency {
-  /** The backend whose kernels read and write the device copies. */
-  readonly backend: string;
+  /** The device whose kernels read and write the device copies. */
+  readonly device: Device;
   /** Make the host copy of the storage under `a` (a storage or a view of one) current and drop its device copy. */
   toHost(a: ArrayBufferView): void;
   /** The cpu device memory's bytes [addr, addr + bytes) were recycled: free their device copies. */
@@ -23,7 +25,7 @@ export interface Residency {
 
 let active: Residency | null = null;
 
-/** Install (or with null, remove) the residency of a device backend. */
+/** Install (or with null, remove) the residency of a device. */
 export function installResidency(r: Residency | null): void {
   active = r;
 }

@@ -2,10 +2,10 @@ import { allocStorage, bf16ArrayToF32, f16ArrayToF32, f32ArrayToBf16, f32ArrayTo
 import { DTypeError, ShapeError, TensorError } from './errors';
 import { contiguousStrides, numel, type Shape } from './shape';
 import { Rng } from './random';
-import { heapRelease, heapView } from './kernels/cpu/heap';
+import { heapRelease, heapView } from './memory/heap';
 import { hostAccess } from './residency';
-import { kernel } from './backend';
-import { gatherStrided } from './kernels/js/copy';
+import { copyStridedKernel } from './ops/view/kernel';
+import { gatherStrided } from './ops/view/reference';
 
 /** What a recorded op keeps for the backward pass. */
 export interface GradNode {
@@ -176,7 +176,7 @@ export class Tensor {
     const out = allocStorage(this.dtype, this.size);
     // float32 views are copied by the backend registry's kernel (on a device backend, where the
     // storage lives); the other dtypes on the host.
-    if (this.dtype === 'f32') kernel('copyStrided')(this.raw as Float32Array, this.offset, this.shape, this.strides, out as Float32Array);
+    if (this.dtype === 'f32') copyStridedKernel.run(this.raw as Float32Array, this.offset, this.shape, this.strides, out as Float32Array);
     else gatherStrided(this.storage, this.offset, this.shape, this.strides, out);
     return new Tensor(out, this.shape, this.dtype);
   }

@@ -1,4 +1,4 @@
-import { heapCloseScope, heapOpenScope } from './kernels/cpu/heap';
+import { heapCloseScope, heapOpenScope } from './memory/heap';
 import { Tensor } from './tensor';
 
 /**

@@ -2,13 +2,12 @@
 // run by a worker thread, on SwiftShader here. Results are compared with the same graph on 'js'.
 import { afterAll, describe, expect, test } from 'vitest';
 import { backward } from './autograd';
-import { backendOf, kernelNames, setBackend } from './backend';
+import { kernelInfo, resetKernels, selectKernels } from './registry';
 import { useDevice } from './device';
-import { enableWebgpu, webgpuTransfers } from './gpujs-backend';
+import { webgpuTransfers } from './gpujs-backend';
 import { GpujsBackendError, createWebgpuSyncKernels } from './kernels/gpujs/index';
 import { randomF32, useSwiftshaderUnlessDriverNamed } from './kernels/gpujs/testing';
-import { jsKernels } from './kernels/js/index';
-import type { AttentionArgs, AttentionBackwardArgs } from './kernels/types';
+import { TENSOR_KERNELS, type AttentionArgs, type AttentionBackwardArgs } from './kernels/types';
 import { attention, pagedAttention } from './ops/attention';
 import { crossEntropy } from './ops/cross-entropy';
 import { add, exp, mul, silu } from './ops/elementwise';
@@ -23,10 +22,13 @@ import { narrow, reshape } from './ops/view';
 import { Rng } from './random';
 import { Tensor } from './tensor';
 import { expectClose } from './ops/test-util';
+import { kernelSet } from './kernels/types';
+
+const jsKernels = kernelSet('reference');
 
 useSwiftshaderUnlessDriverNamed();
 
-afterAll(() => { setBackend('js'); setBackend('cpu'); });
+afterAll(() => useDevice('cpu'));
 
 /** A small decoder-like graph touching every registry op; returns the outputs and the input gradients. */
 function graph(): Float32Array[] {
@@ -61,13 +63,12 @@ function graph(): Float32Array[] {
 
 describe('the tensor ops on backend webgpu', () => {
   test('every registry op with a gpu.js kernel moves to webgpu, and forward and backward match the js backend', async () => {
-    setBackend('js');
+    selectKernels('reference');
     const want = graph().map((a) => Float32Array.from(a));
-    const info = await enableWebgpu();
-    expect(info.name).toBe('webgpu');
-    expect(info.device).toMatch(/^gpu\.js webgpu \(.+\)$/);
+    const info = await useDevice('webgpu');
+    expect(info.adapter).toMatch(/\S/);
     // Every op of the registry moves, GEMM and the LM-head loss included.
-    for (const op of kernelNames()) expect(backendOf(op), op).toEqual({ name: info.name, device: info.device });
+    for (const op of Object.keys(TENSOR_KERNELS)) expect(kernelInfo(op), op).toEqual({ device: 'webgpu', impl: 'gpujs' });
     const got = graph();
     got.forEach((g, i) => expectClose(g, want[i]!, 1e-4));
 
@@ -98,10 +99,10 @@ describe('the tensor ops on backend webgpu', () => {
       backward(loss);
       return { loss, params: [table, g, w1, w2] };
     };
-    await enableWebgpu();
-    setBackend('js');
+    await useDevice('cpu');
+    selectKernels('reference');
     const want = block();
-    setBackend('webgpu');
+    await useDevice('webgpu');
     const t0 = webgpuTransfers();
     const got = block();
     const t1 = webgpuTransfers();
@@ -122,7 +123,7 @@ describe('the tensor ops on backend webgpu', () => {
   }, 300_000);
 
   test('RoPE keeps its cos/sin table on the GPU while the positions stay the same, forward and backward', async () => {
-    await enableWebgpu();
+    await useDevice('webgpu');
     const r = new Rng(9);
     const N = 6, heads = 2, d = 8;
     const invFreq = Float32Array.from({ length: d / 2 }, (_, i) => 10000 ** (-(2 * i) / d));
@@ -144,9 +145,10 @@ describe('the tensor ops on backend webgpu', () => {
     expect(moved.uploads).toBe(first.uploads);
     expect(first.uploads).toBeGreaterThanOrEqual(xBytes + tableBytes);
     // The rotation itself against the js backend.
-    setBackend('js');
+    await useDevice('cpu');
+    selectKernels('reference');
     const want = rope(moved.x, Tensor.ints([7, 1, 2, 3, 4, 5]), invFreq);
-    setBackend('webgpu');
+    await useDevice('webgpu');
     expectClose(moved.y.data, want.data, 1e-6);
   }, 300_000);
 

@@ -1,4 +1,18 @@
-import { defineOp, kernel, kernelF32, mul, ShapeError, sigmoid, softplus, Tensor } from '@apertus/tensor';
+import { defineOp, kernelF32, mul, ShapeError, sigmoid, softplus, Tensor } from '@apertus/tensor';
+import { defineKernel, onWebgpu } from '@apertus/tensor/kernels';
+import { simdXielu, xieluSimdAvailable } from './cpu';
+import { xieluBackwardKernel, xieluKernel } from './kernel';
+import * as reference from './reference';
+import { xieluBackwardGpujs, xieluGpujs } from './webgpu';
+
+defineKernel(xieluKernel, { device: 'cpu', impl: 'reference', run: reference.xielu });
+defineKernel(xieluKernel, { device: 'cpu', impl: 'wasm', available: xieluSimdAvailable, run: simdXielu.xielu });
+defineKernel(xieluBackwardKernel, { device: 'cpu', impl: 'reference', run: reference.xieluBackward });
+defineKernel(xieluBackwardKernel, { device: 'cpu', impl: 'wasm', available: xieluSimdAvailable, run: simdXielu.xieluBackward });
+onWebgpu((gpu) => {
+  defineKernel(xieluKernel, { device: 'webgpu', impl: 'gpujs', run: (...a) => gpu.run(xieluGpujs(...a)) });
+  defineKernel(xieluBackwardKernel, { device: 'webgpu', impl: 'gpujs', run: (...a) => gpu.run(xieluBackwardGpujs(gpu, ...a)) });
+});
 
 /**
  * The four per-layer scalars of an xIELU activation, named and shaped as Apertus checkpoints
@@ -56,8 +70,8 @@ function one(t: Tensor, name: string): Tensor {
  * Forward: per element, only the branch that applies is evaluated (no overflow in the other).
  * Backward: ∂/∂x per element, and ∂/∂a_p = σ(a_p)·Σ gy·x² (x > 0), ∂/∂a_n = σ(a_n)·Σ gy·(expm1(min(x, ε)) − x)
  * (x ≤ 0). The element loops and the two sums are the `xielu` / `xieluBackward` kernels of the
- * backend registry (`backendOf('xielu')`); softplus and σ of the raw scalars and the products are
- * tensor ops, so on a device backend nothing leaves the device.
+ * registry (kernel.ts: reference, cpu SIMD and webgpu); softplus and σ of the raw scalars and the
+ * products are tensor ops, so on a device nothing leaves the device.
  */
 const xieluOp = defineOp<Scalars, Saved>({
   name: 'xielu',
@@ -68,12 +82,12 @@ const xieluOp = defineOp<Scalars, Saved>({
     // softplus as a tensor op, where the scalars live (on backend webgpu nothing is read back).
     const alpha_p = softplus(ap!), softplus_n = softplus(an!);
     const output = Tensor.zeros(x!.shape);
-    kernel('xielu')(kernelF32(xt, 'xielu'), kernelF32(alpha_p, 'xielu'), kernelF32(softplus_n, 'xielu'), beta, eps, output.data);
+    xieluKernel.run(kernelF32(xt, 'xielu'), kernelF32(alpha_p, 'xielu'), kernelF32(softplus_n, 'xielu'), beta, eps, output.data);
     return { output, saved: { x: xt, alpha_p, softplus_n } };
   },
   backward(g, { inputs: [x, ap, an], attrs: { beta, eps }, saved }) {
     const gx = Tensor.zeros(x!.shape), sumP = Tensor.zeros(ap!.shape), sumN = Tensor.zeros(an!.shape);
-    kernel('xieluBackward')(
+    xieluBackwardKernel.run(
       kernelF32(saved.x, 'xielu'), kernelF32(g, 'xielu'), kernelF32(saved.alpha_p, 'xielu'), kernelF32(saved.softplus_n, 'xielu'),
       beta, eps, gx.data, sumP.data, sumN.data,
     );

@@ -41,7 +41,7 @@ self.onmessage = async (e: MessageEvent<WorkerRequest>) => {
     let deviceLine = 'cpu';
     if (device === 'webgpu') {
       setGpujsScriptUrl('/gpu.js');
-      deviceLine = (await enableWebgpu()).device;
+      deviceLine = `webgpu (${await enableWebgpu()})`;
     } else {
       await useDevice('cpu');
     }

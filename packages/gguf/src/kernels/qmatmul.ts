@@ -5,7 +5,8 @@
 // itself (quant_q8_0, quant_q8_k: the same float32 operations as quant/activations.ts); float
 // activations go in as float32 (rounded to bf16 as they are copied in, for BF16 weights).
 
-import { relaxedSimdAvailable, wasmKernels } from '@apertus/tensor';
+import { relaxedSimdAvailable } from '@apertus/tensor';
+import { wasm } from '@apertus/tensor/kernels';
 import { roundBf16Into } from '../quant/activations';
 import { GGML_TYPES, rowBytes, type GgmlType } from '../types';
 import { QUANT_KERNELS_WASM, QUANT_KERNELS_WASM_RELAXED } from './module.generated';
@@ -39,12 +40,12 @@ const compiled: Partial<Record<KernelVariant, object | null>> = {};
 /** The compiled module of `variant`, or null where this runtime cannot run it. */
 function module(variant: KernelVariant): object | null {
   if (compiled[variant] !== undefined) return compiled[variant];
-  const wasm = (globalThis as unknown as { WebAssembly?: Wasm }).WebAssembly;
+  const wasmApi = (globalThis as unknown as { WebAssembly?: Wasm }).WebAssembly;
   try {
-    if (!wasm) throw new Error('no WebAssembly');
+    if (!wasmApi) throw new Error('no WebAssembly');
     if (variant === 'relaxed' && (module('simd') === null || !relaxedSimdAvailable())) throw new Error('no relaxed SIMD');
     const bytes = Uint8Array.from(atob(variant === 'relaxed' ? QUANT_KERNELS_WASM_RELAXED : QUANT_KERNELS_WASM), (c) => c.charCodeAt(0));
-    compiled[variant] = wasmKernels.compileOptimized(() => new wasm.Module(bytes));
+    compiled[variant] = wasm.compileOptimized(() => new wasmApi.Module(bytes));
   } catch {
     compiled[variant] = null;
   }

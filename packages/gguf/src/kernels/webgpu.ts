@@ -1,13 +1,13 @@
 // Quantized products y = x·Wᵀ on device `webgpu`: gpu.js kernels (one GPU thread per output
 // element) that read the packed blocks of `webgpu-pack.ts` — never a dequantized matrix — and run
-// through `@apertus/tensor/gpujs` (`runWebgpuOp`, reached through `webgpuKernelApi()` of the main
+// through the webgpu device's kernel API (`onWebgpu` of `@apertus/tensor/kernels`, the main
 // entry once backend webgpu is selected). The activations are
 // quantized on the host exactly as the CPU kernels quantize them (`quant/activations.ts`: Q8_0
 // blocks for Q8_0 and Q4_0 weights, Q8_K super-blocks for Q4_K and Q6_K) and go up as float32 integers; each
 // block's dot product is an integer sum, exact in float32 (every partial sum stays below 2^24),
 // scaled once per block, as ggml does. Only the order of the float32 block sums and the
 // association of the scale products differ from the CPU kernels.
-import type * as Gpujs from '@apertus/tensor/gpujs';
+import { gpujs, type WebgpuKernelApi } from '@apertus/tensor/kernels';
 import { ShapeError } from '@apertus/tensor';
 import { quantizeActivationsQ8_0, quantizeActivationsQ8_K } from '../quant/activations';
 import { QK_K } from '../types';
@@ -176,8 +176,8 @@ export function webgpuWeights(type: GgmlType & { name: WebgpuQuantType }, N: num
   return { type: type.name, N, K, key: `gguf.weights#${nextKey++}`, packed: () => packForWebgpu(type, bytes(), N, K) };
 }
 
-/** y [M, N] = x [M, K] · Wᵀ as a gpu.js kernel op (run it with `runWebgpuOp`). */
-export function* quantMatmulT(g: Gpujs.WebgpuKernelApi, w: WebgpuWeights, x: Float32Array, M: number, y: Float32Array): Gpujs.KernelOp {
+/** y [M, N] = x [M, K] · Wᵀ as a gpu.js kernel op (run it with the device's `WebgpuKernelApi.run`). */
+export function* quantMatmulT(g: WebgpuKernelApi, w: WebgpuWeights, x: Float32Array, M: number, y: Float32Array): gpujs.KernelOp {
   const { type, N, K } = w;
   if (M * N === 0) return;
   // The kernels compute each coordinate (row, column) in float32, exact below 2^24.
@@ -187,10 +187,10 @@ export function* quantMatmulT(g: Gpujs.WebgpuKernelApi, w: WebgpuWeights, x: Flo
   const q8k = type === 'Q4_K' || type === 'Q6_K';
   const a = q8k ? quantizeActivationsQ8_K(x.subarray(0, M * K)) : quantizeActivationsQ8_0(x.subarray(0, M * K));
   const nb = K / (q8k ? QK_K : 32);
-  const table = new g.HostTable(w.key, [], [packedRowFloats(type, K), N], () => w.packed());
+  const table = new gpujs.HostTable(w.key, [], [packedRowFloats(type, K), N], () => w.packed());
   const args: unknown[] = [table, g.inp(Float32Array.from(a.q), [K, M]), g.inp(a.d, [nb, M])];
   if (type === 'Q4_K') args.push(g.inp(Float32Array.from(a.sums!), [K / 32, M]));
-  const out = yield g.call(`gguf.${type.toLowerCase()}`, `${N},${K},${M}`, () => ({
+  const out = yield gpujs.call(`gguf.${type.toLowerCase()}`, `${N},${K},${M}`, () => ({
     source: SOURCES[type], output: [N, M], constants: { NB: nb },
     argumentTypes: Object.fromEntries(['W', 'X', 'XD', 'XS'].slice(0, args.length).map((k) => [k, 'Input' as const])),
   }), args);

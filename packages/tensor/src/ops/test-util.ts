@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { gradcheck } from '../gradcheck';
-import { persistentF32 } from '../kernels/cpu/heap';
+import { persistentF32 } from '../memory/heap';
 import type { KVPages } from '../kernels/types';
 import { Rng } from '../random';
 import { Tensor } from '../tensor';

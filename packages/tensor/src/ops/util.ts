@@ -1,5 +1,5 @@
 import { DTypeError } from '../errors';
-import { heapF32, heapView } from '../kernels/cpu/heap';
+import { heapF32, heapView } from '../memory/heap';
 import { numel, type Shape } from '../shape';
 import { Tensor } from '../tensor';
 

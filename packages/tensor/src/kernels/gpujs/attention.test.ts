@@ -1,10 +1,12 @@
 // gpu.js fused attention (forward + backward) against the JS reference kernels, and a finite-difference check.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { jsKernels } from '../js/index';
+import { kernelSet } from '../types';
 import type { AttentionArgs, AttentionBackwardArgs, F32 } from '../types';
 import { createGpujsKernels } from './index';
 import { expectAllRanIn, expectWithin, randomF32, SLACK, sumErrorBound, U32 } from './testing';
+
+const jsKernels = kernelSet('reference');
 
 interface Case { B: number; T: number; extra: number; nkv: number; rep: number; d: number; docs: boolean; seed: number }
 

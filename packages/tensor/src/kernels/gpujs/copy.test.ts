@@ -3,14 +3,17 @@
 // `webgpu`, a transpose of a tensor on the GPU is copied there (counted transfers).
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backendOf, setBackend } from '../../backend';
+import { kernelInfo } from '../../registry';
 import { ShapeError } from '../../errors';
-import { enableWebgpu, webgpuTransfers } from '../../gpujs-backend';
+import { useDevice } from '../../device';
+import { webgpuTransfers } from '../../gpujs-backend';
 import { add } from '../../ops/elementwise';
 import { permute, reshape, transpose } from '../../ops/view';
 import { Tensor } from '../../tensor';
-import { jsKernels } from '../js/index';
+import { kernelSet } from '../types';
 import { expectAllRanIn, randomF32, useSwiftshaderUnlessDriverNamed, webgpuKernelsForSuite } from './testing';
+
+const jsKernels = kernelSet('reference');
 
 useSwiftshaderUnlessDriverNamed();
 
@@ -63,11 +66,11 @@ describe('copyStrided in webgpu mode', { timeout: 600_000 }, () => {
 });
 
 describe('copies of views on backend webgpu', { timeout: 300_000 }, () => {
-  afterAll(() => { setBackend('js'); setBackend('cpu'); });
+  afterAll(() => useDevice('cpu'));
 
   it('a transpose of a tensor on the GPU is materialised there: one kernel, no upload, no readback', async () => {
-    await enableWebgpu();
-    expect(backendOf('copyStrided').name).toBe('webgpu');
+    await useDevice('webgpu');
+    expect(kernelInfo('copyStrided')).toEqual({ device: 'webgpu', impl: 'gpujs' });
     const a = Tensor.from(randomF32(4 * 6, 1), [4, 6]);
     const b = Tensor.from(randomF32(4 * 6, 2), [4, 6]);
     const s = add(a, b); // on the GPU

@@ -5,7 +5,7 @@
  * three), the sizes and strides are constants and the offset an argument. Every index stays
  * below 2^24 (checked), where the float division that splits it is exact.
  */
-import { checkStrided } from '../js/copy';
+import { checkStrided } from '../../ops/view/reference';
 import type { F32 } from '../types';
 import { coalesce } from './elementwise';
 import { call, checkIndexable, into, type KernelOp } from './runtime';

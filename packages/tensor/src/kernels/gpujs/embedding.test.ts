@@ -1,9 +1,11 @@
 // gpu.js embedding (+ scatter-add backward), rope and cross-entropy kernels against the JS reference kernels.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { jsKernels } from '../js/index';
+import { kernelSet } from '../types';
 import { createGpujsKernels } from './index';
 import { expectAllRanIn, expectClose, expectWithin, randomF32, randomI32, SLACK, sumErrorBound, U32, useSwiftshaderUnlessDriverNamed, webgpuKernelsForSuite } from './testing';
+
+const jsKernels = kernelSet('reference');
 
 useSwiftshaderUnlessDriverNamed();
 

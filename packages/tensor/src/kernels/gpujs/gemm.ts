@@ -6,10 +6,10 @@
  */
 import { ShapeError } from '../../errors';
 import { bf16ArrayToF32 } from '../../dtype';
-import type { GemmArgs, GemmBf16Args } from '../gemm/index';
+import type { GemmArgs, GemmBf16Args } from '../../ops/gemm/cpu';
 import { checkIndexable, inp, call, into, kept, type KernelOp } from './runtime';
 
-export type { GemmArgs } from '../gemm/index';
+export type { GemmArgs } from '../../ops/gemm/cpu';
 
 // Thread (x, y) = (j, i). A is read as A[i][p] (stored [M, K]) or A[p][i] (stored [K, M]);
 // B as B[p][j] (stored [K, N]) or B[j][p] (stored [N, K]).

@@ -12,18 +12,18 @@ import { binary, unary, unaryBackward } from './elementwise';
 import { embedding, embeddingBackward } from './embedding';
 import { GpujsBackendError } from './errors';
 import { type GemmArgs, gemm } from './gemm';
-import type { GemmBf16Args } from '../gemm/index';
+import type { GemmBf16Args } from '../../ops/gemm/cpu';
 import { linearCrossEntropy } from './linear-cross-entropy';
-import { adamwUpdate, ademamixUpdate, scaleBy, sumSquares } from './optimizer';
+import { scaleBy, sumSquares } from './optimizer';
 import { pagedAttention } from './paged-attention';
 import { max, sum } from './reduce';
 import { rmsnorm, rmsnormBackward } from './rmsnorm';
 import { rope } from './rope';
-import { GPUJS_MODES, type GpujsMode, GpujsRuntime, type KernelOp, drive, driveAsync } from './runtime';
+import { GPUJS_MODES, type DeviceArray, type GpujsMode, GpujsRuntime, type KernelOp, drive, driveAsync, inp } from './runtime';
+import type { GpujsInput } from '../../device-hooks';
 import { logSoftmax, logSoftmaxBackward, softmax, softmaxBackward } from './softmax';
 import { type WebgpuAdapterInfo, deviceLostError, isDeviceLost, requestWebgpuAdapter } from './webgpu';
 import { type WebgpuTransfers, WebgpuWorkerRuntime } from './webgpu-worker';
-import { xielu, xieluBackward } from './xielu';
 import type { Residency } from '../../residency';
 
 export type { WebgpuTransfers } from './webgpu-worker';
@@ -45,8 +45,7 @@ const HOST_ARGS = { crossEntropy: [5, 6], max: [4] } as const;
 const OPS = {
   unary, unaryBackward, binary, copyStrided, sum, max, softmax, softmaxBackward, logSoftmax, logSoftmaxBackward,
   rmsnorm, rmsnormBackward, embedding, embeddingBackward, rope, attention, attentionBackward, pagedAttention,
-  crossEntropy, crossEntropyBackward, gemm, linearCrossEntropy, xielu, xieluBackward,
-  ademamixUpdate, adamwUpdate, sumSquares, scaleBy,
+  crossEntropy, crossEntropyBackward, gemm, linearCrossEntropy, sumSquares, scaleBy,
 } satisfies { [K in keyof KernelSet]-?: (...a: Parameters<NonNullable<KernelSet[K]>>) => KernelOp };
 
 type Ops = typeof OPS;
@@ -109,6 +108,10 @@ export function createGpujsKernels(mode: GpujsMode): GpujsKernelSet {
 export interface WebgpuKernelSet extends BoundOps<Promise<void>> {
   /** Always `webgpu` (checked for every kernel, like the synchronous modes). */
   readonly mode: string;
+  /** Run an op defined outside this set (a generator of kernel calls, see `call`), queued after the calls before it. */
+  runOp(op: KernelOp): Promise<void>;
+  /** A flat array as a gpu.js input read as `a[z][y][x]`, `dims = [x, y, z]` (what `WebgpuKernelApi.inp` gives on the device). */
+  inp(data: Float32Array | Int32Array | DeviceArray, dims: readonly number[]): GpujsInput;
   /** The adapter the kernels run on, e.g. `{ vendor: 'google', architecture: 'swiftshader', ... }`. */
   readonly adapter: WebgpuAdapterInfo;
   builtKernels(): Record<string, string>;
@@ -136,6 +139,8 @@ export async function createWebgpuKernels(): Promise<WebgpuKernelSet> {
   return {
     ...bindOps(enqueue),
     mode: rt.mode,
+    runOp: enqueue,
+    inp: (data, dims) => inp(data, dims) as unknown as GpujsInput,
     adapter,
     builtKernels: () => rt.builtKernels(),
     dispose: () => queue.then(() => rt.dispose()),

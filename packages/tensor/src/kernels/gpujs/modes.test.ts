@@ -2,10 +2,12 @@
 import { GPU } from 'gpu.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BackendError, TensorError } from '../../errors';
-import { jsKernels } from '../js/index';
+import { kernelSet } from '../types';
 import { GpujsBackendError, createGpujsKernels, probeGpujsModes } from './index';
 import { GpujsRuntime, call } from './runtime';
 import { expectClose, randomF32, randomI32 } from './testing';
+
+const jsKernels = kernelSet('reference');
 
 describe('mode selection', () => {
   // This machine has no headless-gl (gl is an optional dependency that did not install) and no

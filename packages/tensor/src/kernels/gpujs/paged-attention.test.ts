@@ -5,8 +5,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type AttentionCase, eachQueryHead, pagesOf, scoreTerms } from '../../ops/test-util';
 import { Rng } from '../../random';
-import { jsKernels } from '../js/index';
+import { kernelSet } from '../types';
 import { expectAllRanIn, expectWithin, SLACK, sumErrorBound, U32, webgpuKernelsForSuite } from './testing';
+
+const jsKernels = kernelSet('reference');
 
 const u = U32;
 /** WGSL lets an implementation flush subnormal intermediates to zero: one such loss per weight. */

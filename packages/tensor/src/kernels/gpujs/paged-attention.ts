@@ -6,7 +6,7 @@
  * heads · d floats (per layer and step when decoding); the kernels are built once per block count,
  * not once per token.
  */
-import { pagesAsAttention } from '../js/paged-attention';
+import { pagesAsAttention } from '../../ops/attention/paged-reference';
 import type { PagedAttentionArgs } from '../types';
 import { attention } from './attention';
 import type { KernelOp } from './runtime';

@@ -1,9 +1,11 @@
 // gpu.js sum / max kernels against the JS reference kernels.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { jsKernels } from '../js/index';
+import { kernelSet } from '../types';
 import { createGpujsKernels } from './index';
 import { expectAllRanIn, expectWithin, randomF32, SLACK, sumErrorBound, U32 } from './testing';
+
+const jsKernels = kernelSet('reference');
 
 for (const mode of ['webasm', 'cpu'] as const) {
   describe(`reductions (${mode})`, () => {

@@ -1,9 +1,11 @@
 // gpu.js softmax / log-softmax (+ backward) and RMSNorm (+ backward) against the JS reference kernels.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { jsKernels } from '../js/index';
+import { kernelSet } from '../types';
 import { createGpujsKernels } from './index';
 import { expectAllRanIn, expectClose, expectWithin, randomF32, SLACK, sumErrorBound, U32 } from './testing';
+
+const jsKernels = kernelSet('reference');
 
 // Per-element error bounds of the float32 kernels against the float64 reference (see softmax.ts
 // and rmsnorm.ts for the kernels' order of operations). Row r of an array a is a[r·n .. r·n + n).

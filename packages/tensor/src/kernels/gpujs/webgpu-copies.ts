@@ -6,7 +6,7 @@
  * device memory (one shared WebAssembly memory, whatever `SharedArrayBuffer` object a view came
  * from) or, for other arrays, by their `ArrayBuffer`, whose collection frees its buffers.
  */
-import { heapAddress, heapMemory } from '../cpu/heap';
+import { heapAddress, heapMemory } from '../../memory/heap';
 
 /** A host range whose current values are in worker buffer `id`. */
 interface Copy {

@@ -281,11 +281,11 @@ function compact(v: ArrayBufferView): ArrayBufferView {
 /**
  * Runs kernel calls synchronously on a worker (the host's) that owns gpu.js's `webgpu` mode, and keeps
  * tensor storage there: an op output that fills its array stays in a GPU buffer (`DeviceCopies`)
- * until the host reads it (`toHost`, the `Residency` of backend `webgpu`).
+ * until the host reads it (`toHost`, the `Residency` of device `webgpu`).
  */
 export class WebgpuWorkerRuntime implements Residency {
   readonly mode = 'webgpu';
-  readonly backend = 'webgpu';
+  readonly device = 'webgpu';
   private readonly counted: WebgpuTransfers = { calls: 0, uploads: 0, uploadBytes: 0, readbacks: 0, readbackBytes: 0 };
   private readonly worker: BridgeWorker;
   private readonly control = new Int32Array(new SharedArrayBuffer(8));

@@ -3,11 +3,13 @@
 // `chromium` package; a missing driver fails the tests (with what to install), it never skips them.
 import { GPU, type IGPUKernelSettings } from 'gpu.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsKernels } from '../js/index';
+import { kernelSet } from '../types';
 import { f32ArrayToBf16 } from '../../dtype';
 import type { AttentionArgs, AttentionBackwardArgs, LinearCrossEntropyArgs } from '../types';
 import { type WebgpuKernelSet, createWebgpuKernels } from './index';
 import { expectAllRanIn, expectClose, randomF32, randomI32, useSwiftshaderUnlessDriverNamed } from './testing';
+
+const jsKernels = kernelSet('reference');
 
 useSwiftshaderUnlessDriverNamed();
 
