@@ -5,8 +5,9 @@
 import { Command, Option } from 'commander';
 import { writeFileAtomic } from '@apertus/atomic-file';
 import { DEVICES, DEVICE_HELP, describeDevice, setGemmThreads, useDevice, type Device } from '@apertus/tensor';
+import { resolveModel, withDownloadDisplay } from '@apertus/hub';
 import { evaluateStage, formatStages, loadSuiteTexts, parseEvalFlags, type RawEvalFlags, type StageResult } from '@apertus/recipes';
-import { TrainerOptionError, reportError, resolveModelDir } from '@apertus/trainer';
+import { TrainerOptionError, reportError } from '@apertus/trainer';
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
@@ -45,11 +46,12 @@ program.action(async (opts: EvalFlags) => {
     setGemmThreads(n);
   }
   for (const s of skipped) process.stderr.write(`note: ${s.location} does not exist; the "${s.name}" column is left out\n`);
-  for (const s of stages) resolveModelDir(s.location, 'check the --model path'); // fail early on a wrong path
+  // Fail early on a wrong path or Hub id (and download Hub models before the first stage runs).
+  for (const s of stages) await withDownloadDisplay(process.stderr, (onProgress) => resolveModel(s.location, { onProgress }));
   const texts = await loadSuiteTexts(suite);
   const results: StageResult[] = [];
   for (const stage of stages) {
-    const r = evaluateStage(stage, texts, suite);
+    const r = await evaluateStage(stage, texts, suite);
     process.stderr.write(`${stage.name}: ${r.modelDir} evaluated in ${r.seconds.toFixed(1)} s` + (r.translations[0] ? `; article 1 → ${JSON.stringify(r.translations[0].hypothesis.slice(0, 100))}` : '') + '\n');
     results.push(r);
   }

@@ -40,6 +40,6 @@ describe('apertus-eval CLI', () => {
     expect(bad.stderr).toBe('apertus-eval: error: --probes: expected an integer in [0, 100000], got "many"\n');
     const missing = spawnSync(process.execPath, [CLI, '--model', path.join(root, 'nope')], { encoding: 'utf8' });
     expect(missing.status).toBe(1);
-    expect(missing.stderr).toMatch(/nope: model not found/);
+    expect(missing.stderr).toMatch(/nope: no such file or directory, and not a Hub id \(owner\/name\[@revision\]\[:QUANT\]\)\n$/);
   });
 });

@@ -1,9 +1,8 @@
 // Command-line plumbing shared by apertus-chat and apertus-generate: I/O streams, number parsers,
 // the common model and sampling options (commander errors become CliError through parseCommand).
 
-import path from 'node:path';
+import { MODEL_SPEC_HELP, withDownloadDisplay, type DownloadProgress } from '@apertus/hub';
 import { loadServedModel, parseCommand, Scheduler, type ServedModel } from '@apertus/serve/engine';
-import { findModelDir } from '@apertus/model';
 import { DEVICES, DEVICE_HELP, useDevice, type Device } from '@apertus/tensor';
 import { Command, InvalidArgumentError, Option } from 'commander';
 
@@ -13,8 +12,8 @@ export interface AppIo {
   input: NodeJS.ReadableStream;
   /** Generated text and normal output. */
   output: { write(text: string): unknown };
-  /** Diagnostics. Default: `output`. */
-  error?: { write(text: string): unknown };
+  /** Diagnostics (and the download bar, when it is a terminal). Default: `output`. */
+  error?: { write(text: string): unknown; readonly isTTY?: boolean };
   /** Use ANSI colours (dim reasoning). Default false. */
   color?: boolean;
   /**
@@ -53,7 +52,7 @@ export interface CommonOptions {
 /** Add the shared options to a command. */
 export function addCommonOptions(cmd: Command): Command {
   return cmd
-    .requiredOption('-m, --model <dir>', 'model directory (config.json, *.safetensors, tokenizer.json), or a run directory (its model/, else its latest checkpoint)')
+    .requiredOption('-m, --model <model>', MODEL_SPEC_HELP)
     .addOption(new Option('--device <device>', DEVICE_HELP).choices(DEVICES).default('cpu'))
     .option('-t, --temperature <t>', 'sampling temperature, 0 = greedy (default: generation_config, else 0.8)', numberArg('--temperature', 0, 2))
     .option('--top-p <p>', 'nucleus sampling (default: generation_config, else 0.9)', numberArg('--top-p', Number.MIN_VALUE, 1))
@@ -78,14 +77,14 @@ export function parseArgs(cmd: Command, argv: readonly string[], io: AppIo): Com
 }
 
 /**
- * Select `--device`, then load what `--model` designates, as the training apps resolve it: a model
- * directory, a run directory (its `model/`, else its latest checkpoint) or a checkpoints folder.
- * The model is named after `location` (`runs/udhr-tiny` → `udhr-tiny`). Throws the loader's typed
- * errors, and `WebgpuUnavailableError` (naming what to install) when the device cannot be had.
+ * Select `--device`, then load what `--model` designates (a model directory, a run directory, a
+ * .gguf file or a Hub id, downloaded with a progress display on `progress`). Throws the loader's
+ * typed errors, and `WebgpuUnavailableError` (naming what to install) when the device cannot be had.
  */
-export async function loadModelAt(location: string, device: Device, onWarning?: (message: string) => void): Promise<ServedModel> {
+export async function loadModelAt(spec: string, device: Device, onWarning?: (message: string) => void, progress?: AppIo['error']): Promise<ServedModel> {
   await useDevice(device);
-  return loadServedModel(findModelDir(location) ?? location, { name: path.basename(path.resolve(location)), ...(onWarning ? { onWarning } : {}) });
+  const load = (onProgress?: (p: DownloadProgress) => void) => loadServedModel(spec, { ...(onWarning ? { onWarning } : {}), ...(onProgress ? { onProgress } : {}) });
+  return progress ? withDownloadDisplay(progress, load) : load();
 }
 
 /**
@@ -97,7 +96,7 @@ export async function openScheduler(app: string, o: CommonOptions, io: AppIo, pr
   const err = (s: string) => (io.error ?? io.output).write(s);
   let served: ServedModel;
   try {
-    served = await loadModelAt(o.model, o.device, (m) => err(`warning: ${m}\n`));
+    served = await loadModelAt(o.model, o.device, (m) => err(`warning: ${m}\n`), io.error ?? io.output);
   } catch (e) {
     err(`${app}: cannot load ${o.model} on ${o.device}: ${(e as Error).message}\n`);
     return null;

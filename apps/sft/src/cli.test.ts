@@ -91,7 +91,7 @@ describe('apertus-sft CLI', () => {
     expect(date.stderr).toMatch(/--date: date: expected a YYYY-MM-DD date, got "yesterday"/);
     const missing = run(['--out', x, '--model', path.join(t.dir, 'nope')]);
     expect(missing.status).toBe(1);
-    expect(missing.stderr).toMatch(/nope: model not found/);
+    expect(missing.stderr).toMatch(/nope: no such file or directory, and not a Hub id \(owner\/name\[@revision\]\[:QUANT\]\)\n$/);
     const bad = path.join(t.dir, 'bad.jsonl');
     fs.writeFileSync(bad, '{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]}\n{"messages": [{"role": "user", "content": "hi"}]}\n');
     const badData = run(['--out', x, '--data', bad]);

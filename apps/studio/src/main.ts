@@ -2,6 +2,7 @@
 // loads, chats, trains and makes the checkpoint; the page shows the streamed text, the losses and
 // the download links. Everything runs in this tab.
 
+import { parseHubId } from '@apertus/hub';
 import { svgLineChart } from '@apertus/trainer';
 import type { ChatMessage } from '@apertus/tokenizer';
 import { deviceNotices, wantsWebgpu, webgpuAdapter } from './device';
@@ -55,7 +56,9 @@ function status(text: string, state: 'idle' | 'busy' | 'done' | 'error'): void {
 }
 
 async function use(source: ModelSource): Promise<void> {
-  const m = await ask<'load'>({ type: 'load', source });
+  const m = await ask<'load'>({ type: 'load', source }, (p) => {
+    if (p.type === 'download') status(`downloading ${p.file}: ${(p.bytes / 1e6).toFixed(1)} of ${(p.total / 1e6).toFixed(1)} MB`, 'busy');
+  });
   loaded = true;
   packed = m.packed;
   history.length = 0;
@@ -141,6 +144,17 @@ async function train(): Promise<void> {
   $<HTMLButtonElement>('stop').disabled = true;
 }
 
+/**
+ * A URL of a model directory or .gguf file, or a Hub id `owner/name[@revision][:QUANT]` (from the
+ * Hub at `?hub=<url>`, default huggingface.co, with the token typed in, for gated models).
+ */
+function sourceOf(value: string): ModelSource {
+  if (parseHubId(value) === null) return { kind: 'url', url: new URL(value, location.href).href };
+  const endpoint = query.get('hub');
+  const token = $<HTMLInputElement>('hf-token').value.trim();
+  return { kind: 'hub', id: value, ...(endpoint ? { endpoint } : {}), ...(token ? { token } : {}) };
+}
+
 async function start(): Promise<void> {
   $<HTMLTextAreaElement>('train-text').value = UDHR_ARTICLE_1;
   $('send').addEventListener('click', () => void send());
@@ -157,7 +171,7 @@ async function start(): Promise<void> {
     const file = $<HTMLInputElement>('model-gguf').files?.[0];
     if (file) void guarded('loading', () => use({ kind: 'gguf', file }));
   });
-  $('load-url').addEventListener('click', () => void guarded('loading', () => use({ kind: 'url', url: new URL($<HTMLInputElement>('model-url').value, location.href).href })));
+  $('load-url').addEventListener('click', () => void guarded('loading', () => use(sourceOf($<HTMLInputElement>('model-url').value))));
   const probe = { isolated: globalThis.crossOriginIsolated === true, adapter: await webgpuAdapter(), forcedWasm: query.get('device') === 'wasm' };
   const d = await ask<'device'>({ type: 'device', webgpu: wantsWebgpu(probe) });
   $('device').textContent = d.label;
@@ -168,7 +182,7 @@ async function start(): Promise<void> {
     $('notices').append(li);
   }
   const q = query.get('model');
-  if (q) await guarded('loading', () => use({ kind: 'url', url: new URL(q, location.href).href }));
+  if (q) await guarded('loading', () => use(sourceOf(q)));
   document.body.dataset['ready'] = '1';
 }
 

@@ -6,11 +6,12 @@ import type { ChatMessage } from '@apertus/tokenizer';
 import type { TurnResult } from './chat';
 import type { TextTraining } from '@apertus/recipes';
 
-/** Where a model comes from: a picked directory or GGUF file, a URL, or a new tiny preset. */
+/** Where a model comes from: a picked directory or GGUF file, a URL, a Hub id (with the Hub's URL and a token), or a new tiny preset. */
 export type ModelSource =
   | { kind: 'dir'; name: string; files: File[] }
   | { kind: 'gguf'; file: File }
   | { kind: 'url'; url: string }
+  | { kind: 'hub'; id: string; endpoint?: string; token?: string }
   | { kind: 'tiny'; seed: number };
 
 /** A request from the page. `stop` ends a running training after its current step. */
@@ -41,5 +42,6 @@ export interface StudioResults {
 export type StudioResponse =
   | { id: number; type: 'text'; text: string; tokens: number }
   | { id: number; type: 'step'; step: number; loss: number }
+  | { id: number; type: 'download'; file: string; bytes: number; total: number }
   | { id: number; type: 'done'; result: StudioResults[keyof StudioResults] }
   | { id: number; type: 'error'; message: string };

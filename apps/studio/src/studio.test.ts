@@ -13,6 +13,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { loadGguf, writeModelGguf } from '@apertus/gguf';
 import { loadCheckpoint, saveCheckpoint, ApertusModel, presetConfig } from '@apertus/model';
+import { startHubServer } from '@apertus/hub/testing';
 import { trainOnText } from '@apertus/recipes';
 import { createServer, type ApertusServer } from '@apertus/serve';
 import { SWIFTSHADER_ICD } from '@apertus/tensor';
@@ -149,6 +150,42 @@ test('chat and training in the tab, as in Node; screenshots and figures in test-
  * 2.4 s a generated token on a loaded 2-core machine, so the WebGPU chat is four tokens long.
  */
 const WEBGPU_TOKENS = 4;
+
+test('a Hub id (?model=owner/name from the loopback Hub): downloaded into the Cache API with progress, answers as Node; a reload reads the cache', async () => {
+  const files = Object.fromEntries(fs.readdirSync(modelDir).map((f) => [f, new Uint8Array(fs.readFileSync(path.join(modelDir, f)))]));
+  const hub = await startHubServer({ repos: { 'acme/tiny': { files } } });
+  try {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const statuses: string[] = [];
+    await page.exposeFunction('reportStatus', (s: string) => statuses.push(s));
+    await page.addInitScript(() => {
+      new MutationObserver(() => (window as unknown as { reportStatus(s: string): void }).reportStatus(document.getElementById('status')?.textContent ?? '')).observe(document, { subtree: true, childList: true, characterData: true });
+    });
+    const at = `${url}/studio/?device=wasm&model=acme/tiny&hub=${encodeURIComponent(hub.url)}&max_tokens=12`;
+    await page.goto(at);
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 120_000 });
+    await settled(page, 'model ready');
+    expect(await page.textContent('#model-name')).toContain('acme/tiny (4 layers, hidden 128, vocab 1256)');
+    expect(statuses.some((t) => /^downloading model\.safetensors: [\d.]+ of [\d.]+ MB$/.test(t))).toBe(true);
+    const expected = await chatTurn(nodeModel(), [{ role: 'user', content: PROMPT }], 12, () => {});
+    await page.fill('#prompt', PROMPT);
+    await page.click('#send');
+    await settled(page, 'answered');
+    expect(await page.textContent('#answer-1')).toBe(`apertus: ${expected.text}`);
+    // Reloaded: one request (the commit of main), the files come from the Cache API.
+    hub.requests.length = 0;
+    await page.goto(at);
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 120_000 });
+    await settled(page, 'model ready');
+    expect(hub.requests.filter((r) => r.method === 'GET').map((r) => r.url.split('?')[0])).toEqual(['/api/models/acme/tiny/revision/main']);
+    expect(errors).toEqual([]);
+    await page.close();
+  } finally {
+    await hub.close();
+  }
+});
 
 test('on WebGPU (the SwiftShader adapter) in the model worker: the streamed answer is Node\'s greedy answer; training runs', async () => {
   const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });

@@ -7,7 +7,7 @@ import { gemmThreads, useDevice } from '@apertus/tensor';
 import { enableWebgpu, setGpujsScriptUrl } from '@apertus/tensor/gpujs';
 import { chatTurn } from './chat';
 import { checkpointFiles } from './download';
-import { modelFromGgufFile, modelFromGgufUrl } from './gguf-source';
+import { modelFromGgufFile } from './gguf-source';
 import { modelFromPicked, modelFromUrl, tinyModel, type StudioModel } from './model-source';
 import type { ModelSource, StudioRequest, StudioResponse, StudioResults } from './protocol';
 import { trainOnText } from '@apertus/recipes';
@@ -17,12 +17,13 @@ let stopRequested = false;
 
 const post = (m: StudioResponse): void => postMessage(m);
 
-/** The model from `s` (a URL ending in `.gguf` is a GGUF file; any other is a model directory). */
-function load(s: ModelSource): Promise<StudioModel> {
+/** The model from `s` (a URL ending in `.gguf` is a GGUF file; any other is a model directory); request `id` gets a Hub download's progress. */
+function load(s: ModelSource, id: number): Promise<StudioModel> {
   switch (s.kind) {
     case 'dir': return modelFromPicked(s.files, s.name);
     case 'gguf': return modelFromGgufFile(s.file);
-    case 'url': return /\.gguf([?#].*)?$/i.test(s.url) ? modelFromGgufUrl(s.url) : modelFromUrl(s.url);
+    case 'url': return modelFromUrl(s.url);
+    case 'hub': return modelFromUrl(s.id, { ...(s.endpoint ? { endpoint: s.endpoint } : {}), ...(s.token ? { token: s.token } : {}), onProgress: (p) => post({ id, type: 'download', file: p.file, bytes: p.bytes, total: p.total }) });
     case 'tiny': return Promise.resolve(tinyModel(s.seed));
   }
 }
@@ -47,7 +48,7 @@ async function answer(r: StudioRequest): Promise<StudioResults[keyof StudioResul
       return { label: wasm(), webgpu: false, reason: null };
     }
     case 'load': {
-      const m = (current = await load(r.source));
+      const m = (current = await load(r.source, r.id));
       const c = m.model.config;
       return { name: m.name, layers: c.num_hidden_layers, hidden: c.hidden_size, vocab: c.vocab_size, packed: m.model.packed.size > 0 };
     }

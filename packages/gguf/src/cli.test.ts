@@ -1,5 +1,7 @@
 // `apertus-quantize`: converts a checkpoint directory, reports what it wrote, rejects bad types.
+import fs from 'node:fs';
 import path from 'node:path';
+import { startHubServer } from '@apertus/hub/testing';
 import { CommanderError } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runQuantizeCli } from './cli';
@@ -23,6 +25,33 @@ describe('apertus-quantize', () => {
     f.close();
     // rope_freqs + 9 norms as F32; embedding, head and 6 matrices per layer as Q4_K.
     expect(lines.join('\n')).toMatch(/m\.gguf: [\d.]+ MiB, 24 tensors \(10 F32, 14 Q4_K\) in [\d.]+ s/);
+  });
+
+  it('takes --model forms like the apps: a run directory, a Hub id (downloaded into HF_HUB_CACHE); a GGUF file is refused', async () => {
+    const run = path.join(tmp.dir, 'run');
+    fs.cpSync(dir, path.join(run, 'tiny'), { recursive: true }); // a checkpoints folder's pointer names it
+    fs.writeFileSync(path.join(run, 'latest'), 'tiny');
+    const fromRun = await runQuantizeCli([run, path.join(tmp.dir, 'run.gguf'), '--type', 'F32'], () => {});
+    const files = Object.fromEntries(fs.readdirSync(dir).map((f) => [f, new Uint8Array(fs.readFileSync(path.join(dir, f)))]));
+    const hub = await startHubServer({ repos: { 'acme/tiny': { files } } });
+    const saved = { ...process.env };
+    process.env.HF_ENDPOINT = hub.url;
+    process.env.HF_HUB_CACHE = path.join(tmp.dir, 'hf-cache');
+    for (const k of ['HF_TOKEN', 'HUGGING_FACE_HUB_TOKEN', 'HF_TOKEN_PATH', 'HF_HOME', 'HF_HUB_OFFLINE']) delete process.env[k];
+    try {
+      const fromHub = await runQuantizeCli(['acme/tiny', path.join(tmp.dir, 'hub.gguf'), '--type', 'F32'], () => {});
+      // The same file but for general.name: the checkpoint's name (tiny) or the Hub id.
+      const [a, b] = [openGgufFile(fromRun), openGgufFile(fromHub)];
+      expect([a.metadata.get('general.name'), b.metadata.get('general.name')]).toEqual(['tiny', 'acme/tiny']);
+      expect(a.tensors.map((t) => t.name)).toEqual(b.tensors.map((t) => t.name));
+      for (const { name } of a.tensors) expect(Buffer.compare(a.read(name), b.read(name)), name).toBe(0);
+      a.close();
+      b.close();
+      await expect(runQuantizeCli([fromHub, path.join(tmp.dir, 'again.gguf')], () => {})).rejects.toThrow(`${fromHub}: is a GGUF file already`);
+    } finally {
+      process.env = saved;
+      await hub.close();
+    }
   });
 
   it('rejects an unknown type before writing anything', async () => {

@@ -75,7 +75,7 @@ export function writeModelGguf(model: ApertusModel, file: string, options: Write
 }
 
 /** Convert a Hugging Face Apertus checkpoint directory (weights + tokenizer) to a GGUF file. */
-export function convertCheckpoint(dir: string, out: string, type: QuantizeType): Map<string, GgmlTypeName> {
+export function convertCheckpoint(dir: string, out: string, type: QuantizeType, name: string = path.basename(path.resolve(dir))): Map<string, GgmlTypeName> {
   const { model } = loadCheckpoint(dir);
   const tokFile = path.join(dir, 'tokenizer.json');
   const cfgFile = path.join(dir, 'tokenizer_config.json');
@@ -83,6 +83,6 @@ export function convertCheckpoint(dir: string, out: string, type: QuantizeType):
     ? { json: JSON.parse(fs.readFileSync(tokFile, 'utf8')) as TokenizerJson, config: (fs.existsSync(cfgFile) ? JSON.parse(fs.readFileSync(cfgFile, 'utf8')) : {}) as TokenizerConfigJson }
     : undefined;
   if (tokenizer) loadTokenizerFromDirectory(dir); // validates the files before anything is written
-  return writeModelGguf(model, out, { type, name: path.basename(path.resolve(dir)), ...(tokenizer ? { tokenizer } : {}) });
+  return writeModelGguf(model, out, { type, name, ...(tokenizer ? { tokenizer } : {}) });
 }
 

@@ -5,6 +5,5 @@
  */
 // The Node entry: everything in ./browser, plus checkpoint directories on disk.
 export * from './browser';
-export { findModelDir, isModelDir } from './model-dir';
 export { loadCheckpoint, loadCheckpointAsync, readCheckpointConfig, saveCheckpoint, type LoadedCheckpoint, type SaveOptions } from './checkpoint';
 export { saveAdapter, loadAdapter, adapterConfigJson, ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, type LoadedAdapter } from './peft';

@@ -27,11 +27,11 @@ export type { CollateOptions, SftBatch, SftRow } from './sft-batch';
 export { buildPreferencePairs, quantileRewards, selectPreferencePairs } from './preference';
 export type { Branch, PreferenceDataset, PreferenceOptions, PreferencePair, PreferencePrompt, ScoredBranch } from './preference';
 export { dataFiles, prepareAlignData, preparedFor, referenceLogProbs, sampleSeeds, sourceFingerprint } from './preference-data';
-export type { AlignData, AlignDataStats, AlignPrompt, PairRecord, PairSide, PreferenceDataConfig, PrepareOptions, ScoredRow } from './preference-data';
+export type { AlignData, AlignDataStats, AlignPrompt, PairRecord, PairSide, PreferenceDataConfig, PrepareOptions, ReferenceModel, ScoredRow } from './preference-data';
 export { loadPrompts, parsePromptRecord, readPromptFile } from './align-prompts';
 export type { AlignPromptsConfig } from './align-prompts';
 export { chrfReward, httpReward, jsReward, loadReward, modelReward, scoreCompletions } from './rewards';
-export type { HttpRewardOptions, LoadRewardOptions, LoadedReward, ModelRewardOptions, RewardFunction } from './rewards';
+export type { HttpRewardOptions, LoadRewardOptions, LoadedReward, LoadedRewardModel, ModelRewardOptions, RewardFunction } from './rewards';
 
 export { evaluateMemorization, evaluatePerplexity, evaluateSuite, evaluateTranslation } from './eval';
 export type {

@@ -202,6 +202,12 @@ function fileHash(file: string): string {
   return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 }
 
+/** π_ref and its tokenizer. */
+export interface ReferenceModel {
+  readonly model: ApertusModel;
+  readonly tokenizer: Tokenizer;
+}
+
 /** Inputs of {@link prepareAlignData}. */
 export interface PrepareOptions {
   /** The settings. */
@@ -213,7 +219,7 @@ export interface PrepareOptions {
   /** The reference model's directory (for the fingerprint). */
   readonly modelDir: string;
   /** Loads π_ref and its tokenizer when a stage has to run (not needed when everything is cached). */
-  readonly reference: () => { readonly model: ApertusModel; readonly tokenizer: Tokenizer };
+  readonly reference: () => ReferenceModel | Promise<ReferenceModel>;
   /** The reward. */
   readonly reward: RewardFunction;
   /** Progress messages. */
@@ -255,7 +261,7 @@ export async function prepareAlignData(o: PrepareOptions): Promise<AlignData> {
   } catch {
     // not prepared yet (or unreadable): prepare below
   }
-  const { model, tokenizer } = o.reference();
+  const { model, tokenizer } = await o.reference();
   const render = (messages: AlignPrompt['messages'], completion?: string) =>
     applyApertusChatTemplate(tokenizer, completion === undefined ? messages : [...messages, { role: 'assistant', content: completion }], {
       ...(completion === undefined ? { addGenerationPrompt: true } : { variant: 'B' as const }),

@@ -174,12 +174,20 @@ export interface LoadedReward {
   readonly description: string;
 }
 
+/** A reward model as the caller's loader hands it over. */
+export interface LoadedRewardModel {
+  /** Where it was loaded from (for the description). */
+  readonly dir: string;
+  readonly model: ApertusModel;
+  readonly tokenizer: Tokenizer;
+}
+
 /** How {@link loadReward} reaches a `model:<dir>` reward model, and the date of its chat template. */
 export interface LoadRewardOptions {
   /** Date in the system prompt of the `model:` reward's chat template. */
   readonly date?: string;
   /** Resolve and load the checkpoint named by `model:<location>` (the caller's model loader). */
-  readonly loadModel?: (location: string) => { readonly dir: string; readonly model: ApertusModel; readonly tokenizer: Tokenizer };
+  readonly loadModel?: (location: string) => LoadedRewardModel | Promise<LoadedRewardModel>;
 }
 
 /**
@@ -194,7 +202,7 @@ export async function loadReward(spec: string, options: LoadRewardOptions = {}):
   if (spec === 'chrf') return { fn: chrfReward(), description: 'chrF against the reference translation (verifiable)' };
   if (/^https?:\/\//.test(spec)) return { fn: httpReward(spec), description: `HTTP endpoint ${spec}` };
   if (spec.startsWith('model:') && options.loadModel) {
-    const { dir, model, tokenizer } = options.loadModel(spec.slice('model:'.length));
+    const { dir, model, tokenizer } = await options.loadModel(spec.slice('model:'.length));
     return { fn: modelReward(model, tokenizer, options.date !== undefined ? { date: options.date } : {}), description: `reward model ${dir} (mean assistant-token log-probability)` };
   }
   if (spec.startsWith('js:')) {

@@ -8,7 +8,7 @@ import { applyApertusChatTemplate, type ChatMessage, type Tokenizer } from '@ape
 import fc from 'fast-check';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ChatPrompt } from './chat-prompt';
+import { ChatPrompt } from '@apertus/pretrained';
 import { ModelLoadError, PromptError } from './errors';
 import { loadServedModel } from './load';
 import { createServer } from './server';

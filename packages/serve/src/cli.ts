@@ -5,7 +5,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { findModelDir } from '@apertus/model';
+import { MODEL_SPEC_HELP, withDownloadDisplay } from '@apertus/hub';
 import { DEVICES, DEVICE_HELP, describeDevice, useDevice, type Device } from '@apertus/tensor';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseCommand } from './cli-args';
@@ -62,11 +62,11 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
   const err = options.err ?? ((s: string) => process.stderr.write(s));
   const program = new Command('apertus-serve')
     .description('OpenAI-compatible server for an Apertus checkpoint directory (HTTP + SSE + WebSocket, continuous batching).')
-    .requiredOption('-m, --model <path>', 'checkpoint directory (config.json, *.safetensors, tokenizer.json) or a .gguf file')
+    .requiredOption('-m, --model <model>', MODEL_SPEC_HELP)
     .option('-p, --port <port>', 'port (0 picks a free one)', positiveInt('--port', true), 8080)
     .option('--host <host>', 'address to bind (localhost only by default)', '127.0.0.1')
     .option('--api-key <key>', 'require Authorization: Bearer <key> (default: $APERTUS_API_KEY)')
-    .option('--name <id>', 'model id clients send (default: the directory name)')
+    .option('--name <id>', "model id clients send (default: the checkpoint's name, or the Hub id)")
     .option('--max-queue <n>', 'requests waiting for a slot before 429', positiveInt('--max-queue', true), 64)
     .option('--max-batch <n>', 'sequences decoded together', positiveInt('--max-batch'), 8)
     .option('--max-body <bytes>', 'request body limit', positiveInt('--max-body'), 1024 * 1024)
@@ -100,9 +100,9 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
   let listening!: () => void;
   const listened = new Promise<void>((r) => (listening = r));
   const onWarning = (m: string) => err(`[apertus-serve] warning: ${m}\n`);
-  // A run directory (its model/ or latest checkpoint) is accepted as the training apps accept it.
-  const modelDir = o.model.endsWith('.gguf') ? o.model : findModelDir(o.model) ?? o.model;
-  const model = listened.then(() => loadServedModel(modelDir, { precision: o.precision as 'auto' | 'f32', onWarning, ...(o.name !== undefined ? { name: o.name } : modelDir !== o.model ? { name: path.basename(path.resolve(o.model)) } : {}), ...(o.adapter !== undefined ? { adapter: o.adapter } : {}) }));
+  const model = listened.then(() => withDownloadDisplay(process.stderr, (onProgress) => loadServedModel(o.model, {
+    precision: o.precision as 'auto' | 'f32', onWarning, onProgress, ...(o.name !== undefined ? { name: o.name } : {}), ...(o.adapter !== undefined ? { adapter: o.adapter } : {}),
+  })));
   const log = o.quiet ? undefined : (line: string) => err(`[apertus-serve] ${line}\n`);
   const server = createServer({
     model, apiKey, maxQueue: o.maxQueue, maxBatch: o.maxBatch, maxBodyBytes: o.maxBody, prefillChunk: o.prefillChunk, webPage: o.web,

@@ -36,7 +36,7 @@ describe('engine entry', () => {
     for (const transport of ['server.ts', 'ws.ts', 'http-util.ts', 'api-error.ts', 'origin-guard.ts', 'requests.ts', 'responses.ts', 'run.ts', 'web-page.ts', 'cli.ts']) {
       expect(names).not.toContain(transport);
     }
-    expect(names).toEqual(expect.arrayContaining(['scheduler.ts', 'output-parser.ts', 'stop-strings.ts', 'chat-prompt.ts', 'json-grammar.ts', 'token-constraint.ts', 'load.ts', 'errors.ts']));
+    expect(names).toEqual(expect.arrayContaining(['scheduler.ts', 'output-parser.ts', 'stop-strings.ts', 'json-grammar.ts', 'token-constraint.ts', 'load.ts', 'errors.ts']));
     for (const spec of ['node:http', 'node:https', 'node:net', 'ws']) expect(external).not.toContain(spec);
   });
 

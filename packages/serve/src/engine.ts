@@ -10,7 +10,7 @@
  */
 export { loadServedModel, type ServedModel, type LoadServedModelOptions } from './load';
 export { parseGenerationConfig } from '@apertus/model';
-export { ChatPrompt, type ChatPromptOptions } from './chat-prompt';
+export { ChatPrompt, type ChatPromptOptions } from '@apertus/pretrained';
 export {
   Scheduler, defaultStopIds,
   type SchedulerOptions, type GenerationRequest, type GenerationEvent, type GenerationHandle, type FinishReason, type Usage, type TokenLogprob,

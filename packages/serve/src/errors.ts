@@ -1,6 +1,9 @@
-// Typed errors of @apertus/serve that know nothing of HTTP: the engine's (EngineError, PromptError),
-// loading (ModelLoadError) and the command lines (CliError). The HTTP transport maps them to
-// statuses and OpenAI error bodies in api-error.ts.
+// Typed errors of @apertus/serve that know nothing of HTTP: the engine's (EngineError) and the
+// command lines' (CliError); loading (ModelLoadError) and prompts (PromptError) are the model
+// loader's, re-exported here. The HTTP transport maps them to statuses and OpenAI error bodies in
+// api-error.ts.
+
+export { ModelLoadError, PromptError } from '@apertus/pretrained';
 
 /** Base class of every error thrown by @apertus/serve. */
 export class ServeError extends Error {
@@ -25,33 +28,6 @@ export class EngineError extends ServeError {
     message: string,
     /** The request field at fault, or null. */
     readonly field: string | null = null,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
-/** A checkpoint directory that cannot be served (missing tokenizer, unreadable weights…). */
-export class ModelLoadError extends ServeError {
-  /** The field of the file at fault (`eos_token_id`, `chat_template`), or null. */
-  readonly field: string | null;
-  constructor(
-    /** The directory or file at fault. */
-    readonly path: string,
-    message: string,
-    options?: { cause?: unknown; field?: string },
-  ) {
-    super(`${path}: ${options?.field !== undefined ? `${options.field}: ` : ''}${message}`, options);
-    this.field = options?.field ?? null;
-  }
-}
-
-/** A conversation that cannot be turned into a prompt (the template refused it, or unsafe text). */
-export class PromptError extends ServeError {
-  constructor(
-    /** The request field at fault (`messages[2].content`, `tools[0]`, `chat_template`). */
-    readonly field: string,
-    message: string,
     options?: { cause?: unknown },
   ) {
     super(message, options);

@@ -4,7 +4,7 @@
 
 import type { SamplingParams } from '@apertus/model';
 import type { ChatMessage, ChatTool, ChatToolCall, JsonSchema } from '@apertus/tokenizer';
-import type { ChatPromptOptions } from './chat-prompt';
+import type { ChatPromptOptions } from '@apertus/pretrained';
 import { ApiError } from './api-error';
 import { PromptError } from './errors';
 import { ANY_OBJECT, arrayOf, compileSchema, oneKeyObject, SchemaError, type SchemaNode } from './json-grammar';

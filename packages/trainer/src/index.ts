@@ -70,17 +70,7 @@ export {
   type LoraRunConfig,
   type PostTrainingConfig,
 } from './run-config';
-export {
-  TOKENIZER_FILES,
-  isModelDir,
-  findModelDir,
-  missingModelReason,
-  readTokenizerFiles,
-  resolveModelDir,
-  loadModel,
-  loadModelTokenizer,
-  chatGenerationConfig,
-} from './base-model';
+export { TOKENIZER_FILES, readTokenizerFiles, chatGenerationConfig } from './base-model';
 export {
   runTraining,
   runPaths,

@@ -8,11 +8,13 @@
 //     references and held-out chrF/BLEU.
 
 import { warmupStepsFromRatio } from '@apertus/ademamix';
+import { resolveModel, withDownloadDisplay } from '@apertus/hub';
 import { LoraAdapter, type ApertusModel } from '@apertus/model';
 import { collateSft, loadPrompts, loadReward, preparedFor, prepareAlignData, tokenizeSftDataset, type PairRecord, type SftBatch } from '@apertus/posttrain';
+import { checkpointTokenizer, loadPretrained } from '@apertus/pretrained';
 import { dpoLoss, qrpoLoss, sequenceLogProbs } from '@apertus/qrpo';
 import { Tensor, narrow, scale, sum } from '@apertus/tensor';
-import { ConfigError, EpochOrder, ResumeError, buildOptimizer, chatGenerationConfig, epochSteps, globalBatchSize, linearDecaySchedule, loadModel, loadModelTokenizer, resolveModelDir, runTraining, type SetupContext, type TrainingResult, type TrainingSetup } from '@apertus/trainer';
+import { ConfigError, EpochOrder, ResumeError, buildOptimizer, chatGenerationConfig, epochSteps, globalBatchSize, linearDecaySchedule, runTraining, type SetupContext, type TrainingResult, type TrainingSetup } from '@apertus/trainer';
 import { chrfTrend, translationRecord } from '../eval/translation';
 import { sftBatches } from '../sft/batches';
 import { ALIGN_TRAINING_KEYS, dataSettings, effectiveBeta, resolveAlignConfig, type AlignConfig } from './config';
@@ -104,15 +106,19 @@ export function pairLoss(model: ApertusModel, b: PairBatch, cfg: AlignConfig, no
 
 /** The SFT model (policy and π_ref), preference pairs, optimizer and schedule of an alignment run. */
 async function setup(cfg: AlignConfig, options: AlignRunOptions, ctx: SetupContext<AlignConfig>): Promise<TrainingSetup<PairBatch>> {
-  const refDir = resolveModelDir(cfg.model, 'run apertus-sft first, or pass --model <dir>');
+  // π_ref: a model directory, a run folder or a Hub id (downloaded first), loaded as float32 when needed.
+  const ref = await withDownloadDisplay(process.stderr, (onProgress) => resolveModel(cfg.model, { onProgress }));
+  const refDir = ref.path;
+  const loadModel = async (spec: string) => (await loadPretrained(spec, { precision: 'f32', trainable: true })).model;
   // The preference data depends on the reference model: a resume must find it prepared as before.
   if (ctx.resume !== null && !preparedFor(cfg.out, dataSettings(cfg), refDir)) throw new ResumeError(ctx.resume.dir, 'the reference model or the prepared preference data changed since the checkpoint was written');
-  const { tokenizer, files: tokenizerFiles } = loadModelTokenizer(refDir);
+  if (ref.format === 'gguf') throw new ConfigError('model', `${cfg.model} is a GGUF file: alignment trains the weights, start from the Hugging Face checkpoint`);
+  const { tokenizer, tokenizerFiles } = checkpointTokenizer(refDir);
   const reward = await loadReward(cfg.reward, {
     date: cfg.date,
-    loadModel: (location) => {
-      const dir = resolveModelDir(location, 'pass model:<dir> of a reward model');
-      return { dir, model: loadModel(dir), tokenizer: loadModelTokenizer(dir).tokenizer };
+    loadModel: async (location) => {
+      const p = await withDownloadDisplay(process.stderr, (onProgress) => loadPretrained(location, { precision: 'f32', onProgress }));
+      return { dir: p.source.path, model: p.model, tokenizer: p.tokenizer };
     },
   });
   const { prompts, heldOut } = await loadPrompts(cfg);
@@ -127,18 +133,18 @@ async function setup(cfg: AlignConfig, options: AlignRunOptions, ctx: SetupConte
     reward: reward.fn,
     log: ctx.log,
     ...(options.signal ? { signal: options.signal } : {}),
-    reference: () => {
+    reference: async () => {
       // A resumed LoRA policy is π_ref with its adapter switched off: the weights are held once.
       const policy = ctx.resume?.model;
       if (policy?.adapter) { policy.adapter.enabled = false; return { model: policy, tokenizer }; }
-      reference ??= loadModel(refDir);
+      reference ??= await loadModel(refDir);
       return { model: reference, tokenizer };
     },
   });
   if (ctx.resume?.model.adapter) ctx.resume.model.adapter.enabled = true;
   ctx.checkData(data.fingerprint);
   const total = epochSteps(cfg, data.pairs.length);
-  const model: ApertusModel = ctx.resume?.model ?? reference ?? loadModel(refDir);
+  const model: ApertusModel = ctx.resume?.model ?? reference ?? (await loadModel(refDir));
   // LoRA: the fresh policy is π_ref plus a zero-initialised adapter (log π_ref above was computed without it).
   if (ctx.resume === null && cfg.lora) LoraAdapter.init(model, cfg.lora, cfg.seed).attach(model);
   if (cfg.maxLength > model.config.max_position_embeddings) throw new ConfigError('maxLength', `${cfg.maxLength} exceeds the model's max_position_embeddings (${model.config.max_position_embeddings})`);
@@ -159,7 +165,7 @@ async function setup(cfg: AlignConfig, options: AlignRunOptions, ctx: SetupConte
     clip: cfg.clip,
     fingerprint: data.fingerprint,
     files: { ...tokenizerFiles, 'generation_config.json': chatGenerationConfig(model.config.bos_token_id, data.padId) },
-    baseModel: refDir,
+    baseModel: ref.hub ? ref.hub.repo : refDir,
     data: {
       next: () => {
         stats = { logRatioChosen: 0, logRatioRejected: 0, correct: 0, pairs: 0 };

@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { readUdhr, unitHash } from '@apertus/data';
+import { convertCheckpoint } from '@apertus/gguf';
 import { noGrad, Tensor } from '@apertus/tensor';
 import { APERTUS_EOS_ID } from '@apertus/tokenizer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,7 +46,7 @@ describe('suite', () => {
     fs.writeFileSync(file, docs.map((text) => JSON.stringify({ text })).join('\n'));
     const suite: SuiteOptions = { ...DEFAULT_SUITE, heldOut: file, maxChars: 150, maxTokens: 2, probes: 2, suffixLength: 6, minPrefix: 4, probeTokens: 40 };
     const texts = await loadSuiteTexts(suite);
-    const r = evaluateStage({ name: 'tiny', location: tiny.dir }, texts, suite);
+    const r = await evaluateStage({ name: 'tiny', location: tiny.dir }, texts, suite);
     let nll = 0;
     let tokens = 0;
     const V = tiny.model.config.vocab_size;
@@ -72,6 +73,15 @@ describe('suite', () => {
     const table = formatStages([r], texts, suite);
     expect(table).toMatch(/^\| Metric \| tiny \|\n\|---\|---:\|\n\| Perplexity, held-out text ↓ \| \d+\.\d\d \|/);
     expect(table).toMatch(/Memorization: exact match ↓ \| \d+\.\d\d% \|/);
+    // The same model as an F32 GGUF file evaluates alike: its products run the same float32
+    // operations in another order (each logit moves by ~1e-6 of Σ|x·w| at these widths), so the
+    // perplexity agrees far within 1e-4 relative; the greedy translations are the same tokens.
+    const gguf = path.join(root, 'tiny.F32.gguf');
+    convertCheckpoint(tiny.dir, gguf, 'F32');
+    const g = await evaluateStage({ name: 'gguf', location: gguf }, texts, suite);
+    expect(g.modelDir).toBe(gguf);
+    expect(Math.abs(g.report.perplexity! / r.report.perplexity! - 1)).toBeLessThan(1e-4);
+    expect(g.translations.map((t) => t.tokens)).toEqual(r.translations.map((t) => t.tokens));
   });
 });
 

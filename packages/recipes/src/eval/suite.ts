@@ -13,8 +13,9 @@
 import fs from 'node:fs';
 import { readUdhr, selectSplit, type Document } from '@apertus/data';
 import { buildUdhrTranslationTask, evaluateMemorization, evaluatePerplexity, evaluateTranslation, formatEvalReport, type EvalReport, type TranslationOutput, type TranslationPrompt } from '@apertus/posttrain';
+import { loadPretrained } from '@apertus/pretrained';
 import type { Tokenizer } from '@apertus/tokenizer';
-import { InputError, loadModel, loadModelTokenizer, resolveModelDir } from '@apertus/trainer';
+import { InputError } from '@apertus/trainer';
 
 /** Languages of apertus-pretrain's default corpus (its `DEFAULT_UDHR_LANGUAGES`). */
 export const PRETRAIN_UDHR_LANGUAGES: readonly string[] = Object.freeze(['eng', 'deu_1996', 'gsw1', 'fra', 'ita', 'roh_rumgr']);
@@ -164,12 +165,11 @@ export interface StageResult {
   readonly seconds: number;
 }
 
-/** Evaluate one stage on the suite. */
-export function evaluateStage(stage: Stage, texts: SuiteTexts, o: SuiteOptions): StageResult {
+/** Evaluate one stage on the suite (its model: a model directory, a run folder, a GGUF file or a Hub id). */
+export async function evaluateStage(stage: Stage, texts: SuiteTexts, o: SuiteOptions): Promise<StageResult> {
   const t0 = performance.now();
-  const modelDir = resolveModelDir(stage.location, 'check the --model path');
-  const model = loadModel(modelDir, 'stored');
-  const { tokenizer } = loadModelTokenizer(modelDir);
+  const { model, tokenizer, source } = await loadPretrained(stage.location);
+  const modelDir = source.path;
   const report: { -readonly [K in keyof EvalReport]: EvalReport[K] } = {};
   let perplexityTokens = 0;
   if (texts.heldOut.length > 0) {

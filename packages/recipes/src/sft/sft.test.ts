@@ -10,7 +10,8 @@ import { backward, noGrad, Tensor } from '@apertus/tensor';
 import { collateSft, packSft, tokenizeSftDataset, type SftBatch, type SftExample } from '@apertus/posttrain';
 import { LrScheduler } from '@apertus/ademamix';
 import { loadAdapter, loadCheckpoint } from '@apertus/model';
-import { ConfigError, epochSteps, linearDecaySchedule, readOptimizerState, resolveModelDir as findRun } from '@apertus/trainer';
+import { resolveModel } from '@apertus/hub';
+import { ConfigError, epochSteps, linearDecaySchedule, readOptimizerState } from '@apertus/trainer';
 import { makeTinyModel, tempDir, type TinyModel } from '@apertus/trainer/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveSftConfig } from './config';
@@ -19,7 +20,7 @@ import { runSft, sftLoss } from './sft';
 
 const collate = (rows: readonly SftExample[], padId: number): SftBatch => collateSft(rows, { padId });
 
-const resolveModelDir = (location: string): string => findRun(location, 'pass --model');
+const resolveModelDir = async (location: string): Promise<string> => (await resolveModel(location)).path;
 
 let root: string;
 let tiny: TinyModel;
@@ -156,17 +157,17 @@ describe('schedule and run length', () => {
 });
 
 describe('model directory', () => {
-  it('finds the model directory of a run, a checkpoints folder or the directory itself', () => {
-    expect(resolveModelDir(tiny.dir)).toBe(tiny.dir);
+  it('finds the model directory of a run, a checkpoints folder or the directory itself', async () => {
+    expect(await resolveModelDir(tiny.dir)).toBe(tiny.dir);
     const run = tempDir('apertus-sft-run-');
     fs.mkdirSync(path.join(run, 'checkpoints'));
     fs.cpSync(tiny.dir, path.join(run, 'checkpoints', 'step-000004'), { recursive: true });
     fs.writeFileSync(path.join(run, 'checkpoints', 'latest'), 'step-000004\n');
     fs.writeFileSync(path.join(run, 'config.json'), '{"out": "run"}'); // a run's config, not a model
-    expect(resolveModelDir(run)).toBe(path.join(run, 'checkpoints', 'step-000004'));
+    expect(await resolveModelDir(run)).toBe(path.join(run, 'checkpoints', 'step-000004'));
     fs.cpSync(tiny.dir, path.join(run, 'model'), { recursive: true });
-    expect(resolveModelDir(run)).toBe(path.join(run, 'model'));
-    expect(() => resolveModelDir(path.join(run, 'nothing'))).toThrow(/model not found/);
+    expect(await resolveModelDir(run)).toBe(path.join(run, 'model'));
+    await expect(resolveModelDir(path.join(run, 'nothing'))).rejects.toThrow(/no such file or directory, and not a Hub id/);
     fs.rmSync(run, { recursive: true, force: true });
   });
 });

@@ -9,10 +9,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from '@apertus/atomic-file';
 import { warmupStepsFromRatio } from '@apertus/ademamix';
+import { resolveModel, withDownloadDisplay } from '@apertus/hub';
 import { LoraAdapter, parameterCount, type ApertusModel } from '@apertus/model';
 import { collateSft, packSft, prepareSftData } from '@apertus/posttrain';
+import { checkpointTokenizer, loadPretrained } from '@apertus/pretrained';
 import type { Tensor } from '@apertus/tensor';
-import { ConfigError, EpochOrder, buildOptimizer, chatGenerationConfig, epochSteps, globalBatchSize, linearDecaySchedule, loadModel, loadModelTokenizer, resolveModelDir, runTraining, type LmBatch, type SetupContext, type TrainingResult, type TrainingSetup } from '@apertus/trainer';
+import { ConfigError, EpochOrder, buildOptimizer, chatGenerationConfig, epochSteps, globalBatchSize, linearDecaySchedule, runTraining, type LmBatch, type SetupContext, type TrainingResult, type TrainingSetup } from '@apertus/trainer';
 import { chrfTrend, translationRecord } from '../eval/translation';
 import { lmBatchOfSft, sftBatches } from './batches';
 import { SFT_TRAINING_KEYS, resolveSftConfig, type SftConfig } from './config';
@@ -42,14 +44,21 @@ export function sftLoss(model: ApertusModel, batch: LmBatch, normalizer: number)
   });
 }
 
+/** The base a LoRA adapter names (`base_model_name_or_path`): the Hub id of a Hub model (as PEFT expects it), else the model directory. */
+async function baseModelName(spec: string): Promise<string> {
+  const at = await resolveModel(spec);
+  return at.hub ? at.hub.repo : at.path;
+}
+
 /** Base model (or checkpoint), tokenized conversations, optimizer and schedule of an SFT run. */
 async function setup(cfg: SftConfig, ctx: SetupContext<SftConfig>): Promise<TrainingSetup<LmBatch>> {
-  const sourceDir = ctx.resume?.dir ?? resolveModelDir(cfg.model, 'run apertus-pretrain first, or pass --model <dir>');
-  const model = ctx.resume?.model ?? loadModel(sourceDir);
+  // The base model (a model directory, a run folder or a Hub id), or the checkpoint a resumed run continues.
+  const base = ctx.resume === null ? await withDownloadDisplay(process.stderr, (onProgress) => loadPretrained(cfg.model, { precision: 'f32', trainable: true, onProgress })) : null;
+  const model = ctx.resume?.model ?? base!.model;
   // LoRA: a frozen base and a fresh adapter (a resumed model has its adapter attached already).
   if (ctx.resume === null && cfg.lora) LoraAdapter.init(model, cfg.lora, cfg.seed).attach(model);
-  if (ctx.resume === null) ctx.log(`base model: ${sourceDir}`);
-  const { tokenizer, files: tokenizerFiles } = loadModelTokenizer(sourceDir);
+  if (base !== null) ctx.log(`base model: ${base.source.hub ? `${base.name} (${base.source.path})` : base.source.path}`);
+  const { tokenizer, tokenizerFiles } = base ?? checkpointTokenizer(ctx.resume!.dir);
   const c = model.config;
   if (cfg.maxLength > c.max_position_embeddings) throw new ConfigError('maxLength', `${cfg.maxLength} exceeds the model's max_position_embeddings (${c.max_position_embeddings})`);
   const data = await prepareSftData(cfg, tokenizer, ctx.log);
@@ -78,7 +87,7 @@ async function setup(cfg: SftConfig, ctx: SetupContext<SftConfig>): Promise<Trai
     clip: cfg.clip,
     fingerprint: data.fingerprint,
     files: { ...tokenizerFiles, 'generation_config.json': chatGenerationConfig(c.bos_token_id, data.padId) },
-    ...(model.adapter ? { baseModel: ctx.resume ? resolveModelDir(cfg.model, 'the base model of this LoRA run') : sourceDir } : {}),
+    ...(model.adapter ? { baseModel: await baseModelName(cfg.model) } : {}),
     data: {
       next: () => {
         const step = Array.from({ length: cfg.gradAccumulation }, () => order.next(cfg.microBatchSize).map((i) => rows[i]!));

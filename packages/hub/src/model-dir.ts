@@ -1,6 +1,8 @@
 // Which Hugging Face model directory a path designates: the directory itself, a finished run's
 // `model/`, or the checkpoint a checkpoints folder's `latest` pointer names (also through a run
-// directory's `checkpoints/`). Training apps, the server and the chat apps resolve `--model` here.
+// directory's `checkpoints/`); and the name the model goes by: the run's for a run's model or
+// checkpoint (`udhr-tiny` for runs/udhr-tiny, runs/udhr-tiny/model or a checkpoint of
+// runs/udhr-tiny/checkpoints), else the directory's.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -37,4 +39,20 @@ export function findModelDir(location: string): string | null {
     if (latest !== null && isModelDir(latest)) return latest;
   }
   return null;
+}
+
+/** Why {@link findModelDir} found nothing at `location` (an existing path), for an error message. */
+export function noModelReason(location: string): string {
+  return fs.existsSync(location)
+    ? 'no model here: expected a Hugging Face model directory (config.json + model.safetensors), a run directory with model/ or checkpoints/, a checkpoints folder with "latest", or a .gguf file'
+    : 'no such file or directory';
+}
+
+/** The name of the model in directory `dir` (see the file header). */
+export function checkpointName(dir: string): string {
+  const abs = path.resolve(dir);
+  const parent = path.dirname(abs);
+  if (path.basename(abs) === 'model' && parent !== abs) return path.basename(parent);
+  if (path.basename(parent) === 'checkpoints') return path.basename(path.dirname(parent));
+  return path.basename(abs);
 }
