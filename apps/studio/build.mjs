@@ -1,11 +1,10 @@
 // Build the studio as plain static files: dist/index.html, dist/studio.js (the page, src/main.ts),
 // dist/worker.js (the model worker, src/worker.ts; esbuild bundles for the browser, the packages
-// resolve to their `browser` entries) and dist/gpu.js (gpu.js's browser build, which the WebGPU
-// kernels load into their own worker). Serve dist/ with the cross-origin isolation headers (COOP
-// same-origin, COEP require-corp): WebAssembly threads and the WebGPU bridge need
-// SharedArrayBuffer; `apertus-serve --studio apps/studio/dist` does.
+// resolve to their `browser` entries; the WebGPU device starts its own worker from a blob URL).
+// Serve dist/ with the cross-origin isolation headers (COOP same-origin, COEP require-corp):
+// WebAssembly threads and the WebGPU device's reads need SharedArrayBuffer;
+// `apertus-serve --studio apps/studio/dist` does.
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { build } from 'esbuild';
 
@@ -33,7 +32,6 @@ export async function buildStudio(outdir, plugins = []) {
   fs.mkdirSync(outdir, { recursive: true });
   await bundle('main.ts', path.join(outdir, 'studio.js'), plugins);
   await bundle('worker.ts', path.join(outdir, 'worker.js'), plugins);
-  fs.copyFileSync(createRequire(import.meta.url).resolve('gpu.js/dist/gpu-browser.min.js'), path.join(outdir, 'gpu.js'));
   fs.copyFileSync(path.join(here, 'index.html'), path.join(outdir, 'index.html'));
 }
 

@@ -1,10 +1,8 @@
 // The studio's model worker: loads the model, answers chat turns (streaming the text), trains and
-// hands out the checkpoint's bytes — off the page's main thread, so that the WebGPU kernels (which
-// sleep in Atomics.wait while a second worker runs gpu.js on the GPU) may run here. gpu.js's
-// browser build is served next to this script (`gpu.js`).
+// hands out the checkpoint's bytes — off the page's main thread, so that the WebGPU device (whose
+// reads sleep in Atomics.wait while its own worker drives the GPUDevice) may run here.
 
 import { gemmThreads, useDevice } from '@apertus/tensor';
-import { enableWebgpu, setGpujsScriptUrl } from '@apertus/tensor/gpujs';
 import { chatTurn } from './chat';
 import { checkpointFiles } from './download';
 import { modelFromGgufFile } from './gguf-source';
@@ -36,8 +34,7 @@ async function answer(r: StudioRequest): Promise<StudioResults[keyof StudioResul
       const wasm = () => `WebAssembly SIMD · ${gemmThreads()} thread${gemmThreads() === 1 ? '' : 's'}${gemmThreads() > 1 ? ' (Web Workers)' : ''}`;
       if (r.webgpu) {
         try {
-          setGpujsScriptUrl('gpu.js');
-          const adapter = await enableWebgpu();
+          const { adapter } = await useDevice('webgpu');
           return { label: `WebGPU · ${adapter}`, webgpu: true, reason: null };
         } catch (e) {
           await useDevice('cpu');

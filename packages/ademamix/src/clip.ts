@@ -39,7 +39,7 @@ function norm({ host, device }: { host: FloatArray[]; device: Float32Array[] }):
   if (device.length > 0) {
     const acc = new Float32Array(1);
     device.forEach((g, i) => sumSquares(g, i === 0 ? null : acc, acc));
-    readBack(acc);
+    readBack(acc, { readOnly: true });
     sum += acc[0]!;
   }
   return Math.sqrt(sum);

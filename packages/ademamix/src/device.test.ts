@@ -3,8 +3,7 @@
 // bit-identical to calling the registry's update kernel with scalars re-derived from the recipe
 // (α_t, β3_t from the schedulers, 1 − β^t); nothing is read back until `stateDict`, and a loaded
 // state resumes exactly. Runs on SwiftShader without a GPU; a missing driver fails the test.
-import { Rng, SWIFTSHADER_ICD, Tensor, readBack, sumSquares, useDevice } from '@apertus/tensor';
-import { webgpuTransfers } from '@apertus/tensor/gpujs';
+import { Rng, SWIFTSHADER_ICD, Tensor, readBack, sumSquares, useDevice, webgpuCounters } from '@apertus/tensor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdEMAMix, AdamW, ademamixCoefficients, clipGradNorm, powInt, type AdEMAMixHyperparameters } from './index';
 import { adamwUpdateKernel, ademamixUpdateKernel } from './update';
@@ -45,13 +44,18 @@ describe('optimizers on webgpu tensors', { timeout: 300_000 }, () => {
     let half: ReturnType<AdEMAMix['stateDict']> | null = null;
     for (let t = 1; t <= STEPS; t++) {
       gradients(ps, t);
-      const before = webgpuTransfers();
+      const before = webgpuCounters();
       opt.step();
-      const after = webgpuTransfers();
+      const after = webgpuCounters();
       expect(after.readbacks - before.readbacks).toBe(0);
-      // Each parameter, gradient and state array goes up on the first step, the gradients every step,
-      // and the state again after stateDict() (at t = 1) read it back.
-      expect(after.uploads - before.uploads).toBe((t === 1 ? 5 : t === 2 ? 4 : 1) * ps.length);
+      // Each parameter, gradient and state array goes up on the first step, then the gradients
+      // (stateDict() at t = 1 reads the state and keeps the device copies); and the step's scalars, one
+      // uniform block for every parameter (the element counts come from the bindings).
+      const floats = ps.reduce((n, [, p]) => n + p.size, 0);
+      expect(after.uploads - before.uploads).toBe((t === 1 ? 5 : 1) * ps.length + 1);
+      expect(after.uploadBytes - before.uploadBytes - (after.uniformBytes - before.uniformBytes)).toBe((t === 1 ? 5 : 1) * 4 * floats);
+      expect(after.uniformBytes - before.uniformBytes).toBeGreaterThan(0);
+      expect(after.uniformBytes - before.uniformBytes).toBeLessThanOrEqual(256);
       const { alpha, beta3 } = ademamixCoefficients(t, full);
       ref.forEach((r, i) => ademamixUpdateKernel.run({
         arithmetic: 'torch-exact', param: r.p, grad: ps[i]![1].grad!.toFloat32(), m1: r.m1, m2: r.m2, nu: r.nu,
@@ -107,9 +111,9 @@ describe('optimizers on webgpu tensors', { timeout: 300_000 }, () => {
     for (const g of host) for (const v of g) sq += v * v;
     // Put the gradients on the device first (a device op writes them), as backward does.
     for (const [, p] of ps) sumSquares(p.grad!.data, null, new Float32Array(1));
-    const before = webgpuTransfers();
+    const before = webgpuCounters();
     const norm = clipGradNorm(ps, 0.05);
-    const after = webgpuTransfers();
+    const after = webgpuCounters();
     expect(after.readbacks - before.readbacks).toBe(1);
     expect(after.readbackBytes - before.readbackBytes).toBe(4);
     // float32 sums: each square rounds once, ≤ 256 + parts + tensors additions in any sum (all terms ≥ 0).

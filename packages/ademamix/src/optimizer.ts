@@ -2,7 +2,7 @@
 // zeroGrad(), and the state dict. Subclasses provide the hyperparameter validation and the
 // per-element update kernels.
 
-import { deviceStorage, readBack } from '@apertus/tensor';
+import { deviceStorage, readBack, Tensor } from '@apertus/tensor';
 import { OptimizerError } from './errors';
 import { splitWeightDecay, isNoWeightDecay } from './param-groups';
 import { dtypeOf } from './state-dict';
@@ -238,13 +238,15 @@ export abstract class Optimizer<H extends BaseHyperparameters> {
   /**
    * Zero every existing gradient: on the host its buffer is filled with zeros; a gradient on a
    * device is dropped instead (`grad = null`, the next backward pass creates it there), so it is
-   * never read back. Parameters whose `grad` is `null` are left alone.
+   * never read back, and its storage released at once (a gradient taken before `zeroGrad` must
+   * not be used after it). Parameters whose `grad` is `null` are left alone.
    */
   zeroGrad(): void {
     for (const g of this._groups) {
       for (const [, p] of g.params) {
         if (p.grad === null) continue;
-        if (deviceStorage(p.grad) !== null) p.grad = null;
+        // Released at once: its device buffer goes back to the pool for the next backward, not when the garbage collector finds it.
+        if (p.grad instanceof Tensor && deviceStorage(p.grad) !== null) { p.grad.dispose(); p.grad = null; }
         else (p.grad.data as FloatArray).fill(0);
       }
     }
@@ -284,7 +286,7 @@ export abstract class Optimizer<H extends BaseHyperparameters> {
         for (const b of this.bufferNames(g.hyperparameters)) {
           const data = st.buffers[b];
           if (data === undefined) continue;
-          readBack(data);
+          readBack(data, { readOnly: true });
           tensors[`${b}.${name}`] = { dtype: dtypeOf(data), shape: [...p.shape], data: data.slice() };
         }
       }

@@ -1,8 +1,9 @@
-// Prefill and decode tokens/s on one thread: our GGUF inference vs llama.cpp (node-llama-cpp
-// 3.22.1, its prebuilt CPU binary) on the same file, for F32, BF16, Q8_0 and Q4_K, plus our decode
-// at batch 8 (eight sequences per step: a GEMM of 8 rows) against our batch 1.
-//   node packages/gguf/bench/speed.mjs [--quick] [--write] [--cpu-time] [--presets small,0.5b] [--types F32,Q4_K] [--rounds 3] [--batch 8]
-// (--batch 0 leaves the batched decode out).
+// Prefill and decode tokens/s: our GGUF inference vs llama.cpp (node-llama-cpp 3.22.1, its
+// prebuilt CPU binary) on the same file, for F32, BF16, Q8_0 and Q4_K (or any --types: Q6_K and
+// the other block formats are written as random blocks), both sides on --threads threads (default
+// 1), plus our decode at batch 8 (eight sequences per step) against our batch 1.
+//   node packages/gguf/bench/speed.mjs [--quick] [--write] [--cpu-time] [--presets small,0.5b,8b-slice] [--types F32,Q4_K] [--rounds 3] [--batch 8] [--threads 1]
+// (--batch 0 leaves the batched decode out; 8b-slice: four layers of the 8B shapes, vocabulary 131072).
 // Each case writes a random-weight model of the preset as GGUF and loads it on both sides once;
 // a first round, left out of the ratios, warms both sides (ours: the cpu device memory grows to hold
 // a prefill's activations, fresh pages; its prefill tokens/s are printed as "first prefill"), then
@@ -13,9 +14,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ApertusModel, KVCache, presetConfig, step } from '@apertus/model';
-import { setGemmThreads } from '@apertus/tensor';
-import { loadGguf, writeModelGguf } from '@apertus/gguf';
+import { ApertusModel, KVCache, parameterShapes, presetConfig, step } from '@apertus/model';
+import { f32ToBf16Bits, f32ToF16Bits, setGemmThreads } from '@apertus/tensor';
+import { GGML_TYPES, ggufTensorName, loadGguf, openGgufFile, ropeFactors, tokenizerMetadata, writeGguf, writeModelGguf } from '@apertus/gguf';
 import { buildApertusTokenizerConfig, buildApertusTokenizerJson } from '@apertus/tokenizer';
 import { cpuDescription, writeRecords } from '@apertus/bench';
 import { getLlama } from 'node-llama-cpp';
@@ -27,20 +28,71 @@ const PREFILL = quick ? 32 : 128, DECODE = quick ? 8 : 32, BATCH = Number(arg('-
 const PRESETS = {
   small: presetConfig('small'),
   '0.5b': presetConfig('small', { hidden_size: 1280, intermediate_size: 5120, num_hidden_layers: 24, num_attention_heads: 20, num_key_value_heads: 4, head_dim: 64 }),
+  '8b-slice': presetConfig('small', { vocab_size: 131072, hidden_size: 4096, intermediate_size: 21504, num_hidden_layers: 4, num_attention_heads: 32, num_key_value_heads: 8, head_dim: 128 }),
 };
 const presets = arg('--presets', 'small,0.5b').split(',');
 const types = arg('--types', 'F32,BF16,Q8_0,Q4_K').split(',');
-setGemmThreads(1);
+const THREADS = Number(arg('--threads', 1));
+setGemmThreads(THREADS);
 
 const median = (v) => { const s = [...v].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 const argmax = (l, V, i) => { let best = 0; for (let j = 1; j < V; j++) if (l[i * V + j] > l[i * V + best]) best = j; return best; };
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gguf-bench-'));
+const tokenizer = { json: buildApertusTokenizerJson({ merges: [] }), config: buildApertusTokenizerConfig() };
+
+/** f16 fields (byte offset, size) of the random blocks of each type: weights about 0.05. */
+const SCALES = {
+  Q4_0: [[0, 0.02]], Q4_1: [[0, 0.02], [2, -0.15]], Q5_0: [[0, 0.01]], Q5_1: [[0, 0.01], [2, -0.155]], Q8_0: [[0, 7e-4]], IQ4_NL: [[0, 1.5e-3]],
+  Q2_K: [[80, 0.01], [82, 0.005]], Q3_K: [[108, 2e-3]], Q4_K: [[0, 3e-4], [2, 1e-3]], Q5_K: [[0, 1.5e-4], [2, 1e-3]], Q6_K: [[208, 5e-5]], IQ4_XS: [[0, 8e-5]],
+};
+
+/**
+ * A GGUF of `config` with every matrix as random blocks of `type` (F32/BF16: normal values × 0.05),
+ * norms 1, without building the float model (the 8B slice's is 7.6 GB): the metadata of a
+ * one-layer-narrow model written by writeModelGguf, with the dimensions and vocabulary of `config`.
+ */
+function writeRandomGguf(config, type, file) {
+  const template = path.join(tmp, 'template.gguf');
+  writeModelGguf(ApertusModel.init(presetConfig('tiny', { num_hidden_layers: config.num_hidden_layers }), 0), template, { type: 'F32', tokenizer });
+  const f = openGgufFile(template), keep = [];
+  const dims = { block_count: config.num_hidden_layers, embedding_length: config.hidden_size, feed_forward_length: config.intermediate_size, 'attention.head_count': config.num_attention_heads,
+    'attention.head_count_kv': config.num_key_value_heads, 'attention.key_length': config.head_dim, 'attention.value_length': config.head_dim, vocab_size: config.vocab_size, 'rope.dimension_count': config.head_dim,
+    context_length: config.max_position_embeddings, 'rope.freq_base': config.rope_theta, 'attention.layer_norm_rms_epsilon': config.rms_norm_eps };
+  for (const [k, v] of f.metadata) {
+    if (k.startsWith('tokenizer.')) continue;
+    const d = dims[k.slice('apertus.'.length)], t = f.metadataTypes.get(k), m = /^array<(.+)>$/.exec(t);
+    keep.push([k, m ? { type: 'array', elem: m[1], value: v } : { type: t, value: d ?? v }]);
+  }
+  f.close();
+  fs.rmSync(template);
+  const eos = Array.isArray(config.eos_token_id) ? config.eos_token_id[0] : config.eos_token_id;
+  keep.push(...tokenizerMetadata(tokenizer.json, tokenizer.config, config.vocab_size, { bos: config.bos_token_id, eos, pad: config.pad_token_id }));
+  let seed = 1;
+  const byte = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 24;
+  const normal = () => { let u = 0; for (let i = 0; i < 12; i++) u += byte() / 256; return (u - 6) * 0.05; };
+  const t = GGML_TYPES[type], tensors = [{ name: 'rope_freqs.weight', type: 'F32', shape: [config.head_dim / 2], data: () => new Uint8Array(ropeFactors(config).buffer) }];
+  for (const [hf, shape] of parameterShapes(config)) {
+    const name = ggufTensorName(hf);
+    if (name === null) continue;
+    const n = shape.reduce((a, b) => a * b, 1);
+    if (shape.length === 1) { tensors.push({ name, type: 'F32', shape, data: () => new Uint8Array(new Float32Array(n).fill(1).buffer) }); continue; }
+    tensors.push({ name, type, shape, data: () => {
+      if (type === 'F32') return new Uint8Array(Float32Array.from({ length: n }, normal).buffer);
+      if (type === 'BF16') return new Uint8Array(Uint16Array.from({ length: n }, () => f32ToBf16Bits(normal())).buffer);
+      const out = new Uint8Array((n / t.blockSize) * t.typeSize);
+      for (let i = 0; i < out.length; i++) out[i] = byte();
+      for (let o = 0; o < out.length; o += t.typeSize) for (const [at, v] of SCALES[type]) { const h = f32ToF16Bits(v * (0.5 + byte() / 256)); out[o + at] = h & 255; out[o + at + 1] = h >> 8; }
+      return out;
+    } });
+  }
+  writeGguf(file, keep, tensors);
+}
 const llama = await getLlama({ gpu: false, build: 'never', logLevel: 'error' });
 const prompt = Array.from({ length: PREFILL }, (_, i) => 1000 + ((i * 37) % 20000));
 const rows = [];
 const records = [];
-/** Seconds of CPU time this process has used (both sides run in it: ours on the main thread, llama.cpp on its one thread). */
+/** Seconds of CPU time this process has used (both sides run in it, on their threads). */
 const cpuNow = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
 /** Wall-clock seconds, or with --cpu-time this process's CPU seconds (steadier on a machine shared with other jobs). */
 const clock = process.argv.includes('--cpu-time') ? cpuNow : () => performance.now() / 1000;
@@ -58,7 +110,7 @@ function ours(model, batch) {
 }
 
 async function theirs(model) {
-  const context = await model.createContext({ contextSize: 512, batchSize: PREFILL, threads: 1 });
+  const context = await model.createContext({ contextSize: 512, batchSize: PREFILL, threads: THREADS });
   const seq = context.getSequence();
   let t = clock();
   await seq.evaluateWithoutGeneratingNewTokens(prompt);
@@ -75,11 +127,14 @@ const machine = cpuDescription();
 console.log(`CPU: ${machine}`);
 for (const name of presets) {
   const config = PRESETS[name];
-  const source = ApertusModel.init(config, 0);
+  // The float model (random init) quantized by writeModelGguf where it can write the type and the model is small; else random blocks.
+  const direct = (type) => name !== '8b-slice' && ['F32', 'BF16', 'Q8_0', 'Q4_K'].includes(type);
+  const source = types.some(direct) ? ApertusModel.init(config, 0) : null;
   for (const type of types) {
     const file = path.join(tmp, `${name}.${type}.gguf`);
     // llama.cpp needs a vocabulary: the Apertus layout without merges (ids past it are padding).
-    writeModelGguf(source, file, { type, tokenizer: { json: buildApertusTokenizerJson({ merges: [] }), config: buildApertusTokenizerConfig() } });
+    if (direct(type)) writeModelGguf(source, file, { type, tokenizer });
+    else writeRandomGguf(config, type, file);
     const { model } = loadGguf(file, { tokenizer: false });
     const peer = await llama.loadModel({ modelPath: file, gpuLayers: 0 });
     const load = [os.loadavg()[0]];
@@ -116,11 +171,12 @@ await llama.dispose();
 fs.rmSync(tmp, { recursive: true, force: true });
 
 const table = [
-  `# GGUF inference: ours vs llama.cpp (node-llama-cpp 3.22.1), one thread`,
+  `# GGUF inference: ours vs llama.cpp (node-llama-cpp 3.22.1), ${THREADS} thread${THREADS > 1 ? 's' : ''} each`,
   '',
   `Command: \`node packages/gguf/bench/speed.mjs ${process.argv.slice(2).join(' ')}\` (after \`npm run build\`). Random-weight models written`,
-  `as GGUF by \`writeModelGguf\` (\`small\`, and \`0.5b\`: hidden 1280, FFN 5120, 24 layers, 20 heads, 4 KV heads, 32k vocabulary);`,
-  `prefill of ${PREFILL} tokens, then ${DECODE} greedy decode steps; both sides on one thread, loaded once, one warm-up round, then ${ROUNDS} interleaved round(s)`,
+  `as GGUF by \`writeModelGguf\` (\`small\`, and \`0.5b\`: hidden 1280, FFN 5120, 24 layers, 20 heads, 4 KV heads, 32k vocabulary; other types and`,
+  `\`8b-slice\` — 4 layers of hidden 4096, FFN 21504, 32/8 heads, vocabulary 131072 — as random blocks of the type);`,
+  `prefill of ${PREFILL} tokens, then ${DECODE} greedy decode steps; both sides on ${THREADS} thread(s), loaded once, one warm-up round, then ${ROUNDS} interleaved round(s)`,
   '(ours, theirs; our batch 8 in the first); ratios are medians over rounds of ours ÷ theirs in the same round. llama.cpp runs with its',
   'defaults (f16 KV cache). Decode B8: our tokens/s with 8 sequences per step (and its ratio to our batch 1). First prefill: the',
   "warm-up round's prefill tok/s, ours / llama.cpp (both slower than later rounds; ours touches fresh pages as the cpu device memory grows to hold a prefill's activations).",

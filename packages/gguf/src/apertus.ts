@@ -1,7 +1,7 @@
 // The `apertus` architecture as llama.cpp writes and reads it: tensor names, hyper-parameter keys,
 // the per-layer xIELU arrays and the llama3 RoPE factors (`rope_freqs.weight`).
 
-import { parseConfig, ropeInvFreq, type ApertusConfig } from '@apertus/model';
+import { outputVocabSize, parseConfig, ropeInvFreq, type ApertusConfig } from '@apertus/model';
 import { GgufArchitectureError, GgufMetadataError } from './errors';
 import type { GgufValue } from './header';
 import type { GgufEntry } from './writer';
@@ -47,7 +47,12 @@ export function ropeFactors(c: ApertusConfig): Float32Array {
   return plain.map((v, i) => v / scaled[i]!);
 }
 
-/** Metadata entries (architecture and hyper-parameters) of a config, llama.cpp's converter layout. */
+/**
+ * Metadata entries (architecture and hyper-parameters) of a config, llama.cpp's converter layout.
+ * A head smaller than the embedding (Apertus 1.5) adds `apertus.vocab_size_out`, the key llama.cpp's
+ * pending support proposes; a tied head is told by the absence of `output.weight`, as llama.cpp's
+ * converter writes such a model.
+ */
 export function configMetadata(c: ApertusConfig, xielu: Record<keyof typeof XIELU_KEYS, number[]>): [string, GgufEntry][] {
   const u32 = (value: number): GgufEntry => ({ type: 'u32', value });
   const f32 = (value: number): GgufEntry => ({ type: 'f32', value });
@@ -64,6 +69,7 @@ export function configMetadata(c: ApertusConfig, xielu: Record<keyof typeof XIEL
     [p + 'attention.key_length', u32(c.head_dim)],
     [p + 'attention.value_length', u32(c.head_dim)],
     [p + 'vocab_size', u32(c.vocab_size)],
+    ...(outputVocabSize(c) !== c.vocab_size ? [[p + 'vocab_size_out', u32(outputVocabSize(c))] as [string, GgufEntry]] : []),
     [p + 'rope.dimension_count', u32(c.head_dim)],
     ...Object.entries(XIELU_KEYS).map(([k, key]) => [key, { type: 'array', elem: 'f32', value: xielu[k as keyof typeof XIELU_KEYS] }] as [string, GgufEntry]),
   ];
@@ -130,13 +136,18 @@ function fitLlama3(factors: Float32Array, c: ApertusConfig, file?: string): Aper
   return { rope_type: 'llama3', factor: F, low_freq_factor: 1, high_freq_factor: high, original_max_position_embeddings: original };
 }
 
-/** The Apertus config of a GGUF file's metadata (+ its `rope_freqs` factors when present). */
-export function configFromMetadata(meta: ReadonlyMap<string, GgufValue>, ropeFreqs: Float32Array | null, ids: { bos: number; eos: number; pad: number }, file?: string): ApertusConfig {
+/**
+ * The Apertus config of a GGUF file's metadata (+ its `rope_freqs` factors when present; `tied`:
+ * the file has no `output.weight`, the head is the embedding).
+ */
+export function configFromMetadata(meta: ReadonlyMap<string, GgufValue>, ropeFreqs: Float32Array | null, ids: { bos: number; eos: number; pad: number }, file?: string, tied = false): ApertusConfig {
   checkArchitecture(meta, file);
   const n = (k: string, fallback?: number) => metaNumber(meta, `${ARCH}.${k}`, file, fallback);
   const heads = n('attention.head_count'), hidden = n('embedding_length');
+  const vocab = n('vocab_size', (meta.get('tokenizer.ggml.tokens') as readonly string[] | undefined)?.length);
   const base = {
-    vocab_size: n('vocab_size', (meta.get('tokenizer.ggml.tokens') as readonly string[] | undefined)?.length),
+    vocab_size: vocab,
+    ...(meta.has(`${ARCH}.vocab_size_out`) ? { output_vocab_size: n('vocab_size_out') } : {}),
     hidden_size: hidden,
     intermediate_size: n('feed_forward_length'),
     num_hidden_layers: n('block_count'),
@@ -148,7 +159,7 @@ export function configFromMetadata(meta: ReadonlyMap<string, GgufValue>, ropeFre
     rope_theta: shortestF32(n('rope.freq_base', 10000)),
     rope_scaling: null,
     bos_token_id: ids.bos, eos_token_id: ids.eos, pad_token_id: ids.pad,
-    tie_word_embeddings: false,
+    tie_word_embeddings: tied,
   };
   const plain = parseConfig(base, file);
   const rope = n('rope.dimension_count', plain.head_dim);

@@ -1,12 +1,13 @@
-// `apertus-quantize <model> <out.gguf> [--type F32|BF16|Q8_0|Q4_K]`: <model> as every app takes
-// `--model` (a model directory, a run directory, a Hub id; @apertus/hub resolves it).
+// `apertus-quantize <model> <out.gguf> [--type Q4_K_M|Q5_K_M|Q6_K|Q8_0|BF16|F16|F32]`: <model> as
+// every app takes `--model` (a model directory, a run directory, a Hub id; @apertus/hub resolves
+// it), the types as llama-quantize names its mixes.
 import { Command, InvalidArgumentError } from 'commander';
 import fs from 'node:fs';
 import { MODEL_SPEC_HELP, resolveModel, withDownloadDisplay } from '@apertus/hub';
-import { convertCheckpoint, type QuantizeType } from './convert';
+import { convertCheckpoint, QUANTIZE_TYPES, type QuantizeType } from './convert';
 import { GgufWriteError } from './errors';
 
-const TYPES: readonly QuantizeType[] = ['F32', 'BF16', 'Q8_0', 'Q4_K'];
+const TYPES = QUANTIZE_TYPES;
 
 /** Run the converter with command-line arguments; resolves to the output path. */
 export async function runQuantizeCli(argv: readonly string[], log: (line: string) => void = (l) => process.stdout.write(l + '\n')): Promise<string> {
@@ -14,7 +15,7 @@ export async function runQuantizeCli(argv: readonly string[], log: (line: string
     .description('Convert a Hugging Face Apertus checkpoint to GGUF (llama.cpp, Ollama, node-llama-cpp).')
     .argument('<model>', MODEL_SPEC_HELP)
     .argument('<out>', 'output .gguf file')
-    .option('--type <type>', `storage of the matrices: ${TYPES.join(', ')}`, (v: string) => {
+    .option('--type <type>', `storage of the matrices, as llama-quantize names it: ${TYPES.join(', ')}`, (v: string) => {
       const t = v.toUpperCase() as QuantizeType;
       if (!TYPES.includes(t)) throw new InvalidArgumentError(`expected one of ${TYPES.join(', ')}`);
       return t;

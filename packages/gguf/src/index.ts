@@ -11,10 +11,11 @@ export { parseHeader, GGUF_VALUE_TYPE, type GgufHeader, type GgufTensorInfo, typ
 export { GgufFile, type GgufByteSource } from './file';
 export { openGgufFile, loadGguf } from './open';
 export { writeGguf, type GgufEntry, type GgufTensorEntry } from './writer';
-export { quantize, dequantize, dequantizeInto, quantizeQ8_0, dequantizeQ8_0, quantizeQ4_0, dequantizeQ4_0, quantizeQ4_K, dequantizeQ4_K, dequantizeQ6_K } from './quant/index';
+export { quantize, dequantize, dequantizeInto, quantizeQ8_0, dequantizeQ8_0, quantizeQ4_0, dequantizeQ4_0, quantizeQ4_K, dequantizeQ4_K, quantizeQ5_K, quantizeQ6_K, dequantizeQ6_K } from './quant/index';
 export { QuantMatrix } from './quant-matrix';
 export { ARCH, ggufTensorName, ropeFactors, configFromMetadata, checkArchitecture } from './apertus';
 export { tokenizerMetadata, tokenizerFromMetadata, TOKEN_TYPE } from './vocab';
 export { loadGgufFile, type LoadedGguf, type LoadGgufOptions } from './load';
-export { writeModelGguf, convertCheckpoint, matrixType, type QuantizeType, type WriteModelGgufOptions } from './convert';
+export { writeModelGguf, convertCheckpoint, tensorTypes, QUANTIZE_TYPES, type QuantizeType, type WriteModelGgufOptions } from './convert';
+export { mixTypes, useMoreBits, fallbackType, isQuantized, MIX_FILE_TYPE, type QuantMix, type MixType, type MixTensor } from './mix';
 export { runQuantizeCli } from './cli';

@@ -16,8 +16,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeModelGguf, type QuantizeType } from './convert';
 import { loadGguf } from './open';
 import { fixtureModel, fixtureTokenizer, rewrite, tempDir } from './fixture.test-helper';
+import { openGgufFile } from './open';
 import { quantize } from './quant/index';
-import { GGML_TYPES, QK_K } from './types';
+import { GGML_TYPES, QK_K, type GgmlTypeName } from './types';
 
 const tmp = tempDir();
 const source = fixtureModel(13);
@@ -69,9 +70,11 @@ function margins(model: ApertusModel, path: number[]): number[] {
   return out;
 }
 
-function write(type: QuantizeType): string {
-  const file = path.join(tmp.dir, `p.${type}.gguf`);
-  writeModelGguf(source, file, { type, tokenizer: { json: tok.tokenizerJson, config: tok.tokenizerConfig } });
+function write(type: QuantizeType, model: ApertusModel = source): string {
+  const file = path.join(tmp.dir, `p.${type}${model === source ? '' : '.other'}.gguf`);
+  // A base model's tokenizer (EOS </s>, as the model's config): llama.cpp ends generation at the
+  // file's EOS, which the instruct tokenizer config would make <|assistant_end|>.
+  writeModelGguf(model, file, { type, tokenizer: { json: tok.tokenizerJson, config: { ...tok.tokenizerConfig, eos_token: '</s>' } } });
   return file;
 }
 
@@ -104,6 +107,21 @@ describe('parity with llama.cpp (node-llama-cpp)', () => {
     expect((await compare(write('Q4_K'))).maxProbDiff).toBeLessThan(1e-4);
   }, 120_000);
 
+  it('our Q4_K_M file (llama-quantize\'s types and bytes: quantize.test.ts): the same probabilities and 64 greedy tokens', async () => {
+    // Seed 10's Q4_K_M path keeps a relative top-2 margin above 3e-3 for 64 steps (asserted below).
+    const file = write('Q4_K_M', fixtureModel(10));
+    expect([...new Set(loadGguf(file).types.values())].sort()).toEqual(['F32', 'Q4_K', 'Q6_K']);
+    const { ours, theirs, maxProbDiff, margins } = await compare(file);
+    expect(maxProbDiff).toBeLessThan(1e-4);
+    expect(Math.min(...margins)).toBeGreaterThan(3e-3);
+    expect(ours).toEqual(theirs);
+  }, 120_000);
+
+  it('our Q5_K_M file loads in llama.cpp and generates 64 tokens', async () => {
+    const { tokens } = await llamaCpp(write('Q5_K_M'), 64);
+    expect(tokens.length).toBe(64);
+  }, 120_000);
+
   it('a file in llama-quantize\'s mixed layout loads in ours and gives llama.cpp\'s probabilities', async () => {
     // As a Q4_K_M file mixes types: Q6_K output, Q4_0 and Q8_0 matrices, plus the descriptive
     // general.* keys llama.cpp's converter adds.
@@ -130,4 +148,48 @@ describe('parity with llama.cpp (node-llama-cpp)', () => {
     // A wrong block decoding would be off by ~1e-1; rounded activations leave ~1e-4.
     expect(maxProbDiff).toBeLessThan(5e-4);
   }, 120_000);
+
+  // Matrices as random blocks of one type (no quantizer is written for most of them): random
+  // quants and sub-block scales, the f16 block scales chosen so the weights are about 0.05 in
+  // size. llama.cpp multiplies them with Q8_0 (Q4_0, Q5_0, IQ4_NL), Q8_1 (Q4_1, Q5_1: its
+  // s = f16(d·Σq) times the weights' min) or Q8_K (the k-quants, IQ4_XS) activations, as ours do:
+  // the probabilities agree to ~1e-7 (2e-6 at most seen). A wrong block layout is off by ~1e-1,
+  // Q8_1's s kept in float32 instead of f16 by ~1e-4 in every file. Rarely (3 of 60 files seen)
+  // one activation lands within an ulp of a rounding tie, where the other float order of
+  // llama.cpp's norm, attention or activation rounds it the other way: 4e-4 – 3e-3 in that one
+  // file. So each type is three files of different random blocks, and the median must agree to
+  // 1e-5, the worst to 1e-2. The embedding is checked in files of its own: its rows are whole multiples of
+  // a block's d, and after RMSNorm some of them quantize to exact ties (x·127/max|x| = 63.5 for a
+  // Q4_0 row), which such a file's products would then round either way.
+  const PRODUCTS = ['blk.0.attn_q.weight', 'blk.0.ffn_up.weight', 'blk.1.ffn_down.weight', 'output.weight'];
+  const SCALES: [GgmlTypeName, [number, number][]][] = [
+    ['Q4_0', [[0, 0.02]]], ['Q4_1', [[0, 0.02], [2, -0.15]]], ['Q5_0', [[0, 0.01]]], ['Q5_1', [[0, 0.01], [2, -0.155]]],
+    ['IQ4_NL', [[0, 1.5e-3]]], ['Q2_K', [[80, 0.01], [82, 0.005]]], ['Q3_K', [[108, 2e-3]]], ['Q5_K', [[0, 1.5e-4], [2, 1e-3]]],
+    ['Q6_K', [[208, 5e-5]]], ['IQ4_XS', [[0, 8e-5]]],
+  ];
+  /** A copy of the F32 file with the tensors `names` as random blocks of `type`. */
+  function randomBlocksFile(type: GgmlTypeName, scales: [number, number][], names: string[], seed: number): string {
+    const rng = new Rng(100 * GGML_TYPES[type].id + seed), t = GGML_TYPES[type], base = write('F32'), f = openGgufFile(base);
+    const retype: Record<string, { type: GgmlTypeName; data: Uint8Array }> = {};
+    for (const info of f.tensors) {
+      if (!names.includes(info.name)) continue;
+      const data = Uint8Array.from({ length: ((info.shape[0]! * info.shape[1]!) / t.blockSize) * t.typeSize }, () => Math.floor(rng.uniform() * 256));
+      for (let o = 0; o < data.length; o += t.typeSize) for (const [at, v] of scales) { const h = f32ToF16Bits(v * (0.5 + rng.uniform())); data[o + at] = h & 255; data[o + at + 1] = h >> 8; }
+      retype[info.name] = { type, data };
+    }
+    f.close();
+    expect(Object.keys(retype).sort()).toEqual([...names].sort());
+    return rewrite(base, path.join(tmp.dir, `random.${type}.${names.length}.${seed}.gguf`), {}, {}, retype);
+  }
+  for (const [type, scales] of SCALES) {
+    it(`${type}: random blocks in the attention, MLP and output products, or in the embedding, give llama.cpp's next-token probabilities`, async () => {
+      for (const names of [PRODUCTS, ['token_embd.weight']]) {
+        const diffs: number[] = [];
+        for (const seed of [0, 1, 2]) diffs.push((await compare(randomBlocksFile(type, scales, names, seed))).maxProbDiff);
+        diffs.sort((a, b) => a - b);
+        expect(diffs[1]).toBeLessThan(1e-5);
+        expect(diffs[2]).toBeLessThan(1e-2);
+      }
+    }, 120_000);
+  }
 });

@@ -1,15 +1,14 @@
 // Loading an Apertus GGUF file into ApertusModel: vectors and f16 matrices as float32 tensors,
 // f32, bf16 and quantized matrices as QuantMatrix (their stored bytes are copied once into the
-// model's WeightArena, where the kernels multiply them; nothing is expanded whole, and products
+// model's WeightStore, where the kernels multiply them; nothing is expanded whole, and products
 // round their input as llama.cpp does).
 
 import { ApertusModel, parameterShapes, type GenerationConfig, type PackedMatrix } from '@apertus/model';
-import { Tensor } from '@apertus/tensor';
+import { Tensor, WeightStore } from '@apertus/tensor';
 import type { Tokenizer } from '@apertus/tokenizer';
 import { configFromMetadata, ggufTensorName, XIELU_KEYS } from './apertus';
 import { GgufMetadataError } from './errors';
 import type { GgufFile } from './file';
-import { WeightArena } from './kernels/qmatmul';
 import { QuantMatrix } from './quant-matrix';
 import { dequantize } from './quant/index';
 import { specialIds, tokenizerFromMetadata } from './vocab';
@@ -46,7 +45,8 @@ export function loadGgufFile(file: GgufFile, options: LoadGgufOptions = {}): Loa
     const meta = file.metadata;
     const ropeFreqs = file.has('rope_freqs.weight') ? dequantize(file.info('rope_freqs.weight').type, file.read('rope_freqs.weight'), file.info('rope_freqs.weight').shape[0]!) : null;
     const ids = specialIds(meta);
-    const config = configFromMetadata(meta, ropeFreqs, ids, path);
+    // Without output.weight the head is the embedding (a tied model, as llama.cpp's converter writes Apertus Mini).
+    const config = configFromMetadata(meta, ropeFreqs, ids, path, !file.has('output.weight'));
     const xielu = Object.fromEntries(Object.entries(XIELU_KEYS).map(([k, key]) => {
       const v = meta.get(key);
       if (!Array.isArray(v) || v.length !== config.num_hidden_layers || v.some((x) => typeof x !== 'number')) {
@@ -56,7 +56,7 @@ export function loadGgufFile(file: GgufFile, options: LoadGgufOptions = {}): Loa
     })) as Record<keyof typeof XIELU_KEYS, readonly number[]>;
     const expected = parameterShapes(config);
     const wanted = new Set<string>(['rope_freqs.weight']);
-    const arena = new WeightArena();
+    const arena = WeightStore.available() ? new WeightStore() : null;
     const params = new Map<string, Tensor>(), packed = new Map<string, PackedMatrix>(), types = new Map<string, string>();
     for (const [hf, shape] of expected) {
       const name = ggufTensorName(hf);

@@ -1,32 +1,23 @@
 // A GGUF weight matrix kept in its stored (float, bf16 or quantized) blocks, never expanded whole.
-// The bytes are copied once, at load, into the memory of the WebAssembly kernels (a WeightArena)
-// and multiplied there: F32, BF16, Q8_0, Q4_K and Q6_K by the kernels of kernels/ (every product
-// for the quantized types; matrix-vector products and batches under 16 rows for F32/BF16, whose larger
-// products go to the GEMM of @apertus/tensor); the other types dequantize a tile of rows at a
-// time into a small float32 buffer for that GEMM. The input is rounded as llama.cpp rounds it
-// (int8 activations for the quantized kernels, `roundActivations` otherwise), so a GGUF model
-// computes what llama.cpp computes on the same file. On device webgpu, Q8_0, Q4_0, Q4_K and Q6_K
-// products run in the gpu.js kernels of kernels/webgpu.ts on a packed copy that the device keeps
-// (packed from the stored bytes when it needs one), F32 and BF16 in the registry's (webgpu) GEMM.
+// The bytes are copied once, at load, into a weights memory of @apertus/tensor (a WeightStore, one
+// per model) and multiplied there by its cpu kernels (`packedLinear`: every GGUF type, the input
+// rounded or quantized as llama.cpp does it, so a GGUF model computes what llama.cpp computes on
+// the same file). Where those kernels cannot run (no WebAssembly SIMD or no shared memory) a tile
+// of rows at a time is dequantized into a float32 buffer for the GEMM. On device webgpu every
+// product and row lookup runs in the device's kernels (`packedProduct`, `packedRows`) on a copy of
+// the stored bytes the device keeps, taken on first use (or when the model is placed).
 
 import type { PackedMatrix } from '@apertus/model';
-import { currentDevice, sgemm, sgemmBf16, Tensor } from '@apertus/tensor';
-import { onWebgpu, type WebgpuKernelApi } from '@apertus/tensor/kernels';
-import { hasKernel, residentBytes, residentMatmulT, WeightArena, type Resident } from './kernels/qmatmul';
-import { quantMatmulT, webgpuWeights, type WebgpuWeights } from './kernels/webgpu';
-import { hasWebgpuKernel } from './kernels/webgpu-pack';
+import { currentDevice, packedLinear, packedLinearAvailable, packedProduct, packedRows, sgemm, sgemmBf16, Tensor, WeightStore, type PackedWeight, type WeightBytes, type WeightDType } from '@apertus/tensor';
 import { roundActivations, roundBf16Into } from './quant/activations';
 import { dequantizeInto } from './quant/index';
 import { rowBytes, type GgmlType } from './types';
 
 /** Float32 values per dequantized tile (1 MiB). */
 const TILE_FLOATS = 1 << 18;
-/** From this many activation rows on, F32/BF16 products run in the packed GEMM of @apertus/tensor. */
-export const FLOAT_GEMM_MIN_ROWS = 16;
 
-/** The webgpu device's kernel API, once the device has started. */
-let webgpu: WebgpuKernelApi | null = null;
-onWebgpu((gpu) => { webgpu = gpu; });
+/** The tensor dtype of a ggml type. */
+const dtypeOf = (t: GgmlType): WeightDType => t.name.toLowerCase() as WeightDType;
 
 /** A [out, in] matrix held as ggml blocks (any supported type). */
 export class QuantMatrix implements PackedMatrix {
@@ -34,51 +25,66 @@ export class QuantMatrix implements PackedMatrix {
   readonly format: string;
   /** Bytes of one stored row. */
   readonly rowBytes: number;
-  private readonly stored: Resident;
+  /** Where the kernels read the bytes (null where they cannot run: then `plain` holds them). */
+  private readonly weight: PackedWeight | null;
+  private readonly plain: Uint8Array | null;
+  private readonly byteLength: number;
   private tile: Float32Array | null = null;
-  /** The matrix as the webgpu kernels take it (its device copy's key), made on the first product on device webgpu. */
-  private webgpu: WebgpuWeights | null = null;
+  /** The weight as the device kernels take it (where the cpu kernels cannot run, over the plain bytes). */
+  private device: PackedWeight | null = null;
 
-  /** Copy the stored bytes of a [out, in] matrix of type `type` into `arena` (a model shares one). */
-  constructor(readonly type: GgmlType, shape: readonly [number, number], data: Uint8Array, arena: WeightArena = new WeightArena()) {
+  /** Copy the stored bytes of a [out, in] matrix of type `type` into `store` (a model shares one). */
+  constructor(readonly type: GgmlType, shape: readonly [number, number], data: Uint8Array, store: WeightStore | null = WeightStore.available() ? new WeightStore() : null) {
     this.shape = [shape[0], shape[1]];
     this.format = type.name;
     this.rowBytes = rowBytes(type, shape[1]);
-    this.stored = arena.store(data);
+    this.byteLength = data.byteLength;
+    const dtype = dtypeOf(type);
+    const at: WeightBytes | null = store !== null && packedLinearAvailable(dtype, shape[1]) ? store.store(data) : null;
+    this.weight = at === null ? null : { dtype, N: shape[0], K: shape[1], ...at };
+    this.plain = at === null ? data.slice() : null;
   }
 
   /** Bytes held. */
   get bytes(): number {
-    return this.stored.byteLength;
+    return this.byteLength;
+  }
+
+  /** The stored bytes (a view: valid until the next product or load grows the memory). */
+  private stored(): Uint8Array {
+    return this.plain ?? new Uint8Array(this.weight!.memory.buffer, this.weight!.byteOffset, this.byteLength);
   }
 
   /** Rows [start, start + count) as float32 into `out`. */
   dequantizeRows(start: number, count: number, out: Float32Array): void {
     const K = this.shape[1];
-    dequantizeInto(this.type, residentBytes(this.stored).subarray(start * this.rowBytes, (start + count) * this.rowBytes), out.subarray(0, count * K));
+    dequantizeInto(this.type, this.stored().subarray(start * this.rowBytes, (start + count) * this.rowBytes), out.subarray(0, count * K));
+  }
+
+  /** The weight for the device kernels (the store's bytes, or the plain copy). */
+  deviceWeight(): PackedWeight {
+    if (this.weight !== null) return this.weight;
+    this.device ??= { dtype: dtypeOf(this.type), N: this.shape[0], K: this.shape[1], memory: { buffer: this.plain!.buffer } as PackedWeight['memory'], byteOffset: this.plain!.byteOffset };
+    return this.device;
   }
 
   /**
-   * y [M, N] = input [M, K] · Wᵀ. On device `webgpu` (`useDevice`, `enableWebgpu`), Q8_0, Q4_0,
-   * Q4_K and Q6_K run in the webgpu kernels on the packed blocks (packed when the device needs a
-   * copy; the device keeps it), F32 and BF16 in the GEMM of the backend registry (webgpu's), F16
-   * dequantized by tiles for that GEMM; on `cpu`, in the kernels of this package.
+   * y [M, N] = input [M, K] · Wᵀ. On device `webgpu` (`useDevice`), every type runs in the device's
+   * kernels (`packedProduct`) and y's values stay there (a tensor's storage is read back when the
+   * host reads it; a plain array needs `readBack(y)`); on `cpu`, in @apertus/tensor's `packedLinear`, or by dequantized
+   * tiles on the GEMM where those kernels cannot run.
    */
   matmulT(input: Float32Array, M: number, y: Float32Array): void {
-    const [N, K] = this.shape, name = this.type.name, float = name === 'F32' || name === 'BF16';
-    const onWebgpuDevice = currentDevice().device === 'webgpu';
-    if (onWebgpuDevice && webgpu !== null && hasWebgpuKernel(this.type)) {
-      this.webgpu ??= webgpuWeights(this.type, N, K, () => residentBytes(this.stored));
-      webgpu.run(quantMatmulT(webgpu, this.webgpu, input, M, y));
+    const [N, K] = this.shape, name = this.type.name;
+    if (currentDevice().device === 'webgpu') {
+      packedProduct(this.deviceWeight(), input.subarray(0, M * K), M, y.subarray(0, M * N));
       return;
     }
-    const kernel = this.stored.slab !== null && hasKernel(this.type, K);
-    if (kernel && !(float && (M >= FLOAT_GEMM_MIN_ROWS || onWebgpuDevice))) {
-      // The kernels round BF16's input to bf16 as they copy it in.
-      residentMatmulT(this.type, this.stored, N, K, input.subarray(0, M * K), M, y);
+    if (this.weight !== null) {
+      packedLinear(this.weight, input.subarray(0, M * K), M, y);
       return;
     }
-    const bytes = residentBytes(this.stored);
+    const bytes = this.stored();
     if (name === 'F32') {
       sgemm({ transA: false, transB: true, M, N, K, A: input.subarray(0, M * K), B: new Float32Array(bytes.buffer, bytes.byteOffset, N * K), C: y });
       return;
@@ -111,6 +117,10 @@ export class QuantMatrix implements PackedMatrix {
   }
 
   rows(ids: Int32Array, out: Float32Array): void {
+    if (currentDevice().device === 'webgpu') {
+      packedRows(this.deviceWeight(), ids, out);
+      return;
+    }
     const K = this.shape[1];
     ids.forEach((id, i) => this.dequantizeRows(id, 1, out.subarray(i * K, (i + 1) * K)));
   }

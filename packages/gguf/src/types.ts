@@ -1,8 +1,10 @@
 // The ggml tensor types this package reads, with their block geometry (ggml's type traits):
-// a row of `blockSize` values is stored in `typeSize` bytes.
+// a row of `blockSize` values is stored in `typeSize` bytes. The quantized ones are the block
+// formats of @apertus/tensor's dtypes.
+import { QUANT_FORMATS } from '@apertus/tensor';
 
 /** Names of the supported ggml tensor types. */
-export type GgmlTypeName = 'F32' | 'F16' | 'BF16' | 'Q4_0' | 'Q8_0' | 'Q4_K' | 'Q6_K';
+export type GgmlTypeName = 'F32' | 'F16' | 'BF16' | 'Q4_0' | 'Q4_1' | 'Q5_0' | 'Q5_1' | 'Q8_0' | 'Q2_K' | 'Q3_K' | 'Q4_K' | 'Q5_K' | 'Q6_K' | 'IQ4_NL' | 'IQ4_XS';
 
 /** Block geometry of one ggml type. */
 export interface GgmlType {
@@ -19,17 +21,14 @@ export interface GgmlType {
 /** QK_K: values per k-quant super-block. */
 export const QK_K = 256;
 
+const quantized = Object.fromEntries(Object.values(QUANT_FORMATS).map((f) => [f.ggml, { id: f.ggmlId, name: f.ggml as GgmlTypeName, blockSize: f.blockValues, typeSize: f.blockBytes }]));
+
 /** Every supported type by name. */
 export const GGML_TYPES: Readonly<Record<GgmlTypeName, GgmlType>> = {
   F32: { id: 0, name: 'F32', blockSize: 1, typeSize: 4 },
   F16: { id: 1, name: 'F16', blockSize: 1, typeSize: 2 },
-  Q4_0: { id: 2, name: 'Q4_0', blockSize: 32, typeSize: 2 + 16 },
-  Q8_0: { id: 8, name: 'Q8_0', blockSize: 32, typeSize: 2 + 32 },
-  // d, dmin (f16), 12 bytes of packed 6-bit scales and mins, 128 bytes of 4-bit quants.
-  Q4_K: { id: 12, name: 'Q4_K', blockSize: QK_K, typeSize: 2 + 2 + 12 + QK_K / 2 },
-  // 128 bytes low 4 bits, 64 bytes high 2 bits, 16 int8 scales, d (f16).
-  Q6_K: { id: 14, name: 'Q6_K', blockSize: QK_K, typeSize: QK_K / 2 + QK_K / 4 + QK_K / 16 + 2 },
   BF16: { id: 30, name: 'BF16', blockSize: 1, typeSize: 2 },
+  ...(quantized as Record<Exclude<GgmlTypeName, 'F32' | 'F16' | 'BF16'>, GgmlType>),
 };
 
 const BY_ID = new Map<number, GgmlType>(Object.values(GGML_TYPES).map((t) => [t.id, t]));

@@ -16,8 +16,11 @@ export interface GgufTensorEntry {
   readonly name: string;
   readonly type: GgmlTypeName;
   readonly shape: readonly number[];
-  /** Called once, when the writer reaches the tensor, so one tensor's bytes are alive at a time. */
-  readonly data: () => Uint8Array;
+  /**
+   * Called once, when the writer reaches the tensor: its bytes, or its bytes in consecutive pieces
+   * (each written before the next is asked for, so a tensor never needs to be in memory whole).
+   */
+  readonly data: () => Uint8Array | Iterable<Uint8Array>;
 }
 
 class ByteSink {
@@ -111,10 +114,15 @@ export function writeGguf(path: string, metadata: readonly (readonly [string, Gg
       write(header);
       write(new Uint8Array(dataStart - header.length));
       tensors.forEach((t, i) => {
-        const bytes = t.data();
-        if (bytes.length !== sizes[i]) throw new GgufWriteError(`data has ${bytes.length} bytes, shape [${t.shape}] as ${t.type} needs ${sizes[i]}`, { tensor: t.name });
-        write(bytes);
-        write(new Uint8Array(Math.ceil(bytes.length / alignment) * alignment - bytes.length));
+        const data = t.data();
+        let n = 0;
+        for (const piece of data instanceof Uint8Array ? [data] : data) {
+          n += piece.length;
+          if (n > sizes[i]!) break;
+          write(piece);
+        }
+        if (n !== sizes[i]) throw new GgufWriteError(`data has ${n > sizes[i]! ? 'more than ' : ''}${n} bytes, shape [${t.shape}] as ${t.type} needs ${sizes[i]}`, { tensor: t.name });
+        write(new Uint8Array(Math.ceil(n / alignment) * alignment - n));
       });
     });
   } catch (e) {

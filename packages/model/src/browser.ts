@@ -4,7 +4,8 @@
  * checkpoints in memory (from `fetch` or a File, to a download).
  * @packageDocumentation
  */
-export { type ApertusConfig, type RopeScaling, type PresetName, PRESETS, presetConfig, parseConfig, validateConfig, toHfConfig, parameterCount, swigluMatched } from './config';
+export { type ApertusConfig, type RopeScaling, type PresetName, PRESETS, presetConfig, parseConfig, validateConfig, toHfConfig, parameterCount, swigluMatched, outputVocabSize, isApertus1p5Config, APERTUS_1P5_MODEL_TYPE } from './config';
+export { type CheckpointLayout, type CheckpointArchitecture, type CarriedTensors, CAUSAL_LM_LAYOUT, LANGUAGE_MODEL_PREFIX, CARRIED_PREFIXES, storedName, decoderName, architectureOf, layoutOfConfig, layoutConfigJson } from './layout';
 export { ModelError, ConfigError, CheckpointError, GenerationError, AdapterError } from './errors';
 export { ropeInvFreq } from './rope';
 export { parameterShapes, initParameters, isBuffer } from './params';
@@ -14,9 +15,9 @@ export { KVCache } from './kv-cache';
 export { KVBlockPool, type KVBlock, type KVBlockPoolOptions } from './kv-blocks';
 export { PrefixCache, type PrefixCacheOptions } from './prefix-cache';
 export { project, embedWeight, weightRows, isPacked, type PackedMatrix, type Weight } from './packed';
-export { step, type StepInput } from './infer';
+export { step, stepLogits, type StepInput } from './infer';
 export { Sampler, validateSampling, type SamplingParams } from './sampling';
 export { generate, generateBatch, generateStream, type GenerateOptions, type Generation, type FinishReason } from './generate';
 export { LoraAdapter, LORA_TARGET_MODULES, parseLoraConfig, mergeAdapter, type LoraConfig, type LoraPair, type TrainableTokens } from './lora';
-export { modelFromWeights, modelFromWeightsAsync, modelFromHfFiles, hfCheckpointFiles, configJson, generationConfigJson, weightEntries, type WeightPrecision } from './hf-format';
+export { modelFromWeights, modelFromWeightsAsync, modelFromHfFiles, hfCheckpointFiles, configJson, generationConfigJson, weightEntries, checkpointReader, expectedTensors, type CheckpointReader, type WeightPrecision } from './hf-format';
 export { parseGenerationConfig, type GenerationConfig } from './generation-config';

@@ -4,8 +4,9 @@ import { writeDirAtomic } from '@apertus/atomic-file';
 import { INDEX_FILE_NAME, openCheckpoint, openCheckpointAsync, SafetensorsFile, writeCheckpoint, type TensorReader } from '@apertus/safetensors';
 import { parseConfig, type ApertusConfig } from './config';
 import { parseGenerationConfig, type GenerationConfig } from './generation-config';
-import { configJson, generationConfigJson, modelFromWeights, modelFromWeightsAsync, weightEntries, type WeightPrecision } from './hf-format';
+import { checkpointReader, configJson, generationConfigJson, modelFromWeights, modelFromWeightsAsync, weightEntries, type WeightPrecision } from './hf-format';
 import { CheckpointError, ConfigError } from './errors';
+import { carriedTensors, layoutOfConfig, type CheckpointLayout } from './layout';
 import { mergeAdapter } from './lora';
 import type { ApertusModel } from './model';
 import { ADAPTER_CONFIG_FILE, loadAdapter, writeAdapterFiles } from './peft';
@@ -25,11 +26,25 @@ function readJson(file: string): unknown {
   try { return JSON.parse(text); } catch (e) { throw new ConfigError('(json)', `invalid JSON: ${(e as Error).message}`, file); }
 }
 
+/** What the JSON files of a checkpoint directory say, without its weights. */
+export interface CheckpointConfig {
+  /** The decoder's configuration (a 1.5 config.json's `text_config`). */
+  config: ApertusConfig;
+  /** generation_config.json (validated against the config), when present. */
+  generationConfig: GenerationConfig | null;
+  /** The layout config.json names (its carried tensors are found when the weights are opened). */
+  layout: CheckpointLayout;
+  /** config.json as read. */
+  json: unknown;
+}
+
 /** `config.json` and (validated against it) `generation_config.json` of a checkpoint directory. */
-export function readCheckpointConfig(dir: string): { config: ApertusConfig; generationConfig: GenerationConfig | null } {
-  const config = parseConfig(readJson(path.join(dir, 'config.json')), path.join(dir, 'config.json'));
+export function readCheckpointConfig(dir: string): CheckpointConfig {
+  const file = path.join(dir, 'config.json');
+  const json = readJson(file);
+  const config = parseConfig(json, file);
   const genFile = path.join(dir, 'generation_config.json');
-  return { config, generationConfig: fs.existsSync(genFile) ? parseGenerationConfig(readJson(genFile), config, genFile) : null };
+  return { config, generationConfig: fs.existsSync(genFile) ? parseGenerationConfig(readJson(genFile), config, genFile) : null, layout: layoutOfConfig(json, file), json };
 }
 
 function readerFile(reader: TensorReader, dir: string): string {
@@ -46,14 +61,16 @@ function readerFile(reader: TensorReader, dir: string): string {
  * attached with trainable factors.
  */
 export function loadCheckpoint(dir: string, opts: { precision?: WeightPrecision; adapter?: 'merge' | 'attach' } = {}): LoadedCheckpoint {
-  const { config, generationConfig } = readCheckpointConfig(dir);
+  const { config, generationConfig, json } = readCheckpointConfig(dir);
   const reader = openCheckpoint(dir);
   const file = readerFile(reader, dir);
   try {
-    const model = modelFromWeights(config, reader, file, opts.precision ?? 'auto');
+    const { view, layout } = checkpointReader(json, config, reader, file);
+    const model = modelFromWeights(config, view, file, opts.precision ?? 'auto');
+    model.layout = withCarried(layout, reader, dir, file);
     if (!fs.existsSync(path.join(dir, ADAPTER_CONFIG_FILE))) return { model, generationConfig, dir };
     const attach = opts.adapter === 'attach';
-    const { adapter } = loadAdapter(dir, config, { trainable: attach });
+    const { adapter } = loadAdapter(dir, config, { trainable: attach, layout });
     if (!attach) return { model: mergeAdapter(model, adapter), generationConfig, dir };
     adapter.attach(model);
     return { model, generationConfig, dir };
@@ -68,17 +85,24 @@ export function loadCheckpoint(dir: string, opts: { precision?: WeightPrecision;
  * beside the weights, then each of `adapters`) are merged into the weights.
  */
 export async function loadCheckpointAsync(dir: string, opts: { precision?: WeightPrecision; adapters?: readonly string[] } = {}): Promise<LoadedCheckpoint> {
-  const { config, generationConfig } = readCheckpointConfig(dir);
+  const { config, generationConfig, json } = readCheckpointConfig(dir);
   const reader = await openCheckpointAsync(dir);
   const file = readerFile(reader, dir);
   try {
-    let model = await modelFromWeightsAsync(config, reader, file, opts.precision ?? 'auto');
+    const { view, layout } = checkpointReader(json, config, reader, file);
+    let model = await modelFromWeightsAsync(config, view, file, opts.precision ?? 'auto');
+    model.layout = withCarried(layout, reader, dir, file);
     const adapters = [...(fs.existsSync(path.join(dir, ADAPTER_CONFIG_FILE)) ? [dir] : []), ...(opts.adapters ?? [])];
-    for (const a of adapters) model = mergeAdapter(model, loadAdapter(a, config).adapter);
+    for (const a of adapters) model = mergeAdapter(model, loadAdapter(a, config, { layout }).adapter);
     return { model, generationConfig, dir };
   } finally {
     reader.close();
   }
+}
+
+/** `layout` with the carried tensors `reader` holds, read later from the files of `dir` (reopened for each). */
+function withCarried(layout: CheckpointLayout, reader: TensorReader, dir: string, file: string): CheckpointLayout {
+  return { ...layout, carried: carriedTensors(reader, layout, () => openCheckpoint(dir), file, true) };
 }
 
 /** Options of `saveCheckpoint`. */
@@ -96,21 +120,34 @@ export interface SaveOptions {
 }
 
 /**
- * Save a model as a Hugging Face checkpoint directory loadable by `AutoModelForCausalLM`:
- * config.json, generation_config.json, model.safetensors (or shards + index) with
- * `__metadata__.format = "pt"`, plus any extra files; with an attached LoRA adapter, also the
- * adapter in PEFT layout (adapter_config.json, adapter_model.safetensors). The directory is written
- * under a temporary name and renamed into place, so a crash never leaves a half-written checkpoint.
+ * Save a model as a Hugging Face checkpoint directory in its layout (`model.layout`: loadable by
+ * `AutoModelForCausalLM` for 2509 and Mini; a 1.5 model as the 1.5 checkpoint it came from, its
+ * image and audio tokenizers copied from the files it was loaded from): config.json,
+ * generation_config.json, model.safetensors (or shards + index) with `__metadata__.format = "pt"`,
+ * plus any extra files; with an attached LoRA adapter, also the adapter in PEFT layout
+ * (adapter_config.json, adapter_model.safetensors). The directory is written under a temporary name
+ * and renamed into place, so a crash never leaves a half-written checkpoint. A model with carried
+ * tensors reads them from `dir` afterwards.
  */
 export function saveCheckpoint(model: ApertusModel, dir: string, opts: SaveOptions = {}): void {
   const dtype = opts.dtype ?? 'bf16';
   const c: ApertusConfig = model.config;
   writeDirAtomic(dir, (tmp) => {
-    fs.writeFileSync(path.join(tmp, 'config.json'), configJson(c, dtype));
+    fs.writeFileSync(path.join(tmp, 'config.json'), configJson(c, dtype, model.layout));
     fs.writeFileSync(path.join(tmp, 'generation_config.json'), generationConfigJson(c, opts.generationConfig));
     const entries = weightEntries(model, dtype);
     writeCheckpoint(tmp, entries, { maxShardSize: opts.maxShardSize ?? '5GB', metadata: { format: 'pt' } });
-    if (model.adapter) writeAdapterFiles(model.adapter, tmp, opts.baseModel ?? null);
+    if (model.adapter) writeAdapterFiles(model.adapter, tmp, opts.baseModel ?? null, model.layout);
     for (const [name, contents] of Object.entries(opts.files ?? {})) fs.writeFileSync(path.join(tmp, name), contents);
   });
+  // The carried tensors are now also in `dir`: read them from there next time, so the files the
+  // model was loaded from may go (a training run prunes its old checkpoints).
+  if (model.layout.carried) {
+    const reader = openCheckpoint(dir);
+    try {
+      model.layout = withCarried(model.layout, reader, dir, readerFile(reader, dir));
+    } finally {
+      reader.close();
+    }
+  }
 }

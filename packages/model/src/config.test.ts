@@ -47,7 +47,6 @@ describe('config', () => {
     expect(() => presetConfig('tiny', { hidden_act: 'relu' as 'xielu' })).toThrow(/hidden_act/);
     expect(() => parseConfig({ ...HUB_8B, rope_scaling: { rope_type: 'yarn', factor: 4 } })).toThrow(/rope_scaling.rope_type.*yarn/);
     expect(() => parseConfig({ ...HUB_8B, hidden_size: '4096' }, 'config.json')).toThrow(/config.json: hidden_size: expected a number/);
-    expect(() => parseConfig({ ...HUB_8B, tie_word_embeddings: true })).toThrow(/tie_word_embeddings/);
     expect(() => parseConfig({ ...HUB_8B, model_type: 'llama' })).toThrow(/model_type/);
   });
 });

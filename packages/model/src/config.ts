@@ -16,7 +16,14 @@ export interface RopeScaling {
 
 /** The Apertus architecture hyperparameters, with Hugging Face `config.json` names. */
 export interface ApertusConfig {
+  /** Rows of the input embedding: every token id the model reads. */
   vocab_size: number;
+  /**
+   * Rows of the LM head when it is smaller than the embedding (Apertus 1.5: 131,072 text tokens out
+   * of 266,752 input ids; the others are image/audio codes it reads but never writes). Absent: the
+   * head has `vocab_size` rows. Logits have {@link outputVocabSize} entries.
+   */
+  output_vocab_size?: number;
   hidden_size: number;
   /** MLP width: the rows of up_proj (and gate_proj). */
   intermediate_size: number;
@@ -42,14 +49,20 @@ export interface ApertusConfig {
   pad_token_id: number;
   /** Std of the normal initialisation used when training from scratch. */
   initializer_range: number;
-  tie_word_embeddings: false;
+  /** The LM head is the embedding matrix itself (Apertus Mini): checkpoints hold no `lm_head.weight`. */
+  tie_word_embeddings: boolean;
+}
+
+/** Entries of a logits row: the LM head's rows (`output_vocab_size`, else `vocab_size`). */
+export function outputVocabSize(c: ApertusConfig): number {
+  return c.output_vocab_size ?? c.vocab_size;
 }
 
 const LLAMA3_8192: RopeScaling = { rope_type: 'llama3', factor: 8, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 };
 
 const base = {
   hidden_act: 'xielu' as const, max_position_embeddings: 65536, rms_norm_eps: 1e-5, rope_theta: 12_000_000, rope_scaling: LLAMA3_8192,
-  bos_token_id: 1, eos_token_id: 2, pad_token_id: 3, tie_word_embeddings: false as const,
+  bos_token_id: 1, eos_token_id: 2, pad_token_id: 3, tie_word_embeddings: false,
 };
 
 /** Named configurations: the released Apertus sizes and small ones for experiments on a CPU. */
@@ -105,18 +118,57 @@ function parseRope(j: Json, file?: string): { theta: number; scaling: RopeScalin
   };
 }
 
+/** `model_type` of an Apertus 1.5 config.json (the decoder's fields in `text_config`). */
+export const APERTUS_1P5_MODEL_TYPE = 'apertus1p5';
+
+/** Whether a config.json object is an Apertus 1.5 one (`model_type` or `architectures` says so). */
+export function isApertus1p5Config(json: unknown): boolean {
+  const j = (json ?? {}) as Json;
+  return j.model_type === APERTUS_1P5_MODEL_TYPE || (Array.isArray(j.architectures) && j.architectures.includes('Apertus1p5ForConditionalGeneration'));
+}
+
 /**
- * Read a Hugging Face Apertus `config.json` object (legacy `rope_theta`/`rope_scaling` keys or the
- * newer `rope_parameters`); unknown extra keys are ignored as transformers does; fields that change
- * the computation in an unsupported way raise ConfigError naming the field.
+ * The decoder's fields of an Apertus 1.5 config.json: its `text_config`, with the special token
+ * ids and `tie_word_embeddings` the top level holds where `text_config` does not (releases differ
+ * in where `eos_token_id` sits).
+ */
+function textConfigOf(j: Json, file?: string): Json {
+  const text = j.text_config;
+  if (typeof text !== 'object' || text === null || Array.isArray(text)) throw new ConfigError('text_config', 'an Apertus 1.5 config.json holds the decoder in a text_config object', file);
+  const t = text as Json;
+  if (t.model_type !== undefined && t.model_type !== 'apertus1p5_text' && t.model_type !== 'apertus') {
+    throw new ConfigError('text_config.model_type', `expected 'apertus1p5_text', got '${String(t.model_type)}'`, file);
+  }
+  const out: Json = { ...t, model_type: 'apertus' };
+  for (const k of ['bos_token_id', 'eos_token_id', 'pad_token_id', 'tie_word_embeddings']) if (out[k] === undefined && j[k] !== undefined) out[k] = j[k];
+  return out;
+}
+
+/**
+ * Read a Hugging Face Apertus `config.json` object: `ApertusForCausalLM` (2509, Apertus Mini) with
+ * legacy `rope_theta`/`rope_scaling` keys or the newer `rope_parameters`, or Apertus 1.5 (the
+ * decoder under `text_config`, whose keys errors name as `text_config.<key>`). Unknown extra keys
+ * are ignored as transformers does; fields that change the computation in an unsupported way raise
+ * ConfigError naming the field.
  */
 export function parseConfig(json: unknown, file?: string): ApertusConfig {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new ConfigError('(root)', 'config must be a JSON object', file);
-  const j = json as Json;
+  if (isApertus1p5Config(json)) {
+    try {
+      return parseDecoderConfig(textConfigOf(json as Json, file), file);
+    } catch (e) {
+      throw e instanceof ConfigError && !e.field.startsWith('text_config') ? new ConfigError(`text_config.${e.field}`, e.detail, file) : e;
+    }
+  }
+  return parseDecoderConfig(json as Json, file);
+}
+
+function parseDecoderConfig(j: Json, file?: string): ApertusConfig {
   if (j.model_type !== undefined && j.model_type !== 'apertus') throw new ConfigError('model_type', `expected 'apertus', got '${String(j.model_type)}'`, file);
   const act = j.hidden_act ?? 'xielu';
   if (act !== 'xielu' && act !== 'swiglu') throw new ConfigError('hidden_act', `expected 'xielu' (or 'swiglu' for the ablation MLP), got '${String(act)}'`, file);
-  if (j.tie_word_embeddings === true) throw new ConfigError('tie_word_embeddings', 'tied embeddings are not part of the Apertus architecture', file);
+  const tied = j.tie_word_embeddings ?? false;
+  if (typeof tied !== 'boolean') throw new ConfigError('tie_word_embeddings', `expected true or false, got ${JSON.stringify(tied)}`, file);
   for (const key of ['attention_bias', 'mlp_bias']) if (j[key] === true) throw new ConfigError(key, 'biases are not supported (Apertus has none)', file);
   if (j.post_norm === true) throw new ConfigError('post_norm', 'post-norm layers are not supported', file);
   if (j.qk_norm === false) throw new ConfigError('qk_norm', 'QK-norm is always on in Apertus', file);
@@ -125,8 +177,11 @@ export function parseConfig(json: unknown, file?: string): ApertusConfig {
   const rope = parseRope(j, file);
   const eos = j.eos_token_id ?? 2;
   if (!(typeof eos === 'number' || (Array.isArray(eos) && eos.every((e) => typeof e === 'number')))) throw new ConfigError('eos_token_id', 'expected an id or a list of ids', file);
+  const vocab = int(j, 'vocab_size', file, 131072);
+  const outVocab = j.output_vocab_size === undefined || j.output_vocab_size === null ? vocab : int(j, 'output_vocab_size', file);
   return validateConfig({
-    vocab_size: int(j, 'vocab_size', file, 131072),
+    vocab_size: vocab,
+    ...(outVocab !== vocab ? { output_vocab_size: outVocab } : {}),
     hidden_size: hidden,
     intermediate_size: int(j, 'intermediate_size', file, 14336),
     hidden_act: act,
@@ -142,7 +197,7 @@ export function parseConfig(json: unknown, file?: string): ApertusConfig {
     eos_token_id: eos as number | number[],
     pad_token_id: int(j, 'pad_token_id', file, 3),
     initializer_range: num(j, 'initializer_range', file, 0.02),
-    tie_word_embeddings: false,
+    tie_word_embeddings: tied,
   }, file);
 }
 
@@ -153,15 +208,25 @@ export function validateConfig(c: ApertusConfig, file?: string): ApertusConfig {
   if (c.num_attention_heads % c.num_key_value_heads !== 0) throw new ConfigError('num_key_value_heads', `${c.num_key_value_heads} does not divide num_attention_heads ${c.num_attention_heads}`, file);
   if (c.hidden_act !== 'xielu' && c.hidden_act !== 'swiglu') throw new ConfigError('hidden_act', `expected 'xielu' or 'swiglu', got '${String(c.hidden_act)}'`, file);
   if (c.head_dim % 2 !== 0) throw new ConfigError('head_dim', `RoPE needs an even head_dim, got ${c.head_dim}`, file);
+  if (c.output_vocab_size !== undefined) {
+    const o = c.output_vocab_size;
+    if (!(Number.isInteger(o) && o > 0 && o <= c.vocab_size)) throw new ConfigError('output_vocab_size', `must be an integer in [1, vocab_size ${c.vocab_size}], got ${o}`, file);
+    if (c.tie_word_embeddings && o !== c.vocab_size) throw new ConfigError('output_vocab_size', `${o} differs from vocab_size ${c.vocab_size}: a tied LM head is the embedding, of vocab_size rows`, file);
+  }
   return c;
 }
 
-/** The config as Hugging Face writes it for `ApertusForCausalLM` (legacy keys, which every transformers ≥ 4.56 reads). */
+/**
+ * The config as Hugging Face writes it for `ApertusForCausalLM` (legacy keys, which every
+ * transformers ≥ 4.56 reads; `output_vocab_size` only when the head is smaller than the embedding,
+ * which only the Apertus 1.5 layout's `text_config` holds).
+ */
 export function toHfConfig(c: ApertusConfig): Record<string, unknown> {
   return {
     architectures: ['ApertusForCausalLM'],
     model_type: 'apertus',
     vocab_size: c.vocab_size,
+    ...(outputVocabSize(c) !== c.vocab_size ? { output_vocab_size: outputVocabSize(c) } : {}),
     hidden_size: c.hidden_size,
     intermediate_size: c.intermediate_size,
     num_hidden_layers: c.num_hidden_layers,
@@ -183,19 +248,20 @@ export function toHfConfig(c: ApertusConfig): Record<string, unknown> {
     bos_token_id: c.bos_token_id,
     eos_token_id: c.eos_token_id,
     pad_token_id: c.pad_token_id,
-    tie_word_embeddings: false,
+    tie_word_embeddings: c.tie_word_embeddings,
     torch_dtype: 'bfloat16',
     transformers_version: '4.56.2',
   };
 }
 
-/** Number of parameters (spec §1.2 arithmetic; the SwiGLU MLP has three matrices and no xIELU scalars). */
+/** Number of parameters (spec §1.2 arithmetic; the SwiGLU MLP has three matrices and no xIELU scalars; a tied head adds none). */
 export function parameterCount(c: ApertusConfig): number {
   const H = c.hidden_size, d = c.head_dim;
   const attn = H * c.num_attention_heads * d * 2 + H * c.num_key_value_heads * d * 2 + 2 * d;
   const mlp = c.hidden_act === 'swiglu' ? 3 * H * c.intermediate_size : 2 * H * c.intermediate_size + 4;
   const layer = attn + mlp + 2 * H;
-  return 2 * c.vocab_size * H + H + c.num_hidden_layers * layer;
+  const head = c.tie_word_embeddings ? 0 : outputVocabSize(c) * H;
+  return c.vocab_size * H + head + H + c.num_hidden_layers * layer;
 }
 
 /**

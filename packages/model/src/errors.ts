@@ -8,8 +8,8 @@ export class ModelError extends Error {
 
 /** A config.json field is missing, has the wrong type, or asks for something unsupported. */
 export class ConfigError extends ModelError {
-  constructor(readonly field: string, message: string, readonly file?: string) {
-    super(`${file ? file + ': ' : ''}${field}: ${message}`);
+  constructor(readonly field: string, readonly detail: string, readonly file?: string) {
+    super(`${file ? file + ': ' : ''}${field}: ${detail}`);
   }
 }
 
@@ -29,7 +29,7 @@ export class GenerationError extends ModelError {
 
 /** A LoRA configuration or adapter directory that cannot be used (bad field, missing or misshapen tensor). */
 export class AdapterError extends ModelError {
-  constructor(readonly field: string, message: string, readonly file?: string) {
-    super(`${file ? file + ': ' : ''}${field}: ${message}`);
+  constructor(readonly field: string, readonly detail: string, readonly file?: string) {
+    super(`${file ? file + ': ' : ''}${field}: ${detail}`);
   }
 }

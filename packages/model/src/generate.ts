@@ -1,5 +1,7 @@
+import { outputVocabSize } from './config';
 import { GenerationError } from './errors';
-import { step } from './infer';
+import { currentDevice, sampleTokens } from '@apertus/tensor';
+import { step, stepLogits, type StepInput } from './infer';
 import { KVCache } from './kv-cache';
 import type { ApertusModel } from './model';
 import { Sampler, type SamplingParams } from './sampling';
@@ -83,6 +85,29 @@ function newSeq(model: ApertusModel, prompt: readonly number[], opts: GenerateOp
   return { prompt, cache: new KVCache(model.config, capacity), sampler: new Sampler(opts, prompt), out: [], done: null, opts, eos: eosIds(model, opts) };
 }
 
+const GREEDY = { temperature: 0, topK: 0, topP: 1, minP: 0, u: 0 };
+
+/**
+ * Run a step and choose the next token of each sequence with a sampler (null: a prefill chunk
+ * that does not end its prompt, whose logits nobody needs). On a device, when no sampler needs
+ * penalties, the tokens are chosen there and only their ids come back (not the [n, V] logits);
+ * otherwise the logits come to `out` and each sampler chooses on the host.
+ */
+function nextTokens(model: ApertusModel, batch: readonly StepInput[], samplers: readonly (Sampler | null)[], out: Float32Array): (number | null)[] {
+  if (currentDevice().device !== 'cpu' && samplers.every((s) => !s || s.onDevice)) {
+    const logits = stepLogits(model, batch);
+    try {
+      if (samplers.every((s) => !s)) return samplers.map(() => null);
+      const ids = sampleTokens(logits, samplers.map((s) => s?.next() ?? GREEDY));
+      return samplers.map((s, i) => s && s.accept(ids[i]!));
+    } finally {
+      logits.dispose();
+    }
+  }
+  const V = outputVocabSize(model.config), logits = step(model, batch, out);
+  return samplers.map((s, i) => s && s.sample(logits.subarray(i * V, (i + 1) * V)));
+}
+
 /**
  * Generate continuations of several prompts of different lengths together: each sequence has its
  * own KV cache and sampler; prefill chunks and decode steps of all unfinished sequences share one
@@ -95,15 +120,16 @@ export function generateBatch(model: ApertusModel, prompts: readonly (readonly n
   const pending = new Map<Seq, number>(seqs.map((s) => [s, 0]));
   let next = new Map<Seq, number>();
   // One logits array for every step (each step's rows are sampled before the next step).
-  const out = new Float32Array(seqs.length * model.config.vocab_size);
+  const out = new Float32Array(seqs.length * outputVocabSize(model.config));
   while (pending.size > 0) {
     const batch = [...pending].map(([s, off]) => ({ s, tokens: s.prompt.slice(off, off + chunk) }));
-    const logits = step(model, batch.map(({ s, tokens }) => ({ cache: s.cache, tokens })), out);
-    const V = model.config.vocab_size;
+    // Sequences whose prompt ends in this chunk choose their first token.
+    const ids = nextTokens(model, batch.map(({ s, tokens }) => ({ cache: s.cache, tokens })),
+      batch.map(({ s, tokens }) => (pending.get(s)! + tokens.length >= s.prompt.length ? s.sampler : null)), out);
     batch.forEach(({ s, tokens }, i) => {
       const off = pending.get(s)! + tokens.length;
       if (off < s.prompt.length) pending.set(s, off);
-      else { pending.delete(s); next.set(s, s.sampler.sample(logits.subarray(i * V, (i + 1) * V))); }
+      else { pending.delete(s); next.set(s, ids[i]!); }
     });
   }
   // Decode.
@@ -115,9 +141,8 @@ export function generateBatch(model: ApertusModel, prompts: readonly (readonly n
       if (!s.done) live.push(s);
     }
     if (live.length === 0) break;
-    const logits = step(model, live.map((s) => ({ cache: s.cache, tokens: [next.get(s)!] })), out);
-    const V = model.config.vocab_size;
-    next = new Map(live.map((s, i) => [s, s.sampler.sample(logits.subarray(i * V, (i + 1) * V))]));
+    const ids = nextTokens(model, live.map((s) => ({ cache: s.cache, tokens: [next.get(s)!] })), live.map((s) => s.sampler), out);
+    next = new Map(live.map((s, i) => [s, ids[i]!]));
   }
   return seqs.map((s) => s.done!);
 }
@@ -133,23 +158,21 @@ export function generate(model: ApertusModel, prompt: readonly number[], opts: G
  */
 export async function* generateStream(model: ApertusModel, prompt: readonly number[], opts: GenerateOptions = {}): AsyncGenerator<number, Generation> {
   const s = newSeq(model, prompt, opts);
-  const V = model.config.vocab_size;
   const chunk = opts.prefillChunk ?? 512;
-  const out = new Float32Array(V);
-  let logits: Float32Array = new Float32Array(0);
+  const out = new Float32Array(outputVocabSize(model.config));
+  let tok = -1;
   for (let off = 0; off < prompt.length; off += chunk) {
-    logits = step(model, [{ cache: s.cache, tokens: prompt.slice(off, off + chunk) }], out);
+    const tokens = prompt.slice(off, off + chunk);
+    tok = nextTokens(model, [{ cache: s.cache, tokens }], [off + chunk < prompt.length ? null : s.sampler], out)[0] ?? -1;
     await nextTurn();
   }
-  let tok = s.sampler.sample(logits.subarray(0, V));
   for (;;) {
     if (opts.signal?.aborted) return { tokens: s.out, finishReason: 'stop' };
     const before = s.out.length;
     const done = checkStop(s, tok);
     if (s.out.length > before) yield tok;
     if (done) return done;
-    logits = step(model, [{ cache: s.cache, tokens: [tok] }], out);
+    tok = nextTokens(model, [{ cache: s.cache, tokens: [tok] }], [s.sampler], out)[0]!;
     await nextTurn();
-    tok = s.sampler.sample(logits.subarray(0, V));
   }
 }

@@ -7,9 +7,10 @@
  */
 import { serialize, SINGLE_FILE_NAME, type Tensor as StTensor, type TensorEntry, type TensorReader } from '@apertus/safetensors';
 import { bf16ArrayToF32, f16ArrayToF32, f32ArrayToBf16, Tensor } from '@apertus/tensor';
-import { parseConfig, toHfConfig, type ApertusConfig } from './config';
+import { parseConfig, type ApertusConfig } from './config';
 import { CheckpointError } from './errors';
 import type { GenerationConfig } from './generation-config';
+import { carriedTensors, checkSplitVocabulary, decoderView, layoutConfigJson, layoutOfConfig, renamedReader, storedName, type CheckpointLayout } from './layout';
 import { ApertusModel } from './model';
 import { isBuffer, parameterShapes } from './params';
 
@@ -39,7 +40,7 @@ function toParam(st: StTensor, name: string, precision: WeightPrecision, file: s
  * The tensor names `config` expects, checked against `reader`: every one present with the
  * config's shape, and no other (`CheckpointError` naming the tensor and `file` otherwise).
  */
-function expectedTensors(reader: TensorReader, config: ApertusConfig, file: string): string[] {
+export function expectedTensors(reader: TensorReader, config: ApertusConfig, file: string): string[] {
   const expected = parameterShapes(config);
   const unexpected = reader.keys().filter((k) => !expected.has(k));
   if (unexpected.length > 0) throw new CheckpointError(`unexpected tensors for an Apertus config: ${unexpected.slice(0, 5).join(', ')}${unexpected.length > 5 ? ', …' : ''}`, undefined, file);
@@ -69,18 +70,50 @@ export async function modelFromWeightsAsync(config: ApertusConfig, reader: Tenso
   return new ApertusModel(config, params);
 }
 
+/** A checkpoint's weights as the model reads them (see {@link checkpointReader}). */
+export interface CheckpointReader {
+  /** The decoder's tensors under the model's names. */
+  readonly view: TensorReader;
+  /** The layout, without its carried tensors (see `carriedTensors`). */
+  readonly layout: CheckpointLayout;
+}
+
+/**
+ * The decoder of a checkpoint whose config.json is `json` (parsed as `config`) and whose weights
+ * `reader` holds, under the model's names: a 1.5 checkpoint's `model.language_model.*` renamed and
+ * its vocabulary sizes checked against its tensors, its image and audio tokenizers left to the
+ * layout; a tied checkpoint's stored `lm_head.weight`, if any, left out (the head is the embedding,
+ * as transformers ties it). An untied config without `lm_head.weight` is a CheckpointError naming
+ * the tensor and `tie_word_embeddings`.
+ */
+export function checkpointReader(json: unknown, config: ApertusConfig, reader: TensorReader, file: string): CheckpointReader {
+  const layout = layoutOfConfig(json, file);
+  let view = decoderView(reader, layout);
+  checkSplitVocabulary(view, config, layout, file);
+  if (!config.tie_word_embeddings && !view.has('lm_head.weight') && view.has('model.embed_tokens.weight')) {
+    throw new CheckpointError('missing tensor (config.json says tie_word_embeddings: false; a checkpoint whose head is its embedding says true)', 'lm_head.weight', file);
+  }
+  if (config.tie_word_embeddings && view.has('lm_head.weight')) view = renamedReader(view, new Map(view.keys().filter((k) => k !== 'lm_head.weight').map((k) => [k, k])));
+  return { view, layout };
+}
+
 /**
  * The model in a checkpoint held in memory: `config` is the parsed config.json, `weights` the
  * bytes of model.safetensors (a single file). For a browser, which reads them from `fetch` or a
- * File (see `readSafetensors` of @apertus/safetensors).
+ * File (see `readSafetensors` of @apertus/safetensors). A 1.5 checkpoint's image and audio
+ * tokenizers stay in `weights`, which the model's layout reads when it is saved.
  */
 export function modelFromHfFiles(config: unknown, weights: TensorReader, precision: WeightPrecision = 'auto'): ApertusModel {
-  return modelFromWeights(parseConfig(config, 'config.json'), weights, SINGLE_FILE_NAME, precision);
+  const parsed = parseConfig(config, 'config.json');
+  const { view, layout } = checkpointReader(config, parsed, weights, SINGLE_FILE_NAME);
+  const model = modelFromWeights(parsed, view, SINGLE_FILE_NAME, precision);
+  model.layout = { ...layout, carried: carriedTensors(weights, layout, () => weights, SINGLE_FILE_NAME, false) };
+  return model;
 }
 
-/** The text of config.json for `c` with weights stored as `dtype`. */
-export function configJson(c: ApertusConfig, dtype: 'bf16' | 'f32'): string {
-  return JSON.stringify({ ...toHfConfig(c), torch_dtype: dtype === 'bf16' ? 'bfloat16' : 'float32' }, null, 2) + '\n';
+/** The text of config.json for `c` with weights stored as `dtype`, in `layout` (default the 2509 one). */
+export function configJson(c: ApertusConfig, dtype: 'bf16' | 'f32', layout?: CheckpointLayout): string {
+  return JSON.stringify(layoutConfigJson(c, layout ?? { architecture: 'ApertusForCausalLM', configJson: null, carried: null }, dtype), null, 2) + '\n';
 }
 
 /** The text of generation_config.json (default: bos/eos/pad from the config). */
@@ -89,18 +122,27 @@ export function generationConfigJson(c: ApertusConfig, gen?: GenerationConfig): 
   return JSON.stringify({ _from_model_config: true, ...g, transformers_version: '4.56.2' }, null, 2) + '\n';
 }
 
-/** The weight entries of a checkpoint, each converted to `dtype` only when the writer reaches it. */
+/**
+ * The weight entries of a checkpoint in the model's layout, each converted to `dtype` only when
+ * the writer reaches it; the layout's carried tensors (1.5's image and audio tokenizers) as
+ * stored, read when the writer reaches them.
+ */
 export function weightEntries(model: ApertusModel, dtype: 'bf16' | 'f32'): [string, TensorEntry][] {
   const entries: [string, TensorEntry][] = [];
   for (const [name] of parameterShapes(model.config)) {
     const t = model.params.get(name)!;
-    entries.push([name, {
+    entries.push([storedName(model.layout, name), {
       dtype: dtype === 'bf16' ? 'BF16' : 'F32',
       shape: [...t.shape],
       data: () => (dtype === 'bf16'
         ? (t.dtype === 'bf16' ? t.materialize().storage as Uint16Array : f32ArrayToBf16(t.toFloat32()))
         : t.toFloat32()),
     }]);
+  }
+  const carried = model.layout.carried;
+  for (const name of carried?.names ?? []) {
+    const info = carried!.info(name);
+    entries.push([name, { dtype: info.dtype, shape: [...info.shape], data: () => carried!.read(name).data }]);
   }
   return entries;
 }
@@ -113,7 +155,7 @@ export function weightEntries(model: ApertusModel, dtype: 'bf16' | 'f32'): [stri
 export function hfCheckpointFiles(model: ApertusModel, opts: { dtype?: 'bf16' | 'f32'; generationConfig?: GenerationConfig; files?: Record<string, string | Uint8Array> } = {}): Map<string, string | Uint8Array> {
   const dtype = opts.dtype ?? 'bf16';
   const out = new Map<string, string | Uint8Array>();
-  out.set('config.json', configJson(model.config, dtype));
+  out.set('config.json', configJson(model.config, dtype, model.layout));
   out.set('generation_config.json', generationConfigJson(model.config, opts.generationConfig));
   out.set(SINGLE_FILE_NAME, serialize(weightEntries(model, dtype), { format: 'pt' }));
   for (const [name, contents] of Object.entries(opts.files ?? {})) out.set(name, contents);

@@ -1,9 +1,10 @@
-import { noGrad, pagedAttention, rmsnorm, Tensor, tidy } from '@apertus/tensor';
+import { copyInto, currentDevice, embedding, kernelF32, noGrad, pagedAttention, rmsnorm, Tensor, tidy } from '@apertus/tensor';
+import { outputVocabSize } from './config';
 import { GenerationError } from './errors';
 import type { KVCache } from './kv-cache';
 import { decoderLayer, type Attend } from './layer';
 import type { ApertusModel } from './model';
-import { project, weightRows, type Weight } from './packed';
+import { isPacked, project, weightRows, type Weight } from './packed';
 
 /** One sequence's share of a batched inference step. */
 export interface StepInput {
@@ -18,8 +19,10 @@ function embedRows(model: ApertusModel, table: Weight, ids: Int32Array): Tensor 
   for (const id of ids) {
     if (!(id >= 0 && id < model.config.vocab_size)) throw new GenerationError('tokens', `token id ${id} outside the vocabulary of ${model.config.vocab_size}`);
   }
+  // On a device, a tensor table is looked up there (the rows never come to the host).
+  if (!isPacked(table) && currentDevice().device !== 'cpu') return embedding(Tensor.from(ids, [1, ids.length]), table);
   const h = Tensor.zeros([1, ids.length, model.config.hidden_size]);
-  weightRows(table, ids, h.data);
+  weightRows(table, ids, kernelF32(h, 'embed'));
   return h;
 }
 
@@ -35,33 +38,20 @@ function cachedAttend(batch: readonly StepInput[]): Attend {
     const o = batch.length === 1 ? null : Tensor.zeros(q.shape);
     let r0 = 0;
     for (const s of batch) {
-      const T = s.tokens.length, rows = (t: Tensor, w: number) => t.data.subarray(r0 * w, (r0 + T) * w);
+      // Row views of the storage (no copy back from a device that holds it).
+      const T = s.tokens.length, rows = (t: Tensor, w: number) => kernelF32(t, 'attend').subarray(r0 * w, (r0 + T) * w);
       const kv = s.cache.update(l, rows(k, s.cache.rowSize), rows(v, s.cache.rowSize));
       const a = pagedAttention(Tensor.from(rows(q, nh * d), [1, T, nh, d]), kv, { qOffset: s.cache.length });
       if (!o) return a;
-      (o.data as Float32Array).set(a.data, r0 * nh * d);
+      copyInto(kernelF32(a, 'attend'), kernelF32(o, 'attend').subarray(r0 * nh * d, (r0 + T) * nh * d));
       r0 += T;
     }
     return o!;
   };
 }
 
-/**
- * Run new tokens of several sequences through the model in one batch (continuous batching:
- * prefill chunks and single decode tokens can be mixed). The batch is one row of all new tokens
- * through the same decoder layers as training; linear layers see all rows at once, attention
- * runs per sequence against its own KV cache. Returns the logits of each sequence's last new
- * token, [n, V] row-major: in `out` (at least n·V floats) when given, else in a new array. The
- * step runs in a `tidy` scope: its activations live on the cpu heap (read in place by the
- * kernels) and go back to the pool when it returns. A decode loop passes the same `out` every
- * step: a fresh [n, V] array per step costs page faults and garbage-collector work (5–10 % of a
- * `small` decode step).
- */
-export function step(model: ApertusModel, batch: readonly StepInput[], out?: Float32Array): Float32Array {
-  const c = model.config;
-  if (out && out.length < batch.length * c.vocab_size) {
-    throw new GenerationError('out', `${out.length} floats cannot hold the logits of ${batch.length} sequences (${batch.length * c.vocab_size})`);
-  }
+/** Check a batch: tokens in every sequence, room in every cache. Returns the number of rows. */
+function batchRows(batch: readonly StepInput[]): number {
   let rows = 0;
   for (const s of batch) {
     if (s.tokens.length === 0) throw new GenerationError('tokens', 'a sequence in the batch has no new tokens');
@@ -70,6 +60,17 @@ export function step(model: ApertusModel, batch: readonly StepInput[], out?: Flo
     }
     rows += s.tokens.length;
   }
+  return rows;
+}
+
+/**
+ * The logits [n, V] of each sequence's last new token as a tensor, where the step ran (on a
+ * device they stay there: sample them there, or read them). Runs in a `tidy` scope: nothing else
+ * of the step outlives it. See `step`.
+ */
+export function stepLogits(model: ApertusModel, batch: readonly StepInput[]): Tensor {
+  const c = model.config;
+  const rows = batchRows(batch);
   return noGrad(() => {
     // The token tables first, outside the scope below: an adapter keeps its merged tables across steps.
     const embed = model.embedTokens, head = model.lmHead;
@@ -84,15 +85,40 @@ export function step(model: ApertusModel, batch: readonly StepInput[], out?: Flo
       // Each layer's intermediates go back to the pool when it ends: a long prefill holds one layer's, not all of them.
       for (let l = 0; l < model.layers.length; l++) h = tidy(() => decoderLayer(model, l, h, positions, attend));
       for (const s of batch) s.cache.advance(s.tokens.length);
-      // Only the last row of each sequence goes through the final norm and the LM head.
-      const last = Tensor.zeros([batch.length, c.hidden_size]), hd = h.data;
+      // Only the last row of each sequence goes through the final norm and the LM head (copied where h lives).
+      const H = c.hidden_size, last = Tensor.zeros([batch.length, H]), hd = kernelF32(h, 'step'), ld = kernelF32(last, 'step');
       let end = 0;
-      batch.forEach((s, i) => { end += s.tokens.length; last.data.set(hd.subarray((end - 1) * c.hidden_size, end * c.hidden_size), i * c.hidden_size); });
-      // The logits leave the scope as a copy, into `out` or a new array (nothing of the step's storage outlives it).
-      const logits = project(rmsnorm(last, model.norm, c.rms_norm_eps), head).data;
-      if (!out) return logits.slice();
-      out.set(logits);
-      return out.subarray(0, logits.length);
+      batch.forEach((s, i) => { end += s.tokens.length; copyInto(hd.subarray((end - 1) * H, end * H), ld.subarray(i * H, (i + 1) * H)); });
+      return project(rmsnorm(last, model.norm, c.rms_norm_eps), head);
     });
   });
+}
+
+/**
+ * Run new tokens of several sequences through the model in one batch (continuous batching:
+ * prefill chunks and single decode tokens can be mixed). The batch is one row of all new tokens
+ * through the same decoder layers as training; linear layers see all rows at once, attention
+ * runs per sequence against its own KV cache. Returns the logits of each sequence's last new
+ * token, [n, V] row-major (V = the head's rows, `outputVocabSize`): in `out` (at least n·V
+ * floats) when given, else in a new array. The
+ * step runs in a `tidy` scope: its activations live on the cpu heap (read in place by the
+ * kernels) and go back to the pool when it returns. A decode loop passes the same `out` every
+ * step: a fresh [n, V] array per step costs page faults and garbage-collector work (5–10 % of a
+ * `small` decode step).
+ */
+export function step(model: ApertusModel, batch: readonly StepInput[], out?: Float32Array): Float32Array {
+  const V = outputVocabSize(model.config);
+  if (out && out.length < batch.length * V) {
+    throw new GenerationError('out', `${out.length} floats cannot hold the logits of ${batch.length} sequences (${batch.length * V})`);
+  }
+  const t = stepLogits(model, batch);
+  // The logits leave as a copy, into `out` or a new array (nothing of the step's storage outlives it).
+  try {
+    const logits = t.data;
+    if (!out) return logits.slice();
+    out.set(logits);
+    return out.subarray(0, logits.length);
+  } finally {
+    t.dispose();
+  }
 }

@@ -1,3 +1,4 @@
+import { kvBlockStorage } from '@apertus/tensor';
 import { wasm as wasmKernels } from '@apertus/tensor/kernels';
 import type { ApertusConfig } from './config';
 import { GenerationError } from './errors';
@@ -22,9 +23,10 @@ export interface KVBlockPoolOptions {
  * Paged KV memory shared by many sequences (vLLM's PagedAttention layout): fixed-size blocks handed
  * out on demand and reference-counted, so sequences that share a prefix (n > 1 continuations, a
  * cached chat history) hold the same blocks, and a block written while shared is copied first
- * (copy-on-write, see KVCache.update). The blocks live in the cpu device memory, where decoding
- * attention reads them in place (`pagedAttention`; on `webgpu` its kernel uploads the blocks a
- * step reads); a block goes back to that memory when its last holder releases it.
+ * (copy-on-write, see KVCache.update). The blocks are KV storage of the tensor package
+ * (`kvBlockStorage`): in the cpu device memory, where decoding attention reads them in place, and
+ * on `webgpu` in the device's KV arena, where the keys and values are written and read without
+ * leaving the device; a block goes back when its last holder releases it.
  */
 export class KVBlockPool {
   /** The model's config. */
@@ -71,7 +73,7 @@ export class KVBlockPool {
   /** A fresh block with one reference. */
   allocate(): KVBlock {
     this.live++;
-    return { data: wasmKernels.persistentF32(this.layers * 2 * this.blockSize * this.rowSize), refs: 1 };
+    return { data: kvBlockStorage({ layers: this.layers, blockSize: this.blockSize, rowSize: this.rowSize }), refs: 1 };
   }
 
   /** One more holder of `block`. */

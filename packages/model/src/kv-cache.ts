@@ -1,4 +1,4 @@
-import type { KVPages } from '@apertus/tensor';
+import { copyInto, type KVPages } from '@apertus/tensor';
 import type { ApertusConfig } from './config';
 import { GenerationError } from './errors';
 import { KVBlockPool, type KVBlock } from './kv-blocks';
@@ -71,8 +71,10 @@ export class KVCache {
     for (let t = this.length; t < S;) {
       const b = Math.floor(t / bs), n = Math.min(bs * (b + 1), S) - t, r = t - this.length;
       const block = this.writable(b);
-      block.data.set(k.subarray(r * row, (r + n) * row), pool.offset(layer, 0, t - b * bs));
-      block.data.set(v.subarray(r * row, (r + n) * row), pool.offset(layer, 1, t - b * bs));
+      // Through the device that holds them: on webgpu the rows go from the layer's output into the block's slot there.
+      const kAt = pool.offset(layer, 0, t - b * bs), vAt = pool.offset(layer, 1, t - b * bs);
+      copyInto(k.subarray(r * row, (r + n) * row), block.data.subarray(kAt, kAt + n * row));
+      copyInto(v.subarray(r * row, (r + n) * row), block.data.subarray(vAt, vAt + n * row));
       t += n;
     }
     return { blocks: this.table.map((b) => b.data), blockSize: bs, keys: pool.offset(layer, 0, 0), values: pool.offset(layer, 1, 0), heads, length: S };
@@ -119,7 +121,7 @@ export class KVCache {
     const block = this.table[b]!;
     if (block.refs === 1) return block;
     const copy = this.pool.allocate();
-    copy.data.set(block.data);
+    copyInto(block.data, copy.data);
     this.pool.release(block);
     this.table[b] = copy;
     return copy;

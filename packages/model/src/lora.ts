@@ -8,7 +8,7 @@
 // with those rows replaced (PEFT's `index_copy`), so special tokens a base never saw can learn.
 
 import { isGradEnabled, matmul, noGrad, Rng, Tensor } from '@apertus/tensor';
-import type { ApertusConfig } from './config';
+import { outputVocabSize, type ApertusConfig } from './config';
 import type { Projection, ProjName } from './layer';
 import { ApertusModel } from './model';
 import { AdapterError } from './errors';
@@ -205,8 +205,8 @@ export class LoraAdapter {
     for (const [key, indices] of Object.entries(config.trainable_token_indices ?? {})) {
       if (!(model instanceof ApertusModel)) throw new AdapterError('trainable_token_indices', 'token rows start as the base rows: initialise the adapter from the model, not its config');
       const module = TOKEN_MODULES[key as TokenModule], w = model.params.get(`${module}.weight`);
+      checkTable(`trainable_token_indices.${key}`, module, indices, arch);
       if (!w) throw new AdapterError(`trainable_token_indices.${key}`, `the model's ${module}.weight is packed (inference only)`);
-      checkIndices(`trainable_token_indices.${key}`, indices, arch.vocab_size);
       const values = noGrad(() => Tensor.from(tableRows(w, indices), [indices.length, arch.hidden_size])).requireGrad();
       tokens.set(module, { indices, values });
     }
@@ -270,7 +270,7 @@ export class LoraAdapter {
       if (B.shape[0] !== w.shape[0] || A.shape[1] !== w.shape[1]) throw new AdapterError(m, `factors B [${B.shape}] · A [${A.shape}] do not match the weight [${w.shape}]`);
     }
     for (const [m, { indices, values }] of this.tokens) {
-      checkIndices(m, indices, model.config.vocab_size);
+      checkTable(m, m, indices, model.config);
       if (values.shape[1] !== model.config.hidden_size) throw new AdapterError(m, `token rows [${values.shape}] do not match the hidden size ${model.config.hidden_size}`);
     }
     for (const t of model.params.values()) if (t.requiresGrad) t.requireGrad(false);
@@ -301,10 +301,17 @@ export class LoraAdapter {
   }
 }
 
-/** Token ids must be rows of a table of `vocab` rows. */
-function checkIndices(field: string, indices: readonly number[], vocab: number): void {
-  const bad = indices.find((i) => i >= vocab);
-  if (bad !== undefined) throw new AdapterError(field, `token id ${bad} is outside the vocabulary (${vocab})`);
+/**
+ * Trained rows of token table `module` must be rows of it: the embedding has `vocab_size` rows, the
+ * LM head {@link outputVocabSize}; a tied model has no head of its own (its rows are the
+ * embedding's, listed under embed_tokens).
+ */
+export function checkTable(field: string, module: string, indices: readonly number[], c: ApertusConfig): void {
+  const head = module === TOKEN_MODULES.lm_head;
+  if (head && c.tie_word_embeddings) throw new AdapterError(field, "the model's LM head is its embedding (tie_word_embeddings): list the rows under embed_tokens, they train both");
+  const rows = head ? outputVocabSize(c) : c.vocab_size;
+  const bad = indices.find((i) => i >= rows);
+  if (bad !== undefined) throw new AdapterError(field, `token id ${bad} is outside the ${head ? 'output ' : ''}vocabulary (${rows})`);
 }
 
 /** Rows `indices` of a float table [V, H] as float32 [n·H]. */
@@ -321,13 +328,15 @@ function tableRows(w: Tensor, indices: readonly number[]): Float32Array {
  * unchanged.
  */
 export function mergeAdapter(model: ApertusModel, adapter: LoraAdapter): ApertusModel {
+  for (const [m, { indices }] of adapter.tokens) checkTable(m, m, indices, model.config);
   for (const m of [...adapter.modules.keys(), ...adapter.tokens.keys()]) if (!model.params.has(`${m}.weight`)) throw new AdapterError(m, 'the model has no such weight');
-  for (const [m, { indices }] of adapter.tokens) checkIndices(m, indices, model.config.vocab_size);
   const params = new Map<string, Tensor>();
   for (const [name, w] of model.params) {
     const merged = adapter.mergeWeight(moduleOf(name), w);
     if (merged !== w) { merged.name = name; if (w.requiresGrad) merged.requireGrad(); }
     params.set(name, merged);
   }
-  return new ApertusModel(model.config, params);
+  const out = new ApertusModel(model.config, params);
+  out.layout = model.layout;
+  return out;
 }

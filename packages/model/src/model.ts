@@ -5,6 +5,7 @@ import { CheckpointError, ModelError } from './errors';
 import { decoderLayer, plainProjection, type Attend, type Projection } from './layer';
 import type { LoraAdapter } from './lora';
 import { embedWeight, isPacked, project, type PackedMatrix, type Weight } from './packed';
+import { CAUSAL_LM_LAYOUT, type CheckpointLayout } from './layout';
 import { initParameters, isBuffer, parameterShapes } from './params';
 import { ropeInvFreq } from './rope';
 
@@ -41,8 +42,9 @@ export interface ForwardOptions {
 
 /**
  * ApertusForCausalLM: token embedding, L pre-norm decoder layers (QK-norm, llama3 RoPE, causal
- * GQA attention, xIELU MLP — or SwiGLU for ablations), final RMSNorm and an untied LM head. Weights
- * are named exactly as in Hugging Face checkpoints (`params`); large matrices may stay bf16 for
+ * GQA attention, xIELU MLP — or SwiGLU for ablations), final RMSNorm and the LM head (untied, or
+ * the embedding itself with `tie_word_embeddings`). Weights are named as in 2509 Hugging Face
+ * checkpoints (`params`; `layout` says how the files name them); large matrices may stay bf16 for
  * inference, or be packed (`packed`: quantized blocks that multiply themselves, inference only).
  */
 export class ApertusModel {
@@ -60,6 +62,8 @@ export class ApertusModel {
   projection: Projection = plainProjection;
   /** The LoRA adapter attached by `LoraAdapter.attach` (then the base is frozen), or null. */
   adapter: LoraAdapter | null = null;
+  /** How a checkpoint holds this model (the 2509 layout unless loaded from another); `saveCheckpoint` writes it back. */
+  layout: CheckpointLayout = CAUSAL_LM_LAYOUT;
 
   /**
    * Wrap a complete set of named tensors (matrices may instead be in `packed`); throws
@@ -114,8 +118,8 @@ export class ApertusModel {
   get embedTokens(): Weight { return this.table('model.embed_tokens'); }
   /** The final norm weight. */
   get norm(): Tensor { return this.params.get('model.norm.weight')!; }
-  /** The LM head [V, H] (with an attached adapter's trained token rows). */
-  get lmHead(): Weight { return this.table('lm_head'); }
+  /** The LM head [V, H] (with an attached adapter's trained token rows): the embedding table when tied. */
+  get lmHead(): Weight { return this.config.tie_word_embeddings ? this.embedTokens : this.table('lm_head'); }
 
   private table(module: 'model.embed_tokens' | 'lm_head'): Weight {
     const w = this.params.get(`${module}.weight`) ?? this.packed.get(`${module}.weight`)!;

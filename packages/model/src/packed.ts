@@ -1,4 +1,4 @@
-import { bf16ArrayToF32, embedding, isGradEnabled, linear, Tensor } from '@apertus/tensor';
+import { bf16ArrayToF32, embedding, isGradEnabled, kernelF32, linear, Tensor } from '@apertus/tensor';
 import { ModelError } from './errors';
 
 /**
@@ -33,11 +33,12 @@ export function project(x: Tensor, w: Weight): Tensor {
   const [N, K] = w.shape;
   if (x.shape[x.rank - 1] !== K) throw new ModelError(`project: input [${x.shape}] does not end in ${K} for a ${w.format} weight [${w.shape}]`);
   if (x.requiresGrad && isGradEnabled()) throw new ModelError(`project: ${w.format} weights are inference-only (no gradient flows through them)`);
-  const X = x.dtype === 'f32' && x.isContiguous() ? x.data : x.toFloat32();
+  // The storage itself (no copy back from a device that holds it: the matrix multiplies where it lives).
+  const X = kernelF32(x, 'project');
   // The product goes to tensor storage (in a `tidy` scope, a pooled block of the cpu device memory,
   // where the next op reads it in place) instead of a fresh JavaScript array per call.
   const y = Tensor.zeros([...x.shape.slice(0, -1), N]);
-  w.matmulT(X, X.length / K, y.data as Float32Array);
+  w.matmulT(X, X.length / K, kernelF32(y, 'project'));
   return y;
 }
 

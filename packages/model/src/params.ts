@@ -1,8 +1,12 @@
 import { Rng, Tensor } from '@apertus/tensor';
 import { initXielu } from '@apertus/xielu';
-import type { ApertusConfig } from './config';
+import { outputVocabSize, type ApertusConfig } from './config';
 
-/** Checkpoint name and shape of every tensor of an Apertus model (spec §2.1 order; SwiGLU: Llama's gate_proj before up_proj). */
+/**
+ * Checkpoint name and shape of every tensor of an Apertus model (spec §2.1 order; SwiGLU: Llama's
+ * gate_proj before up_proj). A tied model has no `lm_head.weight` (its head is the embedding); the
+ * head of a split vocabulary has `output_vocab_size` rows.
+ */
 export function parameterShapes(c: ApertusConfig): Map<string, number[]> {
   const H = c.hidden_size, d = c.head_dim;
   const m = new Map<string, number[]>([['model.embed_tokens.weight', [c.vocab_size, H]]]);
@@ -27,7 +31,7 @@ export function parameterShapes(c: ApertusConfig): Map<string, number[]> {
     }
   }
   m.set('model.norm.weight', [H]);
-  m.set('lm_head.weight', [c.vocab_size, H]);
+  if (!c.tie_word_embeddings) m.set('lm_head.weight', [outputVocabSize(c), H]);
   return m;
 }
 

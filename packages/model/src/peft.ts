@@ -15,7 +15,8 @@ import { SafetensorsFile, writeFile, type TensorEntry } from '@apertus/safetenso
 import { bf16ArrayToF32, f16ArrayToF32, Tensor } from '@apertus/tensor';
 import type { ApertusConfig } from './config';
 import { AdapterError } from './errors';
-import { LORA_CONFIG_KEYS, LoraAdapter, moduleOf, parseLoraConfig, TOKEN_MODULES, type LoraConfig, type LoraPair, type TokenModule, type TrainableTokens } from './lora';
+import { CAUSAL_LM_LAYOUT, decoderName, storedName, type CheckpointLayout } from './layout';
+import { checkTable, LORA_CONFIG_KEYS, LoraAdapter, moduleOf, parseLoraConfig, TOKEN_MODULES, type LoraConfig, type LoraPair, type TokenModule, type TrainableTokens } from './lora';
 import { parameterShapes } from './params';
 
 /** The adapter's configuration file. */
@@ -63,10 +64,16 @@ export function saveAdapter(adapter: LoraAdapter, dir: string, baseModel: string
   writeDirAtomic(dir, (tmp) => writeAdapterFiles(adapter, tmp, baseModel));
 }
 
-/** Write adapter_config.json and adapter_model.safetensors into the existing directory `dir`. */
-export function writeAdapterFiles(adapter: LoraAdapter, dir: string, baseModel: string | null): void {
+const PEFT_PREFIX = 'base_model.model.';
+
+/**
+ * Write adapter_config.json and adapter_model.safetensors into the existing directory `dir`, the
+ * modules named as the base checkpoint's `layout` names them (PEFT prefixes the module path).
+ */
+export function writeAdapterFiles(adapter: LoraAdapter, dir: string, baseModel: string | null, layout: CheckpointLayout = CAUSAL_LM_LAYOUT): void {
   fs.writeFileSync(path.join(dir, ADAPTER_CONFIG_FILE), `${JSON.stringify(adapterConfigJson(adapter.config, baseModel), null, 2)}\n`);
-  const entries: [string, TensorEntry][] = adapter.parameters().map(([name, t]) => [name, { dtype: 'F32', shape: [...t.shape], data: () => t.toFloat32() }]);
+  const stored = (name: string) => PEFT_PREFIX + storedName(layout, name.slice(PEFT_PREFIX.length));
+  const entries: [string, TensorEntry][] = adapter.parameters().map(([name, t]) => [stored(name), { dtype: 'F32', shape: [...t.shape], data: () => t.toFloat32() }]);
   writeFile(path.join(dir, ADAPTER_WEIGHTS_FILE), entries, { format: 'pt' });
 }
 
@@ -115,11 +122,19 @@ function toF32(st: ReturnType<SafetensorsFile['read']>, name: string, file: stri
 }
 
 /**
- * Read a PEFT LoRA adapter directory for a model of `model` architecture. Every tensor must be a
+ * Read a PEFT LoRA adapter directory for a model of `model` architecture whose checkpoint has
+ * `opts.layout` (the module names PEFT wrote; default the 2509 one). Every tensor must be a
  * `lora_A`/`lora_B` factor of an existing projection with rank r, every adapted module needs both,
  * and nothing else may be in the file; violations throw AdapterError naming the file and tensor.
  */
-export function loadAdapter(dir: string, model: ApertusConfig, opts: { trainable?: boolean } = {}): LoadedAdapter {
+export function loadAdapter(dir: string, model: ApertusConfig, opts: { trainable?: boolean; layout?: CheckpointLayout } = {}): LoadedAdapter {
+  const layout = opts.layout ?? CAUSAL_LM_LAYOUT;
+  const canonical = (stored: string): string => {
+    if (!stored.startsWith(PEFT_PREFIX)) return stored;
+    const m = /^(.*?)(\.lora_[AB]\.weight|\.token_adapter\.trainable_tokens_delta)$/.exec(stored.slice(PEFT_PREFIX.length));
+    const inner = m ? decoderName(layout, `${m[1]}.weight`) : null;
+    return inner === null ? stored : `${PEFT_PREFIX}${inner.slice(0, -'.weight'.length)}${m![2]}`;
+  };
   const cfgFile = path.join(dir, ADAPTER_CONFIG_FILE);
   const raw = readConfig(cfgFile);
   rejectUnsupported(raw, cfgFile);
@@ -130,18 +145,19 @@ export function loadAdapter(dir: string, model: ApertusConfig, opts: { trainable
   try {
     const factors = new Map<string, { A?: Tensor; B?: Tensor }>();
     const rows = new Map<string, Tensor>();
-    for (const name of reader.keys()) {
+    for (const key of reader.keys()) {
+      const name = canonical(key);
       const tm = TOKENS_NAME.exec(name);
       if (tm) {
-        const t = new Tensor(toF32(reader.read(name), name, weightsFile), reader.info(name).shape, 'f32');
+        const t = new Tensor(toF32(reader.read(key), key, weightsFile), reader.info(key).shape, 'f32');
         t.name = name;
         rows.set(tm[1]!, t);
         continue;
       }
       const m = TENSOR_NAME.exec(name);
       const weight = m ? shapes.get(`${m[1]}.weight`) : undefined;
-      if (!m || !weight || weight.length !== 2) throw new AdapterError(name, 'not a lora_A/lora_B factor of an Apertus projection', weightsFile);
-      const t = new Tensor(toF32(reader.read(name), name, weightsFile), reader.info(name).shape, 'f32');
+      if (!m || !weight || weight.length !== 2) throw new AdapterError(key, 'not a lora_A/lora_B factor of an Apertus projection', weightsFile);
+      const t = new Tensor(toF32(reader.read(key), key, weightsFile), reader.info(key).shape, 'f32');
       t.name = name;
       const f = factors.get(m[1]!) ?? {};
       f[m[2] as 'A' | 'B'] = t;
@@ -173,7 +189,11 @@ export function loadAdapter(dir: string, model: ApertusConfig, opts: { trainable
     for (const [key, indices] of Object.entries(config.trainable_token_indices ?? {})) {
       const module = TOKEN_MODULES[key as TokenModule], name = `base_model.model.${module}.token_adapter.trainable_tokens_delta`, values = rows.get(module);
       if (!values) throw new AdapterError(name, `missing tensor (trainable_token_indices lists ${key})`, weightsFile);
-      if (indices.some((i) => i >= model.vocab_size)) throw new AdapterError(`trainable_token_indices.${key}`, `a token id is outside the vocabulary (${model.vocab_size})`, cfgFile);
+      try {
+        checkTable(`trainable_token_indices.${key}`, module, indices, model);
+      } catch (e) {
+        throw e instanceof AdapterError ? new AdapterError(e.field, e.detail, cfgFile) : e;
+      }
       if (values.rank !== 2 || values.shape[0] !== indices.length || values.shape[1] !== model.hidden_size) {
         throw new AdapterError(name, `shape [${values.shape}] does not match ${indices.length} token ids × hidden size ${model.hidden_size}`, weightsFile);
       }

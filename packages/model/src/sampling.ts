@@ -1,4 +1,4 @@
-import { Rng } from '@apertus/tensor';
+import { drawToken, Rng, type SampleParams } from '@apertus/tensor';
 import { GenerationError } from './errors';
 
 /** How the next token is chosen from the logits (OpenAI / HF names in camelCase). */
@@ -60,48 +60,35 @@ export class Sampler {
     for (let i = 0; i < prompt.length; i++) this.seen.add(prompt[i]!);
   }
 
+  /**
+   * Whether the token can be chosen where the logits are (`sampleTokens` on a device): no
+   * penalties, which need the sequence's history on the host.
+   */
+  get onDevice(): boolean {
+    const p = this.p;
+    return p.repetitionPenalty === 1 && p.presencePenalty === 0 && p.frequencyPenalty === 0;
+  }
+
+  /** The parameters of the next choice; a draw takes its uniform number from the stream here (greedy takes none). */
+  next(): SampleParams {
+    const p = this.p;
+    return { temperature: p.temperature, topK: p.topK, topP: p.topP, minP: p.minP, u: p.temperature === 0 ? 0 : this.rng.uniform() };
+  }
+
+  /** Remember a chosen token (for the penalties). */
+  accept(id: number): number {
+    this.seen.add(id);
+    this.counts.set(id, (this.counts.get(id) ?? 0) + 1);
+    return id;
+  }
+
   /** Choose the next token from `logits` (not modified) and remember it. */
   sample(logits: Float32Array): number {
     const p = this.p;
     const x = Float64Array.from(logits);
     if (p.repetitionPenalty !== 1) for (const t of this.seen) x[t] = x[t]! > 0 ? x[t]! / p.repetitionPenalty : x[t]! * p.repetitionPenalty;
     if (p.presencePenalty !== 0 || p.frequencyPenalty !== 0) for (const [t, n] of this.counts) x[t]! -= p.presencePenalty + p.frequencyPenalty * n;
-    const id = p.temperature === 0 ? argmax(x) : this.draw(x);
-    this.seen.add(id);
-    this.counts.set(id, (this.counts.get(id) ?? 0) + 1);
-    return id;
+    const q = this.next();
+    return this.accept(drawToken(x, q, q.u));
   }
-
-  private draw(x: Float64Array): number {
-    const p = this.p;
-    for (let i = 0; i < x.length; i++) x[i]! /= p.temperature;
-    // Candidates sorted by logit, descending (only as many as top-k needs when it is set).
-    let idx = Array.from(x.keys());
-    idx.sort((a, b) => x[b]! - x[a]! || a - b);
-    if (p.topK > 0) idx = idx.slice(0, p.topK);
-    const m = x[idx[0]!]!;
-    let probs = idx.map((i) => Math.exp(x[i]! - m));
-    let z = probs.reduce((s, v) => s + v, 0);
-    probs = probs.map((v) => v / z);
-    if (p.topP < 1) {
-      let cum = 0, keep = 0;
-      while (keep < probs.length && cum < p.topP) cum += probs[keep++]!;
-      idx = idx.slice(0, Math.max(1, keep)); probs = probs.slice(0, Math.max(1, keep));
-    }
-    if (p.minP > 0) {
-      const thr = p.minP * probs[0]!;
-      const keep = Math.max(1, probs.findIndex((v) => v < thr) < 0 ? probs.length : probs.findIndex((v) => v < thr));
-      idx = idx.slice(0, keep); probs = probs.slice(0, keep);
-    }
-    z = probs.reduce((s, v) => s + v, 0);
-    let u = this.rng.uniform() * z;
-    for (let k = 0; k < probs.length; k++) { u -= probs[k]!; if (u < 0) return idx[k]!; }
-    return idx[idx.length - 1]!;
-  }
-}
-
-function argmax(x: Float64Array): number {
-  let best = 0;
-  for (let i = 1; i < x.length; i++) if (x[i]! > x[best]!) best = i;
-  return best;
 }

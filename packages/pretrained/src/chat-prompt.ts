@@ -123,8 +123,10 @@ export class ChatPrompt {
         ...tokens, messages, tools, add_generation_prompt: o.addGenerationPrompt ?? true, enable_thinking: o.enableThinking ?? false,
       });
     };
-    // The Apertus template inserts tool-call arguments verbatim (JSON text), so it is probed with
-    // string arguments; other templates get them as objects, as Hugging Face templates expect.
+    // The Apertus templates (2509, 1.5) insert tool-call arguments verbatim (JSON text), so they
+    // are probed with string arguments; other templates get them as objects, as most Hugging Face
+    // templates expect — unless the tool probe shows that this one writes objects out as
+    // "[object …]" (or fails on them): then it is an Apertus-style template and keeps the strings.
     const differs = PROBES.find((p) => {
       try {
         return run(p.messages, p.options) !== builtIn.render(p.messages, p.options);
@@ -134,13 +136,23 @@ export class ChatPrompt {
     });
     if (differs === undefined) return builtIn;
     warn('the checkpoint\'s chat_template differs from the built-in Apertus template; prompts are rendered with @huggingface/jinja');
+    const tool = PROBES[2]!;
+    const attempt = (prepare: (m: ChatMessage) => unknown): string | null => {
+      try {
+        return run(tool.messages.map(prepare), tool.options);
+      } catch {
+        return null;
+      }
+    };
+    const asObjects = attempt(withObjectArguments), asStrings = attempt((m) => m);
+    const objects = !(asStrings !== null && (asObjects === null || asObjects.includes('[object ')));
     return new ChatPrompt(tokenizer, 'jinja', (messages, o) => {
       try {
         return run(messages, o);
       } catch (e) {
         throw new PromptError('messages', `the chat template failed: ${(e as Error).message}`, { cause: e });
       }
-    }, withObjectArguments);
+    }, objects ? withObjectArguments : (m) => m);
   }
 
   /** The rendered conversation (template text and message text, special-token strings as written). */

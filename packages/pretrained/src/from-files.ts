@@ -5,7 +5,7 @@
 import { GgufFile, loadGgufFile } from '@apertus/gguf';
 import { modelFromHfFiles, parseGenerationConfig, parseConfig } from '@apertus/model';
 import { readSafetensors, type SafetensorsSource } from '@apertus/safetensors';
-import { Tokenizer } from '@apertus/tokenizer';
+import { Tokenizer, withSpecialTokensMap } from '@apertus/tokenizer';
 import { chatPromptOf, checkTokenizerFits } from './chat-template';
 import { ModelLoadError } from './errors';
 import { TOKENIZER_FILES, type Pretrained, type PretrainedSource } from './pretrained';
@@ -52,7 +52,9 @@ export async function pretrainedFromFiles(name: string, get: (file: string) => P
     if (t !== null) files[f] = t;
   }
   if (files['tokenizer.json'] === undefined) await need('tokenizer.json');
-  const tokenizer = Tokenizer.fromJSON(files['tokenizer.json']!, files['tokenizer_config.json'] ?? null, { file: `${name}/tokenizer.json` });
+  const tokenizerConfig = files['tokenizer_config.json'] === undefined ? {} : parseJson(files['tokenizer_config.json'], 'tokenizer_config.json');
+  const tokensMap = files['special_tokens_map.json'] === undefined ? null : parseJson(files['special_tokens_map.json'], 'special_tokens_map.json');
+  const tokenizer = Tokenizer.fromJSON(files['tokenizer.json']!, withSpecialTokensMap(tokenizerConfig as never, tokensMap, `${name}/special_tokens_map.json`), { file: `${name}/tokenizer.json`, configFile: `${name}/tokenizer_config.json` });
   const jinja = files['chat_template.jinja'] ?? null;
   const chat = chatPromptOf(tokenizer, jinja, `${name}/${jinja !== null ? 'chat_template.jinja' : 'tokenizer_config.json'}`, options.onWarning ?? (() => {}));
   const config = parseConfig(configJson, `${name}/config.json`);

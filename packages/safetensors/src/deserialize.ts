@@ -2,7 +2,7 @@
 
 import { toTypedArray } from './dtype.js';
 import { SafetensorsNotFoundError } from './errors.js';
-import { parseHeader, type SafetensorsHeader, type TensorInfo } from './header.js';
+import { checkRange, parseHeader, type SafetensorsHeader, type TensorInfo } from './header.js';
 import type { Tensor, TensorReader } from './reader.js';
 
 /**
@@ -49,6 +49,14 @@ export class SafetensorsBuffer implements TensorReader {
     const info = this.info(name);
     const start = this.header.dataStart + info.dataOffsets[0];
     return this.bytes.subarray(start, start + info.byteLength);
+  }
+
+  /** Bytes `[begin, end)` of the tensor (a zero-copy view). */
+  readBytesRange(name: string, begin: number, end: number): Uint8Array {
+    const info = this.info(name);
+    checkRange(info, begin, end, this.file);
+    const start = this.header.dataStart + info.dataOffsets[0];
+    return this.bytes.subarray(start + begin, start + end);
   }
 
   /** The tensor as its typed array (zero-copy when aligned). */

@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import { toTypedArray } from './dtype.js';
 import { SafetensorsIoError, SafetensorsNotFoundError, SafetensorsTruncatedError } from './errors.js';
-import { parseHeader, readHeaderSize, type SafetensorsHeader, type TensorInfo } from './header.js';
+import { checkRange, parseHeader, readHeaderSize, type SafetensorsHeader, type TensorInfo } from './header.js';
 import type { Tensor, TensorReader } from './reader.js';
 
 /** Largest single read/write call (Node caps one call at 2^31 - 1 bytes). */
@@ -180,6 +180,18 @@ export class SafetensorsFile implements TensorReader {
     const fd = this.openFd(name);
     const out = new Uint8Array(info.byteLength);
     this.checkLength(info, readFullySync(fd, out, this.header.dataStart + info.dataOffsets[0], this.path));
+    return out;
+  }
+
+  /** Read bytes `[begin, end)` of the tensor (one positioned read). */
+  readBytesRange(name: string, begin: number, end: number): Uint8Array {
+    const info = this.info(name);
+    checkRange(info, begin, end, this.path);
+    const fd = this.openFd(name);
+    const out = new Uint8Array(end - begin);
+    const got = readFullySync(fd, out, this.header.dataStart + info.dataOffsets[0] + begin, this.path);
+    this.bytesRead += got;
+    if (got < out.length) throw new SafetensorsTruncatedError('MetadataIncompleteBuffer', `file ended after ${got} of ${out.length} bytes (was it truncated after opening?)`, { file: this.path, tensor: name });
     return out;
   }
 

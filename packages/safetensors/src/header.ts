@@ -46,6 +46,13 @@ export interface TensorInfo {
   readonly numel: number;
 }
 
+/** `[begin, end)` must be a byte range inside tensor `info` (SafetensorsOffsetError naming it otherwise). */
+export function checkRange(info: TensorInfo, begin: number, end: number, file?: string): void {
+  if (!(Number.isInteger(begin) && Number.isInteger(end) && begin >= 0 && begin <= end && end <= info.byteLength)) {
+    throw new SafetensorsOffsetError('InvalidOffset', `byte range [${begin}, ${end}) is not inside the tensor's ${info.byteLength} bytes`, { ...(file !== undefined ? { file } : {}), tensor: info.name });
+  }
+}
+
 /** A parsed, validated header. */
 export interface SafetensorsHeader {
   /** `N`, the JSON header length in bytes (padding included). */

@@ -29,6 +29,11 @@ export interface TensorReader {
   info(name: string): TensorInfo;
   /** The tensor's raw little-endian bytes. */
   readBytes(name: string): Uint8Array;
+  /**
+   * Bytes `[begin, end)` of the tensor's data (e.g. some of a matrix's rows, so that a tensor larger
+   * than memory can be streamed); `SafetensorsOffsetError` (`InvalidOffset`) outside the tensor.
+   */
+  readBytesRange(name: string, begin: number, end: number): Uint8Array;
   /** The tensor as a typed array (see {@link Tensor}). */
   read(name: string): Tensor;
   /** Async {@link TensorReader.readBytes}. */

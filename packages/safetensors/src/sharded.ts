@@ -355,6 +355,11 @@ export class ShardedCheckpoint implements TensorReader {
     return this.shardOf(name).readBytes(name);
   }
 
+  /** Read bytes `[begin, end)` of the tensor from its shard. */
+  readBytesRange(name: string, begin: number, end: number): Uint8Array {
+    return this.shardOf(name).readBytesRange(name, begin, end);
+  }
+
   /** Read the tensor as its typed array. */
   read(name: string): Tensor {
     return this.shardOf(name).read(name);

@@ -74,6 +74,16 @@ async function rssOf(pid) {
   }
 }
 
+/** CPU seconds (user + system) the process `pid` has used so far, from /proc (Linux; NaN elsewhere). */
+function cpuSecondsOf(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return NaN;
+  }
+}
+
 /** N clients streaming completions for DURATION ms; returns the figures. */
 async function drive(url, pid, expected) {
   const deadline = Date.now() + DURATION;
@@ -120,11 +130,11 @@ async function drive(url, pid, expected) {
       if (text !== expected.get(prompt)) wrong++;
     }
   }
-  const t0 = performance.now();
+  const t0 = performance.now(), cpu0 = cpuSecondsOf(pid);
   await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
-  const seconds = (performance.now() - t0) / 1000;
+  const seconds = (performance.now() - t0) / 1000, cpuSeconds = cpuSecondsOf(pid) - cpu0;
   clearInterval(sampler);
-  return { requests, tokens, seconds, tps: tokens / seconds, rps: requests / seconds, lat, ttft, itl, wrong, rssPeak };
+  return { requests, tokens, seconds, tps: tokens / seconds, cpuSeconds, tpc: tokens / cpuSeconds, rps: requests / seconds, lat, ttft, itl, wrong, rssPeak };
 }
 
 const loadBefore = os.loadavg()[0];
@@ -165,12 +175,12 @@ const lines = [
   `Machine: ${cpu.length} x ${cpu[0]?.model.trim()}, Node ${process.version}, ${process.platform}, 1-min load average ${loadBefore.toFixed(1)} before / ${os.loadavg()[0].toFixed(1)} after (the machine is shared; figures vary between runs). Server: the built \`apertus-serve\` binary in its own process; clients in the benchmark process (both on the same cores).`,
   `Model: \`tiny\` preset, random bf16 weights, trained ${tok.vocabSize}-token BPE tokenizer. Every response was checked against \`generate()\` (wrong: count of mismatches).`,
   '',
-  '| Configuration | Requests | Gen. tok/s | Req/s | Latency p50 / p90 / p99 (ms) | TTFT p50 / p90 / p99 (ms) | ITL p50 / p90 / p99 (ms) | Server RSS peak (MiB) | Wrong |',
-  '|---|---:|---:|---:|---|---|---|---:|---:|',
-  `| peer: sequential \`generate()\` in-process | ${seqLat.length} | ${f(seqTps)} | ${f(seqLat.length / (DURATION / 1000))} | ${f(pct(seqLat, 50))} / ${f(pct(seqLat, 90))} / ${f(pct(seqLat, 99))} | – | – | – | 0 |`,
-  ...runs.map((r) => `| apertus-serve --max-batch ${r.batch} | ${r.requests} | ${f(r.tps)} | ${f(r.rps)} | ${f(pct(r.lat, 50))} / ${f(pct(r.lat, 90))} / ${f(pct(r.lat, 99))} | ${f(pct(r.ttft, 50))} / ${f(pct(r.ttft, 90))} / ${f(pct(r.ttft, 99))} | ${f(pct(r.itl, 50))} / ${f(pct(r.itl, 90))} / ${f(pct(r.itl, 99))} | ${f(r.rssPeak / 2 ** 20)} | ${r.wrong} |`),
+  '| Configuration | Requests | Gen. tok/s | Gen. tok per server CPU-s | Req/s | Latency p50 / p90 / p99 (ms) | TTFT p50 / p90 / p99 (ms) | ITL p50 / p90 / p99 (ms) | Server RSS peak (MiB) | Wrong |',
+  '|---|---:|---:|---:|---:|---|---|---|---:|---:|',
+  `| peer: sequential \`generate()\` in-process | ${seqLat.length} | ${f(seqTps)} | – | ${f(seqLat.length / (DURATION / 1000))} | ${f(pct(seqLat, 50))} / ${f(pct(seqLat, 90))} / ${f(pct(seqLat, 99))} | – | – | – | 0 |`,
+  ...runs.map((r) => `| apertus-serve --max-batch ${r.batch} | ${r.requests} | ${f(r.tps)} | ${f(r.tpc)} | ${f(r.rps)} | ${f(pct(r.lat, 50))} / ${f(pct(r.lat, 90))} / ${f(pct(r.lat, 99))} | ${f(pct(r.ttft, 50))} / ${f(pct(r.ttft, 90))} / ${f(pct(r.ttft, 99))} | ${f(pct(r.itl, 50))} / ${f(pct(r.itl, 90))} / ${f(pct(r.itl, 99))} | ${f(r.rssPeak / 2 ** 20)} | ${r.wrong} |`),
   '',
-  `Ratios (throughput, > 1: faster): batch ${BATCH} server / sequential generate() = ${(runs[1].tps / seqTps).toFixed(2)}; batch ${BATCH} / batch 1 server = ${(runs[1].tps / runs[0].tps).toFixed(2)}; batch 1 server / sequential generate() = ${(runs[0].tps / seqTps).toFixed(2)} (the cost of HTTP + SSE + scheduling).`,
+  `Ratios (throughput, > 1: faster): batch ${BATCH} server / sequential generate() = ${(runs[1].tps / seqTps).toFixed(2)}; batch ${BATCH} / batch 1 server = ${(runs[1].tps / runs[0].tps).toFixed(2)}; batch 1 server / sequential generate() = ${(runs[0].tps / seqTps).toFixed(2)} (the cost of HTTP + SSE + scheduling). Tokens per server CPU-second (the server process's user + system time, all its threads): batch ${BATCH} / batch 1 = ${(runs[1].tpc / runs[0].tpc).toFixed(2)}.`,
   '',
 ];
 const md = lines.join('\n');

@@ -16,7 +16,7 @@
 // and only the rest is prefilled; prompts and finished sequences are stored in it, sharing their
 // blocks. Cancelling a request removes its sequences from the batch at once.
 
-import { GenerationError, KVBlockPool, KVCache, PrefixCache, Sampler, step, validateSampling, type SamplingParams } from '@apertus/model';
+import { GenerationError, KVBlockPool, KVCache, outputVocabSize, PrefixCache, Sampler, step, validateSampling, type SamplingParams } from '@apertus/model';
 import { EngineError } from './errors';
 import type { ServedModel } from './load';
 import type { ServerMetrics } from './metrics';
@@ -265,7 +265,7 @@ export class Scheduler {
     }
     if (req.constraint) {
       const room = Math.min(req.maxTokens, this.contextLength - req.prompt.length);
-      const need = new TokenConstraint(this.served.tokenizer, V, req.constraint, [...(req.stopTokenIds ?? this.stopTokenIds)]).needed();
+      const need = new TokenConstraint(this.served.tokenizer, outputVocabSize(this.served.model.config), req.constraint, [...(req.stopTokenIds ?? this.stopTokenIds)]).needed();
       if (need > room) throw new EngineError('invalid_request', `the requested output format needs at least ${need} tokens, but only ${room} may be generated`, 'max_tokens');
     }
     try {
@@ -410,7 +410,7 @@ export class Scheduler {
     if (batch.length === 0) return;
     let logits: Float32Array;
     try {
-      const need = batch.length * this.served.model.config.vocab_size;
+      const need = batch.length * outputVocabSize(this.served.model.config);
       if (this.logits.length < need) this.logits = new Float32Array(need);
       logits = step(this.served.model, batch, this.logits);
     } catch (e) {
@@ -422,7 +422,7 @@ export class Scheduler {
       return;
     }
     this.metrics?.steps.inc();
-    const V = this.served.model.config.vocab_size;
+    const V = outputVocabSize(this.served.model.config);
     const t = now();
     owners.forEach((o, i) => {
       const row = logits.subarray(i * V, (i + 1) * V);
@@ -456,7 +456,7 @@ export class Scheduler {
         parseTools: req.parseTools ?? true,
         skipSpecialTokens: req.skipSpecialTokens ?? true,
       });
-      const constraint = req.constraint ? new TokenConstraint(this.served.tokenizer, this.served.model.config.vocab_size, req.constraint, [...g.stopIds]) : null;
+      const constraint = req.constraint ? new TokenConstraint(this.served.tokenizer, outputVocabSize(this.served.model.config), req.constraint, [...g.stopIds]) : null;
       const s: Seq = { index: i, group: g, cache, tokens: [], sampler: new Sampler(sampling, req.prompt), parser, constraint, generated: 0, pending: -1, lastTokenAt: t, done: false };
       g.seqs.push(s);
     }

@@ -1,8 +1,9 @@
 // Profile of the GEMM on one thread: where the time of each target product goes (what bounds the
-// products that stay under the SIMD peak). It runs the committed `relaxed` module
-// (module.generated.ts, compiled as the package compiles it: optimized at once) on its own shared
-// memory with the engine's blocking (MC, NC, KC), and times, by CPU time, best of R rounds with
-// the parts in a fresh random order each round:
+// products that stay under the SIMD peak). It runs the committed `relaxed` module the engine runs
+// (module.generated.ts: the wide 6 x 16 tile compiled with V8's revectorizer, or with --narrow the
+// 6 x 8 tile without it; optimized at once, as the package compiles it) on its own shared memory
+// with the engine's blocking (MC, NC, KC), and times, by CPU time, best of R rounds with the parts
+// in a fresh random order each round:
 //
 // - gemm: the whole product (one `gemm` call, as the engine runs it on one thread);
 // - pack B, pack A: every packing call of that product (same blocks, same order);
@@ -14,7 +15,7 @@
 // Shares are of the gemm time; "% of peak" is against the best `relaxed_madd` probe of the run
 // (simd-peak.mjs, one probe per round).
 //
-//   node packages/tensor/bench/gemm-profile.mjs [--rounds R] [--seconds S] [--rows a,b]
+//   node packages/tensor/bench/gemm-profile.mjs [--rounds R] [--seconds S] [--rows a,b] [--narrow]
 import { build } from 'esbuild';
 import { loadavg } from 'node:os';
 import path from 'node:path';
@@ -29,25 +30,28 @@ const opt = (name, dflt) => { const i = argv.indexOf(name); return i >= 0 ? argv
 const rounds = Number(opt('--rounds', 5));
 const seconds = Number(opt('--seconds', 0.15));
 const rowsArg = opt('--rows', null);
+const wide = !argv.includes('--narrow');
 
-const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/kernels/gemm/wasm');
+const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../src/ops/gemm/wasm');
 const bundle = await build({
   stdin: {
-    contents: `export { GEMM_WASM_RELAXED } from './module.generated.ts'; export { DEFAULT_ENGINE_TUNING } from './engine.ts'; export { GEMM_VARIANTS } from './variants.ts';`,
+    contents: `export { GEMM_WASM_RELAXED, GEMM_WASM_RELAXED_WIDE } from './module.generated.ts'; export { DEFAULT_ENGINE_TUNING } from './engine.ts'; export { GEMM_VARIANTS, GEMM_WIDE_TILES } from './variants.ts';`,
     resolveDir: src, loader: 'ts',
   },
   bundle: true, write: false, format: 'esm', platform: 'node', logLevel: 'warning',
 });
-const { GEMM_WASM_RELAXED, DEFAULT_ENGINE_TUNING, GEMM_VARIANTS } = await import(`data:text/javascript;base64,${Buffer.from(bundle.outputFiles[0].text).toString('base64')}`);
-const { mr, nr } = GEMM_VARIANTS.relaxed;
+const { GEMM_WASM_RELAXED, GEMM_WASM_RELAXED_WIDE, DEFAULT_ENGINE_TUNING, GEMM_VARIANTS, GEMM_WIDE_TILES } = await import(`data:text/javascript;base64,${Buffer.from(bundle.outputFiles[0].text).toString('base64')}`);
+const { mr, nr } = (wide ? GEMM_WIDE_TILES : GEMM_VARIANTS).relaxed;
 const { NC, KC } = DEFAULT_ENGINE_TUNING;
 const MC = Math.ceil(DEFAULT_ENGINE_TUNING.MC / mr) * mr;
 
-v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 v8.setFlagsFromString('--no-wasm-dynamic-tiering');
+v8.setFlagsFromString('--no-wasm-lazy-compilation');
+if (wide) v8.setFlagsFromString('--experimental-wasm-revectorize');
 const memory = new WebAssembly.Memory({ initial: 1, maximum: 65536, shared: true });
-const ex = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(GEMM_WASM_RELAXED, 'base64')), { env: { memory } }).exports;
+const ex = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(wide ? GEMM_WASM_RELAXED_WIDE : GEMM_WASM_RELAXED, 'base64')), { env: { memory } }).exports;
 v8.setFlagsFromString('--wasm-dynamic-tiering');
+v8.setFlagsFromString('--wasm-lazy-compilation');
 
 /** Best CPU seconds of `fn` over the time budget (one warm-up call, at least 3 timed). */
 function best(fn) {
@@ -65,7 +69,7 @@ function best(fn) {
 
 const loadStart = loadavg()[0];
 console.log(`CPU: ${cpuDescription()}`);
-console.log(`Node ${process.version}; relaxed module (${mr} × ${nr} tile), MC ${MC}, NC ${NC}, KC ${KC}; 1-minute load average ${loadStart.toFixed(2)}`);
+console.log(`Node ${process.version}; relaxed module (${mr} × ${nr} tile${wide ? ', revectorized' : ''}), MC ${MC}, NC ${NC}, KC ${KC}; 1-minute load average ${loadStart.toFixed(2)}`);
 let peak = 0;
 const results = [];
 for (const [name, M, N, K, transA, transB] of pickShapes(rowsArg === null ? null : rowsArg.split(','))) {

@@ -3,7 +3,7 @@
 // the ratio ours / numpy; with --write the figures of its targets go to
 // tooling/bench/results/gemm.json (then `npm run bench:page`).
 //
-//   npm run build -w packages/tensor && node packages/tensor/bench/gemm.mjs [--write] [--quick] [--src] [--rounds R] [--only REGEX]
+//   npm run build -w packages/tensor && node packages/tensor/bench/gemm.mjs [--write] [--quick] [--src] [--rounds R] [--only REGEX] [--cpu-time]
 //
 // Shapes: square n x n x n (n = 256 ... 2048), and the Apertus-8B MLP products for T tokens
 // (hidden 4096, intermediate 21504): forward x W^T in both directions (up: K = 4096 -> N = 21504,
@@ -11,7 +11,9 @@
 // bf16-weight inference (sgemmBf16; the numpy peer is the same product in f32).
 // Timing: one warm-up call, then calls until a time budget is spent (at least 2), best time kept
 // (the machine may be shared, so the minimum is the least noisy statistic); --rounds R repeats
-// the whole list R times and keeps the best per cell.
+// the whole list R times and keeps the best per cell. --cpu-time times each side's process CPU
+// seconds at one thread only (a machine loaded by other jobs, where wall times mostly measure the
+// share of a core each side got).
 //
 // It imports the built package (`@apertus/tensor` -> dist/). When that build does not export
 // sgemm yet (or with --src), it bundles src/kernels/gemm with esbuild into node_modules/.cache
@@ -19,11 +21,11 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { mkdirSync } from 'node:fs';
-import { cpus, availableParallelism, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
-import { loadRange, writeRecords } from '@apertus/bench';
+import { cpuDescription, loadRange, writeRecords } from '@apertus/bench';
 import { peerPython } from '@apertus/peers';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -35,11 +37,14 @@ const roundsArg = argv.indexOf('--rounds');
 const rounds = roundsArg >= 0 ? Math.max(1, Number(argv[roundsArg + 1]) || 1) : 1;
 const budgetS = quick ? 0.3 : rounds > 1 ? 0.5 : 1.0;
 const PYTHON = peerPython();
+const cpuTime = argv.includes('--cpu-time');
+/** Milliseconds: wall time, or this process's CPU time with --cpu-time. */
+const now = () => { if (!cpuTime) return performance.now(); const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
 
 async function loadGemm() {
   if (!argv.includes('--src')) try {
     const t = await import('@apertus/tensor');
-    if (typeof t.sgemm === 'function' && typeof t.setBackend === 'function') return { ...t, source: '@apertus/tensor (dist)' };
+    if (typeof t.sgemm === 'function') return { ...t, wasm: (await import('@apertus/tensor/kernels')).wasm, source: '@apertus/tensor (dist)' };
   } catch {
     // fall through to the src bundle
   }
@@ -108,7 +113,7 @@ function startNumpy(threads) {
     config: next(),
     async time(c) {
       const reply = next();
-      child.stdin.write(JSON.stringify({ name: c.name, M: c.M, N: c.N, K: c.K, transA: c.transA, transB: c.transB, budget: budgetS, min_reps: 2 }) + '\n');
+      child.stdin.write(JSON.stringify({ name: c.name, M: c.M, N: c.N, K: c.K, transA: c.transA, transB: c.transB, budget: budgetS, min_reps: 2, clock: cpuTime ? 'cpu' : 'wall' }) + '\n');
       const r = await reply;
       return r?.seconds;
     },
@@ -118,40 +123,47 @@ function startNumpy(threads) {
 
 // ---- ours ---------------------------------------------------------------------------------------
 const gemm = await loadGemm();
-const W = fill(new Float32Array(H * I), 7);
-const Wbf16 = new Uint16Array(H * I);
+// Operands live on the cpu device memory, where tensor storage lives (in place, as the model's
+// products run), unless --staged: plain arrays, copied in by chunks (`bytesStaged`).
+const staged = argv.includes('--staged') || gemm.wasm === undefined;
+const f32 = (n) => (staged ? new Float32Array(n) : gemm.wasm.persistentF32(n));
+const release = (a) => { if (!staged) gemm.wasm.heapRelease(a); };
+const W = fill(f32(H * I), 7);
+const WbfStore = staged ? null : f32(H * I / 2);
+const Wbf16 = WbfStore === null ? new Uint16Array(H * I) : new Uint16Array(WbfStore.buffer, WbfStore.byteOffset, H * I);
 {
   const u = new Uint32Array(W.buffer);
   for (let i = 0; i < u.length; i++) Wbf16[i] = u[i] >>> 16;
 }
 
-function timeOurs(c, backend, threads) {
-  gemm.setBackend(backend, ['gemm']);
+function timeOurs(c, threads) {
   gemm.setGemmThreads(threads);
   const big = c.group !== 'square';
-  const A = fill(new Float32Array(c.M * c.K), 3);
-  const B = c.bf16 ? Wbf16 : big && c.K * c.N === W.length ? W : fill(new Float32Array(c.K * c.N), 5);
-  const C = new Float32Array(c.M * c.N);
+  const A = fill(f32(c.M * c.K), 3);
+  const own = !c.bf16 && !(big && c.K * c.N === W.length);
+  const B = c.bf16 ? Wbf16 : own ? fill(f32(c.K * c.N), 5) : W;
+  const C = f32(c.M * c.N);
   const args = { transA: c.transA, transB: c.transB, M: c.M, N: c.N, K: c.K, A, B, C };
   const call = c.bf16 ? () => gemm.sgemmBf16(args) : () => gemm.sgemm(args);
   call();
   let best = Infinity, reps = 0;
   const t0 = performance.now();
   while (reps < 2 || performance.now() - t0 < budgetS * 1000) {
-    const t = performance.now();
+    const t = now();
     call();
-    best = Math.min(best, performance.now() - t);
+    best = Math.min(best, now() - t);
     reps++;
   }
+  for (const a of own ? [A, B, C] : [A, C]) release(a);
   return best / 1000;
 }
 
 const loadStart = loadavg()[0];
-const np2 = startNumpy(0);
-const np1 = quick ? null : startNumpy(1);
-const npConfig = await np2.config;
+const np2 = cpuTime ? null : startNumpy(0);
+const np1 = quick && !cpuTime ? null : startNumpy(1);
+const npConfig = await (np2 ?? np1).config;
 if (npConfig === null) console.error(`numpy peer failed to start (${PYTHON}); numpy columns stay empty`);
-if (np1) await np1.config;
+if (np1 && np2) await np1.config;
 // With --rounds R the whole list is measured R times and each cell keeps its best time: on a
 // shared machine a round can fall into a busy period for one side only.
 const best = cases.map(() => ({ t1: Infinity, t2: Infinity, n1: Infinity, n2: Infinity }));
@@ -159,10 +171,10 @@ for (let round = 0; round < rounds; round++) {
   for (const [i, c] of cases.entries()) {
     // numpy and ours back to back, so both see the same machine load.
     const b = best[i];
-    if (npConfig) b.n2 = Math.min(b.n2, (await np2.time(c)) ?? Infinity);
+    if (npConfig && np2) b.n2 = Math.min(b.n2, (await np2.time(c)) ?? Infinity);
     if (np1 && npConfig) b.n1 = Math.min(b.n1, (await np1.time(c)) ?? Infinity);
-    b.t1 = Math.min(b.t1, timeOurs(c, 'cpu', 1));
-    b.t2 = Math.min(b.t2, timeOurs(c, 'cpu', 2));
+    b.t1 = Math.min(b.t1, timeOurs(c, 1));
+    if (!cpuTime) b.t2 = Math.min(b.t2, timeOurs(c, 2));
     const g = (t) => (Number.isFinite(t) ? (2 * c.M * c.N * c.K) / t / 1e9 : NaN);
     console.error(`[${round + 1}/${rounds}] ${c.name.padEnd(28)} ours ${g(b.t1).toFixed(1)} / ${g(b.t2).toFixed(1)}  numpy ${g(b.n1).toFixed(1)} / ${g(b.n2).toFixed(1)} GFLOPS`);
   }
@@ -172,7 +184,7 @@ const rows = cases.map((c, i) => {
   const g = (t) => (Number.isFinite(t) ? (2 * c.M * c.N * c.K) / t / 1e9 : NaN);
   return { c, ours1: g(t1), ours2: g(t2), np1: g(n1), np2: g(n2), ms2: t2 * 1e3, npms: Number.isFinite(n2) ? n2 * 1e3 : NaN };
 });
-np2.close();
+np2?.close();
 np1?.close();
 
 // ---- report -------------------------------------------------------------------------------------
@@ -189,17 +201,18 @@ const info = typeof gemm.gemmKernelInfo === 'function'
   ? gemm.gemmKernelInfo()
   : relaxedSimd() ? { variant: 'relaxed', microTile: '6x8' } : { variant: 'simd', microTile: '4x8' };
 const lines = [];
-lines.push(`Machine: ${cpus()[0]?.model ?? '?'}, ${availableParallelism()} threads, Node ${process.version}; ` +
+lines.push(`Machine: ${cpuDescription()}, Node ${process.version}; ` +
   `1-minute load average ${loadStart.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end (shared machine: best-of timings` +
-  (rounds > 1 ? `, best of ${rounds} rounds` : '') + '). ' +
+  (rounds > 1 ? `, best of ${rounds} rounds` : '') + (cpuTime ? '; process CPU time, one thread' : '') + '). ' +
+  `Operands ${staged ? 'plain arrays (staged into the wasm memory by chunks)' : 'on the cpu device memory (in place, as tensor storage)'}. ` +
   `Ours from ${gemm.source}` + (info ? `, variant \`${info.variant}\` (${info.microTile} micro-tile)` : '') + '.');
 if (npConfig) lines.push(`Peer: numpy ${npConfig.numpy} with ${npConfig.blas.filter((p) => /libopenblas/.test(p)).map((p) => path.basename(p)).join(', ') || npConfig.blas.join(', ')} (default threads = 2; 1-thread column with OPENBLAS_NUM_THREADS=1), timed case by case right before ours.`);
 lines.push('');
-lines.push('| product | M × N × K | ours 1 thread | ours 2 threads | numpy 1 thread | numpy 2 threads | ours 2T ms | numpy 2T ms | ours/numpy (2T) |');
-lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+lines.push('| product | M × N × K | ours 1 thread | ours 2 threads | numpy 1 thread | numpy 2 threads | ours 2T ms | numpy 2T ms | ours/numpy (1T) | ours/numpy (2T) |');
+lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const r of rows) {
   const { c } = r;
-  lines.push(`| ${c.name.replace(/\s+/g, ' ')}${c.transA ? ' (transA)' : ''}${c.transB ? ' (transB)' : ''} | ${c.M} × ${c.N} × ${c.K} | ${f1(r.ours1)} | ${f1(r.ours2)} | ${f1(r.np1)} | ${f1(r.np2)} | ${f1(r.ms2)} | ${f1(r.npms)} | ${pct(r.ours2, r.np2)} |`);
+  lines.push(`| ${c.name.replace(/\s+/g, ' ')}${c.transA ? ' (transA)' : ''}${c.transB ? ' (transB)' : ''} | ${c.M} × ${c.N} × ${c.K} | ${f1(r.ours1)} | ${f1(r.ours2)} | ${f1(r.np1)} | ${f1(r.np2)} | ${f1(r.ms2)} | ${f1(r.npms)} | ${pct(r.ours1, r.np1)} | ${pct(r.ours2, r.np2)} |`);
 }
 lines.push('');
 lines.push('GFLOPS = 2·M·N·K / best time. bf16 rows: ours reads bf16 weights (sgemmBf16), numpy the same product in f32.');

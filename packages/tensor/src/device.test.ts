@@ -4,8 +4,8 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { DEVICES, currentDevice, describeDevice, useDevice, type Device } from './device';
 import { onWebgpu, type WebgpuKernelApi } from './device-hooks';
 import { BackendError } from './errors';
-import { call, into, type KernelOp } from './kernels/gpujs/ops';
-import { useSwiftshaderUnlessDriverNamed } from './kernels/gpujs/testing';
+import { useSwiftshaderUnlessDriverNamed } from './webgpu/testing';
+import * as wgsl from './webgpu/wgsl';
 import { TENSOR_KERNELS } from './kernels/types';
 import { kernelF32 } from './ops/util';
 import { defineKernel, kernelInfo, kernelOp, selectKernels } from './registry';
@@ -25,7 +25,7 @@ describe('useDevice', () => {
     expect(gpu.adapter).toMatch(/\S/);
     expect(currentDevice()).toEqual(gpu);
     expect(describeDevice()).toBe(`webgpu (${gpu.adapter})`);
-    for (const op of names) expect(kernelInfo(op), op).toEqual({ device: 'webgpu', impl: 'gpujs' });
+    for (const op of names) expect(kernelInfo(op), op).toEqual({ device: 'webgpu', impl: 'wgsl' });
     // An implementation chosen by hand is undone by selecting a device again.
     await useDevice('cpu');
     selectKernels('reference', ['gemm']);
@@ -37,19 +37,19 @@ describe('useDevice', () => {
   }, 300_000);
 
   test('packages bring their own kernels to webgpu through onWebgpu, before or after the device starts', async () => {
-    // out = 2·x + 1 as a gpu.js op, as another package would write it with the public helpers.
-    function* affine(x: Float32Array, out: Float32Array): KernelOp {
-      yield* into(out, call('test.affine', `${x.length}`, () => ({
-        source: 'function (x) { return 2 * x[this.thread.x] + 1; }', output: [x.length], argumentTypes: { x: 'Array' },
-      }), [x]));
-    }
+    // out = 2·x + 1 as a WGSL kernel, as another package would write it with the public helpers.
+    const N = wgsl.params(['n', 'u32']);
+    const affine = (gpu: WebgpuKernelApi, x: Float32Array, out: Float32Array): void => {
+      const k = gpu.kernel('test.affine', '', () => wgsl.wgsl(N, [['x', 'r', 'f32'], ['y', 'w', 'f32']], `${wgsl.MAIN_1D}  y[i] = 2.0 * x[i] + 1.0;\n}\n`));
+      gpu.run(k, N.pack({ n: x.length }), [gpu.st.input(x, 'x'), gpu.st.output(out, 'y')], gpu.grid(Math.ceil(x.length / 256)));
+    };
     const op = kernelOp<(x: Float32Array, out: Float32Array) => void>('test.affine');
     defineKernel(op, { device: 'cpu', impl: 'reference', run: (x, out) => { for (let i = 0; i < x.length; i++) out[i] = 2 * x[i]! + 1; } });
     const seen: WebgpuKernelApi[] = [];
-    onWebgpu((gpu) => { seen.push(gpu); defineKernel(op, { device: 'webgpu', impl: 'gpujs', run: (x, out) => gpu.run(affine(x, out)) }); });
+    onWebgpu((gpu) => { seen.push(gpu); defineKernel(op, { device: 'webgpu', impl: 'wgsl', run: gpu.record(affine) }); });
     await useDevice('webgpu');
     expect(seen.length).toBe(1);
-    expect(kernelInfo(op)).toEqual({ device: 'webgpu', impl: 'gpujs' });
+    expect(kernelInfo(op)).toEqual({ device: 'webgpu', impl: 'wgsl' });
     // Tensor storage in and out: the output stays on the device until the host reads it.
     const x = Tensor.from(Float32Array.of(1, -2, 0.5)), out = Tensor.zeros([3]);
     op.run(kernelF32(x, 'test'), kernelF32(out, 'test'));

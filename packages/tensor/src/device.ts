@@ -1,22 +1,23 @@
 /**
  * The device every op of the registry runs on, chosen once per process: `cpu` (the default:
  * WebAssembly SIMD kernels where there are some, the TypeScript reference elsewhere) or `webgpu`
- * (the webgpu kernels, see `enableWebgpu`). This is the one definition the apps' `--device` flag
+ * (WGSL kernels on a GPU, see `webgpu/`). This is the one definition the apps' `--device` flag
  * is built from.
  *
- * `webgpu` loads the optional gpu.js entry lazily, so the main entry never loads gpu.js; when it
- * or the `webgpu` package is missing, or there is no adapter, `useDevice` throws
- * `WebgpuUnavailableError` naming the missing piece and what to install.
+ * `webgpu` starts a device thread that loads the optional `webgpu` package (Dawn) in Node, or
+ * uses the browser's `navigator.gpu`; when it is missing, or there is no adapter, `useDevice`
+ * throws `WebgpuUnavailableError` naming the missing piece and what to install.
  */
 import { DEVICES, type Device } from './device-name';
 import { BackendError } from './errors';
 import { kernelDevice, setKernelDevice } from './registry';
-import { INSTALL_PACKAGES, WebgpuUnavailableError } from './kernels/gpujs/webgpu';
+import { enableWebgpu } from './webgpu/device';
+import type { WebgpuOptions } from './webgpu/runtime';
 
 export { DEVICES, type Device } from './device-name';
 
 /** The help text of the apps' `--device` flag. */
-export const DEVICE_HELP = "where the ops run: 'cpu', or 'webgpu' (WebGPU kernels; needs gpu.js, webgpu and a Vulkan driver)";
+export const DEVICE_HELP = "where the ops run: 'cpu', or 'webgpu' (WGSL kernels on a GPU; in Node needs the webgpu package and a Vulkan driver)";
 
 /** The device in use and what it runs on. */
 export interface DeviceInfo {
@@ -42,25 +43,16 @@ export function describeDevice(info: DeviceInfo = currentDevice()): string {
 
 /**
  * Run every op of the registry on `device` (and undo `selectKernels`): `cpu` at once; `webgpu`
- * first starts the webgpu kernels (once per process). Throws `WebgpuUnavailableError` naming
- * what is missing, `BackendError` for an unknown device.
+ * first starts the webgpu device (once per process, again after it was lost; `options`: its
+ * memory budget, optional features, limits). Throws `WebgpuUnavailableError` naming what is
+ * missing, `BackendError` for an unknown device.
  */
-export async function useDevice(device: Device): Promise<DeviceInfo> {
+export async function useDevice(device: Device, options: WebgpuOptions = {}): Promise<DeviceInfo> {
   if (!(DEVICES as readonly string[]).includes(device)) throw new BackendError(`unknown device '${String(device)}' (expected ${DEVICES.join(' or ')})`);
   if (device === 'cpu') {
     setKernelDevice('cpu');
     return currentDevice();
   }
-  let gpujs: typeof import('./gpujs');
-  try {
-    // A variable specifier keeps bundlers (a browser build of the main entry) from following the
-    // Node-only gpu.js entry; the package resolves its own `./gpujs` export.
-    const entry = '@apertus/tensor/gpujs';
-    gpujs = (await import(entry)) as typeof import('./gpujs');
-  } catch (e) {
-    throw new WebgpuUnavailableError('webgpu-package', `the optional gpu.js kernels cannot be loaded (${e instanceof Error ? e.message : String(e)})`,
-      INSTALL_PACKAGES, e);
-  }
-  await gpujs.enableWebgpu();
+  await enableWebgpu(options);
   return currentDevice();
 }

@@ -1,15 +1,11 @@
 /**
- * @apertus/tensor/gpujs — the gpu.js kernels of @apertus/tensor: the synchronous gpu.js modes
- * (`webasm`, `cpu`, `headlessgl`, `webgl2`, `webgl`) and the asynchronous `webgpu` mode.
+ * @apertus/tensor/gpujs — the gpu.js kernels of @apertus/tensor in gpu.js's synchronous modes
+ * (`webasm`, `cpu`, `headlessgl`, `webgl2`, `webgl`), registered as implementation 'gpujs' of the
+ * cpu device. The webgpu device runs WGSL kernels (`useDevice('webgpu')`), not gpu.js.
  *
- * A separate entry point so that the main entry never loads gpu.js: `gpu.js` (and, for WebGPU
- * in Node, `webgpu`) are optional peer dependencies, installed only by those who import this
- * (`useDevice('webgpu')` imports it). Packages bring their own gpu.js kernels to the webgpu device
- * through `onWebgpu` of `@apertus/tensor/kernels`, not through this entry.
+ * A separate entry point so that the main entry never loads gpu.js, an optional peer dependency
+ * installed only by those who import this.
  * @packageDocumentation
  */
-export {
-  createGpujsKernels, createWebgpuKernels, createWebgpuSyncKernels, probeGpujsModes, GpujsBackendError, WebgpuUnavailableError, SWIFTSHADER_ICD, adapterName,
-  setGpujsScriptUrl, type GpujsMode, type GpujsKernelSet, type GpujsProbe, type WebgpuKernelSet, type WebgpuSyncKernelSet, type WebgpuTransfers, type WebgpuAdapterInfo, type WebgpuMissing,
-} from './kernels/gpujs/index';
-export { enableGpujs, enableWebgpu, webgpuTransfers, webgpuBuiltKernels } from './gpujs-backend';
+export { createGpujsKernels, probeGpujsModes, GpujsBackendError, type GpujsMode, type GpujsKernelSet, type GpujsProbe } from './kernels/gpujs/index';
+export { enableGpujs } from './gpujs-backend';

@@ -2,8 +2,8 @@
  * @apertus/tensor/kernels — the extension API of the compute layer: declare a kernel op
  * (`kernelOp`), register implementations of it for a device (`defineKernel`), choose among them
  * (`selectKernels`, `kernelInfo`, `listKernels`), write WebAssembly SIMD kernels on the cpu device
- * memory (`wasm`) and gpu.js kernels for the webgpu device (`gpujs`, `onWebgpu`). Nothing here
- * loads gpu.js. See the package's CONTRIBUTING.md for an op added on every device.
+ * memory (`wasm`) and WGSL kernels for the webgpu device (`wgsl`, `onWebgpu`), and gpu.js kernel
+ * ops (`gpujs`) for gpu.js's CPU and GL modes. Nothing here loads gpu.js. See the package's CONTRIBUTING.md for an op added on every device.
  * @packageDocumentation
  */
 export {
@@ -12,5 +12,7 @@ export {
 } from './registry';
 export * as wasm from './wasm/index';
 export * as gpujs from './kernels/gpujs/ops';
-export { onWebgpu, type GpujsInput, type WebgpuKernelApi } from './device-hooks';
+export { onWebgpu, type WebgpuKernelApi } from './device-hooks';
+export * as wgsl from './webgpu/wgsl';
+export type { Binding } from './webgpu/runtime';
 export { kernelF32 } from './ops/util';

@@ -19,6 +19,8 @@ export interface Residency {
   readonly device: Device;
   /** Make the host copy of the storage under `a` (a storage or a view of one) current and drop its device copy. */
   toHost(a: ArrayBufferView): void;
+  /** Make the host copy of `a` current for reading only: the device copy stays (item(), toArray(), toFloat32()). */
+  hostRead(a: ArrayBufferView): void;
   /** The cpu device memory's bytes [addr, addr + bytes) were recycled: free their device copies. */
   recycled(addr: number, bytes: number): void;
 }
@@ -38,6 +40,11 @@ export function currentResidency(): Residency | null {
 /** Before the host reads or writes `a`: bring its values back from the device, if they are there. */
 export function hostAccess(a: ArrayBufferView): void {
   if (active !== null) active.toHost(a);
+}
+
+/** Before the host only reads `a` (no write follows): bring its values back, keeping the device copy. */
+export function hostRead(a: ArrayBufferView): void {
+  if (active !== null) active.hostRead(a);
 }
 
 /** The cpu device memory's bytes [addr, addr + bytes) were recycled: free their device copies, if any. */

@@ -41,3 +41,28 @@ export function normAxis(axis: number, rank: number, op: string): number {
 export function sameShape(a: Shape, b: Shape): boolean {
   return a.length === b.length && a.every((d, i) => d === b[i]);
 }
+
+/** One broadcast axis after coalescing: its size and the two operands' strides. */
+export interface Axis { n: number; sa: number; sb: number }
+
+/**
+ * Drop size-1 axes and merge neighbours that are contiguous in both operands, so typical
+ * broadcasts ([B,T,H] + [H], same-shape ops) become one to three axes.
+ */
+export function coalesce(outShape: readonly number[], aStrides: readonly number[], bStrides: readonly number[]): Axis[] {
+  const axes: Axis[] = [];
+  for (let i = 0; i < outShape.length; i++) {
+    const n = outShape[i]!;
+    if (n === 1) continue;
+    const ax = { n, sa: aStrides[i]!, sb: bStrides[i]! };
+    const prev = axes[axes.length - 1];
+    if (prev !== undefined && prev.sa === ax.sa * ax.n && prev.sb === ax.sb * ax.n) {
+      prev.n *= ax.n;
+      prev.sa = ax.sa;
+      prev.sb = ax.sb;
+    } else {
+      axes.push(ax);
+    }
+  }
+  return axes;
+}

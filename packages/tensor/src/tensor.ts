@@ -3,7 +3,7 @@ import { DTypeError, ShapeError, TensorError } from './errors';
 import { contiguousStrides, numel, type Shape } from './shape';
 import { Rng } from './random';
 import { heapRelease, heapView } from './memory/heap';
-import { hostAccess } from './residency';
+import { hostAccess, hostRead } from './residency';
 import { copyStridedKernel } from './ops/view/kernel';
 import { gatherStrided } from './ops/view/reference';
 
@@ -184,7 +184,9 @@ export class Tensor {
   /** A fresh contiguous float32 copy of the values (converting bf16/f16/i32). */
   toFloat32(): Float32Array {
     const t = this.materialize();
-    const s = t.storage.subarray(t.offset, t.offset + t.size);
+    // A copy: the host only reads, so a device copy (webgpu) stays where it is.
+    hostRead(t.raw);
+    const s = t.raw.subarray(t.offset, t.offset + t.size);
     switch (t.dtype) {
       case 'f32': return (s as Float32Array).slice();
       case 'bf16': return bf16ArrayToF32(s as Uint16Array);
@@ -195,7 +197,9 @@ export class Tensor {
 
   /** Values as nested JS arrays (for tests and printing). */
   toArray(): NestedArray {
-    const flat = Array.from(this.dtype === 'i32' ? this.materialize().ints : this.toFloat32());
+    const m = this.materialize();
+    hostRead(m.raw);
+    const flat = Array.from(this.dtype === 'i32' ? (m.raw as Int32Array).subarray(m.offset, m.offset + m.size) : this.toFloat32());
     const build = (axis: number, start: number): NestedArray => {
       if (axis === this.rank) return flat[start]!;
       const stride = numel(this.shape.slice(axis + 1));
@@ -207,8 +211,11 @@ export class Tensor {
   /** The value of a one-element tensor. */
   item(): number {
     if (this.size !== 1) throw new ShapeError(`item: tensor has ${this.size} elements`);
-    // f32 and i32: the one element read where it is, without copying it out (ops read scalars such as xIELU's β on every call).
-    return this.dtype === 'f32' || this.dtype === 'i32' ? this.storage[this.offset]! : this.toFloat32()[0]!;
+    // f32 and i32: the one element read where it is, without copying it out (ops read scalars such
+    // as xIELU's β on every call); a device copy stays (the host only reads).
+    if (this.dtype !== 'f32' && this.dtype !== 'i32') return this.toFloat32()[0]!;
+    hostRead(this.raw);
+    return this.raw[this.offset]!;
   }
 
   /** A copy converted to `dtype` (round to nearest even for bf16/f16); no autograd. */

@@ -5,7 +5,7 @@
  * missing driver fails the test, it never skips). Imports vitest: for test files only.
  * @packageDocumentation
  */
-export {
-  expectAllRanIn, expectWithin, randomF32, randomI32, SLACK, sumErrorBound, U32, useSwiftshaderUnlessDriverNamed, webgpuKernelsForSuite,
-} from './kernels/gpujs/testing';
+export { expectWithin, randomF32, randomI32, Rounded, SLACK, sumErrorBound, treeSumBound, U32 } from './kernels/float-testing';
+export { expectAllRanIn } from './kernels/gpujs/testing';
+export { useSwiftshaderUnlessDriverNamed, webgpuForSuite } from './webgpu/testing';
 export { expectClose, expectGrads } from './ops/test-util';

@@ -124,7 +124,7 @@ export class AddedVocabulary {
   private readonly normalizedTokens: Required<AddedTokenConfig>[];
   private readonly scratch: number[] = [];
 
-  private constructor(tokens: Required<AddedTokenConfig>[]) {
+  private constructor(tokens: Required<AddedTokenConfig>[], normalize: ((s: string) => string) | null) {
     this.tokens = tokens;
     const byContent = new Map<string, number>();
     const specialIds = new Set<number>();
@@ -137,12 +137,16 @@ export class AddedVocabulary {
     this.rawTokens = tokens.filter((t) => !t.normalized);
     this.normalizedTokens = tokens.filter((t) => t.normalized);
     this.raw = new Trie(this.rawTokens.map((t) => t.content));
-    this.normalized = new Trie(this.normalizedTokens.map((t) => t.content));
+    // HF matches a normalized token by its normalized content (in the normalized text).
+    this.normalized = new Trie(this.normalizedTokens.map((t) => (normalize ? normalize(t.content) : t.content)));
   }
 
-  /** Validate and build from the `added_tokens` field of tokenizer.json. */
-  static fromConfig(config: unknown, field = 'added_tokens'): AddedVocabulary {
-    if (config === undefined || config === null) return new AddedVocabulary([]);
+  /**
+   * Validate and build from the `added_tokens` field of tokenizer.json; `normalize` is the
+   * tokenizer's normalizer, which tokens with `normalized: true` are matched through.
+   */
+  static fromConfig(config: unknown, field = 'added_tokens', normalize: ((s: string) => string) | null = null): AddedVocabulary {
+    if (config === undefined || config === null) return new AddedVocabulary([], normalize);
     if (!Array.isArray(config)) throw new TokenizerError('InvalidField', 'expected an array', { field });
     const tokens = config.map((t: unknown, i): Required<AddedTokenConfig> => {
       const path = `${field}[${i}]`;
@@ -170,7 +174,7 @@ export class AddedVocabulary {
         special,
       };
     });
-    return new AddedVocabulary(tokens);
+    return new AddedVocabulary(tokens, normalize);
   }
 
   /**

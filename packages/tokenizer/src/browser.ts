@@ -5,6 +5,8 @@
 export { TokenizerError, type TokenizerErrorCode, type TokenizerErrorContext } from './errors.js';
 export {
   Tokenizer,
+  withSpecialTokensMap,
+  SPECIAL_TOKEN_KEYS,
   type TokenizerJson,
   type TokenizerConfigJson,
   type ConfigToken,
@@ -27,6 +29,13 @@ export {
 export { Normalizer, type NormalizerConfig, type NormalizedText } from './normalizer.js';
 export { PostProcessor, type PostProcessorConfig, type TemplatePiece } from './post-processor.js';
 export { onigurumaToJs, compileOniguruma } from './regex.js';
+export {
+  buildApertus1p5TokenizerJson,
+  APERTUS_1P5_NORMALIZER_RULES,
+  APERTUS_1P5_RESERVED,
+  APERTUS_1P5_VISUAL_TOKENS,
+  APERTUS_1P5_AUDIO_TOKENS,
+} from './apertus-1p5.js';
 export { StringTable } from './string-table.js';
 export { BYTE_TO_CHAR, bytesToByteLevel, byteLevelToBytes } from './byte-level.js';
 export {

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '@apertus/atomic-file';
 import { TokenizerError } from './errors.js';
-import { Tokenizer, type LoadOptions, type TokenizerConfigJson, type TokenizerJson } from './tokenizer.js';
+import { Tokenizer, withSpecialTokensMap, type LoadOptions, type TokenizerConfigJson, type TokenizerJson } from './tokenizer.js';
 
 function read(path: string): string {
   try {
@@ -28,10 +28,27 @@ export function loadTokenizer(tokenizerPath: string, configPath?: string, option
   });
 }
 
-/** Load `dir/tokenizer.json` (+ `dir/tokenizer_config.json` when it exists). */
+function readJson(path: string): unknown {
+  const text = read(path);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (cause) {
+    throw new TokenizerError('InvalidJson', `malformed JSON (${(cause as Error).message})`, { file: path, cause });
+  }
+}
+
+/**
+ * Load `dir/tokenizer.json` with `dir/tokenizer_config.json` and `dir/special_tokens_map.json`
+ * when they exist (the map's special tokens over the config's, as transformers reads them: see
+ * {@link withSpecialTokensMap}).
+ */
 export function loadTokenizerFromDirectory(dir: string, options: Omit<LoadOptions, 'file' | 'configFile'> = {}): Tokenizer {
-  const cfg = join(dir, 'tokenizer_config.json');
-  return loadTokenizer(join(dir, 'tokenizer.json'), existsSync(cfg) ? cfg : undefined, options);
+  const cfg = join(dir, 'tokenizer_config.json'), map = join(dir, 'special_tokens_map.json');
+  if (!existsSync(map)) return loadTokenizer(join(dir, 'tokenizer.json'), existsSync(cfg) ? cfg : undefined, options);
+  const config = existsSync(cfg) ? readJson(cfg) : {};
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) throw new TokenizerError('InvalidField', 'tokenizer_config.json must be a JSON object', { file: cfg });
+  const file = join(dir, 'tokenizer.json');
+  return Tokenizer.fromJSON(read(file), withSpecialTokensMap(config as TokenizerConfigJson, readJson(map), map), { ...options, file, configFile: existsSync(cfg) ? cfg : map });
 }
 
 /** Write `tokenizer.json` (and `tokenizer_config.json` when given) into `dir`, each atomically. */

@@ -23,6 +23,19 @@ const NORMALIZERS: [string, NormalizerConfig][] = [
   ['empty Sequence', { type: 'Sequence', normalizers: [] }],
   ['Sequence NFKC, Lowercase, Strip', { type: 'Sequence', normalizers: [{ type: 'NFKC' }, { type: 'Lowercase' }, { type: 'Strip', strip_left: true, strip_right: true }] }],
   ['Sequence NFD, Lowercase', { type: 'Sequence', normalizers: [{ type: 'NFD' }, { type: 'Lowercase' }] }],
+  ['Replace (string)', { type: 'Replace', pattern: { String: 'll' }, content: 'LLL' }],
+  ['Replace (string, to nothing)', { type: 'Replace', pattern: { String: 'e' }, content: '' }],
+  ['Replace (regex)', { type: 'Replace', pattern: { Regex: '\\s+' }, content: ' ' }],
+  // Apertus 1.5's rules (tokenizer.json's normalizer, the reasoning clean-up before the aliases) around an NFC.
+  ['Sequence of Apertus 1.5 rules', { type: 'Sequence', normalizers: [
+    { type: 'Replace', pattern: { Regex: '<\\|channel\\|?>thought\\s*\\n' }, content: '<|inner_prefix|>' },
+    { type: 'Replace', pattern: { String: '<channel|>' }, content: '<|inner_suffix|>' },
+    { type: 'Replace', pattern: { String: '</answer>' }, content: '' },
+    { type: 'Replace', pattern: { Regex: '<\\|inner_suffix\\|>\\s+' }, content: '<|inner_suffix|>' },
+    { type: 'Replace', pattern: { String: '<think>' }, content: '<|inner_prefix|>' },
+    { type: 'Replace', pattern: { String: 'hello' }, content: 'hello world' },
+    { type: 'NFC' },
+  ] }],
 ];
 
 const EXTRA: readonly string[] = [
@@ -31,6 +44,8 @@ const EXTRA: readonly string[] = [
   '\u1100\u1161\u11a8 한국어 \u1100\u1161', // conjoining jamo
   ' \t leading and trailing \u3000 ',
   '<s>Hello</s> <|assistant_start|>HELLO WORLD<|assistant_end|>',
+  '<think>plan</think> <|channel>thought \n x<channel|>  y<|inner_suffix|> \t\nz</answer>hello hello',
+  'well, hello helllo ee e',
   'HELLO WORLD, hello world, Hello World',
   'A\u030a Å Å e\u0301\u0327 ç\u0301',
   '①②③ ㎏ ㍻ ½ x² ℌ ﹏',
@@ -110,5 +125,8 @@ describe('normalizer errors', () => {
     expect(bad({ type: 'Sequence', normalizers: [{ type: 'NFC' }, { type: 'Nope' }] })).toThrow(expect.objectContaining({ field: 'normalizer.normalizers[1].type' }));
     expect(bad({ type: 'Strip', strip_left: 'yes' })).toThrow(expect.objectContaining({ code: 'InvalidField', field: 'normalizer.strip_left' }));
     expect(bad({ type: 'Sequence' })).toThrow(expect.objectContaining({ field: 'normalizer.normalizers' }));
+    expect(bad({ type: 'Replace', pattern: { String: 'a' } })).toThrow(expect.objectContaining({ code: 'InvalidField', field: 'normalizer.content' }));
+    expect(bad({ type: 'Replace', pattern: { Glob: 'a' }, content: '' })).toThrow(expect.objectContaining({ code: 'InvalidField', field: 'normalizer.pattern' }));
+    expect(bad({ type: 'Sequence', normalizers: [{ type: 'Replace', pattern: { Regex: '(?>a)b' }, content: '' }] })).toThrow(expect.objectContaining({ field: 'normalizer.normalizers[0].pattern.Regex' }));
   });
 });

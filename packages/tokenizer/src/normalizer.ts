@@ -4,6 +4,8 @@
 //   NFC, NFD, NFKC, NFKD   Unicode normalization forms (String.prototype.normalize)
 //   Lowercase              per code point, as Rust's char::to_lowercase (no final-sigma context)
 //   Strip                  leading and/or trailing White_Space
+//   Replace                every match of a string or an Oniguruma regex by a content string
+//                          (Apertus 1.5 rewrites `<think>` and older reasoning markers this way)
 //   Sequence               the above in order (an empty Sequence changes nothing)
 //
 // Each output UTF-16 unit remembers the range of the original text it came from (HF
@@ -22,11 +24,13 @@
 
 import { TokenizerError } from './errors.js';
 import { NEWER, UNASSIGNED } from './reference-unicode-table.js';
+import { compileOniguruma } from './regex.js';
 
 /** `tokenizer.json` `normalizer` objects this package implements. */
 export type NormalizerConfig =
   | { type: 'NFC' | 'NFD' | 'NFKC' | 'NFKD' | 'Lowercase' }
   | { type: 'Strip'; strip_left?: boolean; strip_right?: boolean }
+  | { type: 'Replace'; pattern: { String: string } | { Regex: string }; content: string }
   | { type: 'Sequence'; normalizers: NormalizerConfig[] };
 
 /** Normalized text; unit `i` came from the original range `[start[i], end[i])`. */
@@ -213,6 +217,44 @@ function strip(left: boolean, right: boolean): Step {
   };
 }
 
+/**
+ * Every non-empty match of `pattern` (leftmost first, not overlapping) replaced by `content`. As in
+ * HF (the match removed, the content inserted after it), every unit of the content points where
+ * the match's last character came from.
+ */
+function replace(pattern: string | RegExp, content: string): Step {
+  const matches = (text: string): [number, number][] => {
+    const out: [number, number][] = [];
+    if (typeof pattern === 'string') {
+      for (let i = text.indexOf(pattern); i >= 0; i = text.indexOf(pattern, i + pattern.length)) out.push([i, i + pattern.length]);
+      return out;
+    }
+    pattern.lastIndex = 0;
+    for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
+      if (m[0].length === 0) pattern.lastIndex = codePointEnd(text, m.index);
+      else out.push([m.index, m.index + m[0].length]);
+    }
+    return out;
+  };
+  return (s) => {
+    const found = matches(s.text);
+    if (found.length === 0) return s;
+    const acc: NormalizedText = { text: '', start: [], end: [] };
+    let last = 0;
+    for (const [a, b] of found) {
+      append(acc, slice(s, last, a));
+      acc.text += content;
+      for (let k = 0; k < content.length; k++) {
+        acc.start.push(s.start[b - 1]!);
+        acc.end.push(s.end[b - 1]!);
+      }
+      last = b;
+    }
+    append(acc, slice(s, last, s.text.length));
+    return acc;
+  };
+}
+
 function compile(config: unknown, field: string): Step[] {
   if (config === null || typeof config !== 'object' || Array.isArray(config)) throw new TokenizerError('InvalidField', 'expected a normalizer object', { field });
   const c = config as Record<string, unknown>;
@@ -232,11 +274,26 @@ function compile(config: unknown, field: string): Step[] {
       };
       return [strip(flag('strip_left'), flag('strip_right'))];
     }
+    case 'Replace': {
+      const p = c.pattern as Record<string, unknown> | null | undefined;
+      if (typeof c.content !== 'string') throw new TokenizerError('InvalidField', 'expected a string', { field: `${field}.content` });
+      if (p !== null && typeof p === 'object' && typeof p.String === 'string' && p.String.length > 0) return [replace(p.String, c.content)];
+      if (p !== null && typeof p === 'object' && typeof p.Regex === 'string') {
+        let re: RegExp;
+        try {
+          re = compileOniguruma(p.Regex);
+        } catch (e) {
+          throw e instanceof TokenizerError ? new TokenizerError(e.code, e.detail, { field: `${field}.pattern.Regex`, cause: e }) : e;
+        }
+        return [replace(re, c.content)];
+      }
+      throw new TokenizerError('InvalidField', 'expected {"String": non-empty string} or {"Regex": string}', { field: `${field}.pattern` });
+    }
     case 'Sequence':
       if (!Array.isArray(c.normalizers)) throw new TokenizerError('InvalidField', 'expected an array', { field: `${field}.normalizers` });
       return c.normalizers.flatMap((n: unknown, i) => compile(n, `${field}.normalizers[${i}]`));
     default:
-      throw new TokenizerError('UnsupportedComponent', `normalizer type ${JSON.stringify(c.type)} is not supported (NFC, NFD, NFKC, NFKD, Lowercase, Strip, Sequence)`, {
+      throw new TokenizerError('UnsupportedComponent', `normalizer type ${JSON.stringify(c.type)} is not supported (NFC, NFD, NFKC, NFKD, Lowercase, Strip, Replace, Sequence)`, {
         field: `${field}.type`,
       });
   }

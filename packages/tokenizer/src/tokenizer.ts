@@ -54,6 +54,24 @@ export interface TokenizerConfigJson {
   [key: string]: unknown;
 }
 
+/** The special-token keys of `special_tokens_map.json` (transformers lets them override tokenizer_config.json's). */
+export const SPECIAL_TOKEN_KEYS: readonly string[] = ['bos_token', 'eos_token', 'unk_token', 'sep_token', 'pad_token', 'cls_token', 'mask_token', 'additional_special_tokens'];
+
+/**
+ * tokenizer_config.json with `special_tokens_map.json`'s tokens over it, as transformers resolves
+ * them (the map wins: a file set whose config says pad `[INST]` and whose map says `<pad>` pads
+ * with `<pad>`). Keys of the map that are not special tokens are ignored; `map` null changes nothing.
+ */
+export function withSpecialTokensMap(config: TokenizerConfigJson, map: unknown, file?: string): TokenizerConfigJson {
+  if (map === null || map === undefined) return config;
+  if (typeof map !== 'object' || Array.isArray(map)) {
+    throw new TokenizerError('InvalidField', 'special_tokens_map.json must be a JSON object', file !== undefined ? { file } : {});
+  }
+  const out: TokenizerConfigJson = { ...config };
+  for (const [k, v] of Object.entries(map as Record<string, unknown>)) if (SPECIAL_TOKEN_KEYS.includes(k) && v !== null) out[k] = v;
+  return out;
+}
+
 /** Result of {@link Tokenizer.encode}. */
 export interface Encoding {
   /** Token ids. */
@@ -181,8 +199,9 @@ export class Tokenizer {
     let post!: PostProcessor;
     at(() => {
       model = BpeModel.fromConfig(json.model, options.cacheCapacity !== undefined ? { cacheCapacity: options.cacheCapacity } : {});
-      added = AddedVocabulary.fromConfig(json.added_tokens);
       normalizer = Normalizer.fromConfig(json.normalizer);
+      const n = normalizer;
+      added = AddedVocabulary.fromConfig(json.added_tokens, 'added_tokens', n === null ? null : (text) => n.normalize(text, 0, text.length).text);
       pre = PreTokenizer.fromConfig(json.pre_tokenizer);
       if (!pre.byteLevel) {
         throw new TokenizerError('UnsupportedComponent', 'pre-tokenizers without a ByteLevel step are not supported (byte-level BPE only)', {

@@ -1,8 +1,7 @@
-// The xIELU op on backend `webgpu` (gpu.js WGSL kernels; SwiftShader's Vulkan driver without a
-// GPU): an Apertus MLP block forward and backward keeps every tensor on the GPU around xIELU,
-// counted with `webgpuTransfers()`, and matches the cpu device.
-import { backward, kernelInfo, linear, Rng, sum, mul, SWIFTSHADER_ICD, Tensor, useDevice } from '@apertus/tensor';
-import { webgpuTransfers } from '@apertus/tensor/gpujs';
+// The xIELU op on device `webgpu` (its WGSL kernels; SwiftShader's Vulkan driver without a GPU):
+// an Apertus MLP block forward and backward keeps every tensor on the device around xIELU,
+// counted with `countWebgpu`, and matches the cpu device.
+import { backward, countWebgpu, kernelInfo, linear, Rng, sum, mul, SWIFTSHADER_ICD, Tensor, tidy, useDevice } from '@apertus/tensor';
 import { afterAll, describe, expect, test } from 'vitest';
 import { initXielu, xielu } from './xielu';
 
@@ -33,25 +32,24 @@ describe('xIELU on the webgpu device', () => {
     const want = block();
     await useDevice('webgpu');
     expect(kernelInfo('xielu')).toEqual(kernelInfo('gemm'));
-    expect(kernelInfo('xielu')).toEqual({ device: 'webgpu', impl: 'gpujs' });
-    expect(kernelInfo('xieluBackward')).toEqual({ device: 'webgpu', impl: 'gpujs' });
-    const t0 = webgpuTransfers();
-    const got = block();
-    const t1 = webgpuTransfers();
-    // Uploads are the host-created tensors, once per op that reads them: forward x and up (192 +
-    // 768 B), a_p and a_n (4 B each, by softplus: αp and softplus(a_n) are computed on the GPU),
-    // down (768), target (192); backward the loss gradient spread over [T, H] (192, twice: once
-    // per product of mul's backward), target (192), down (768), a_p and a_n (sigmoid), up (768)
-    // and x (192). Every activation, xIELU's input and output, αp and softplus(a_n), its parameter
-    // sums and every gradient stay on the GPU: nothing is read back. The two softplus kernels are
-    // the price (21 kernel calls).
-    expect({ ...t1, calls: t1.calls - t0.calls, uploads: t1.uploads - t0.uploads, uploadBytes: t1.uploadBytes - t0.uploadBytes, readbacks: t1.readbacks - t0.readbacks, readbackBytes: t1.readbackBytes - t0.readbackBytes })
-      .toEqual({ calls: 21, uploads: 14, uploadBytes: 4240, readbacks: 0, readbackBytes: 0 });
+    expect(kernelInfo('xielu')).toEqual({ device: 'webgpu', impl: 'wgsl' });
+    expect(kernelInfo('xieluBackward')).toEqual({ device: 'webgpu', impl: 'wgsl' });
+    // The first block inside `tidy`: its storage (and their device buffers) back to the pools when it ends.
+    const first = countWebgpu(() => tidy(() => { block(); })).counters;
+    const { result: got, counters: c } = countWebgpu(block);
+    // What goes up is the host-created tensors, each once: x, up, down, target, a_p, a_n and the
+    // loss gradient spread over [T, H] by sum's backward. Every activation, xIELU's input and
+    // output, αp and softplus(a_n), its parameter sums and every gradient stay on the device:
+    // nothing is read back.
+    const data = (k: typeof c) => k.uploadBytes - k.uniformBytes;
+    expect(data(first)).toBe(4 * (T * H + F * H + H * F + T * H + 1 + 1 + T * H));
+    expect([first.readbacks, first.readbackBytes]).toEqual([0, 0]);
+    // The second block: the same uploads; its kernels and parameter blocks are the first one's.
+    expect({ data: data(c), readbacks: c.readbacks, dispatches: c.dispatches, pipelineBuilds: c.pipelineBuilds, uniformBytes: c.uniformBytes })
+      .toEqual({ data: data(first), readbacks: 0, dispatches: first.dispatches, pipelineBuilds: 0, uniformBytes: 0 });
     // Reading the loss is its readback.
-    const w0 = webgpuTransfers();
-    const loss = got.loss.item();
-    const w1 = webgpuTransfers();
-    expect([w1.readbacks - w0.readbacks, w1.readbackBytes - w0.readbackBytes]).toEqual([1, 4]);
+    const { result: loss, counters: r } = countWebgpu(() => got.loss.item());
+    expect([r.readbacks, r.readbackBytes]).toEqual([1, 4]);
     // Sums of at most F = 24 products of O(1) values, f32 against the cpu backend's: ≲ 24·2⁻²⁴
     // relative per step, over four GEMMs and xIELU; 1e-5 / 1e-4 leave a wide margin.
     expect(Math.abs(loss - want.loss.item())).toBeLessThanOrEqual(1e-5 * Math.abs(want.loss.item()));

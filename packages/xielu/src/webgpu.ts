@@ -1,128 +1,82 @@
 /**
- * xIELU as gpu.js kernels: one thread per element for y and gx, and the two parameter sums
- * reduced on the device in two passes (one thread per chunk of `CHUNK` elements returning
- * `[Σp, Σn]` of its chunk, then one thread summing the chunk partials of each sum).
- *
- * expm1(m) for m = min(x, ε) ≤ ε < 0 is written out: gpu.js's WGSL `expm1` is `exp(x) − 1`,
- * which cancels for the tiny |m| near ε (at m = −10⁻⁶ it keeps no correct digit). For
- * |m| < ln2/2 the kernel uses expm1(m) = m + m²·P(m) with the Cephes `expf` polynomial (as the
- * SIMD kernel of the cpu backend does after its range reduction); below, exp(m) − 1 has no
- * cancellation (|result| ≥ 0.29).
+ * xIELU as WGSL kernels of the webgpu device: one thread per element for y and gx, and the two
+ * parameter sums reduced on the device in two passes (workgroup sums of contiguous chunks, then
+ * their sum in one workgroup). αp and softplus(a_n) are read on the device (one-element arrays);
+ * expm1 near ε is the device's `expm1_` (x + x²·P(x) below ln2/2: no cancellation at x ≈ −10⁻⁶).
  */
-import { gpujs, type WebgpuKernelApi } from '@apertus/tensor/kernels';
+import { wgsl as W, type WebgpuKernelApi as WebgpuContext } from '@apertus/tensor/kernels';
 import { checkXielu } from './reference';
 
-const { call, checkIndexable, into, kept } = gpujs;
+const { GROUP_INDEX, MATH, params, partialGroups, REDUCE, sumPartials, wgsl } = W;
 type F32 = Float32Array;
-type KernelOp = gpujs.KernelOp;
 
-/** Elements per thread of the first summation pass. */
-export const XIELU_CHUNK = 256;
+/** One thread per element `i < n` of a grid of 256-thread workgroups (n from the first binding's length). */
+const MAIN_N = (first: string) => `${GROUP_INDEX}
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  let i = group_index(wid, nwg) * 256u + li;
+  if (i >= arrayLength(&${first})) { return; }
+`;
 
-/** Kernel statements: `e` ← expm1(m) for m ≤ 0 (see the file comment). */
-const EXPM1 = `let e = 0;
-  if (m > -0.34657359) {
-    const p = ((((0.00019875691500 * m + 0.0013981999507) * m + 0.0083334519073) * m + 0.041665795894) * m + 0.16666665459) * m + 0.50000001201;
-    e = m + m * m * p;
-  } else {
-    e = Math.exp(m) - 1;
-  }`;
+const XIELU = params(['beta', 'f32'], ['eps', 'f32']);
 
-const forwardKernel = `function (x, ap, spn, beta, eps) {
-  const v = x[this.thread.x];
-  if (v > 0) {
-    return v * (ap[0] * v + beta);
-  }
-  let m = v;
-  if (v > eps) {
-    m = eps;
-  }
-  ${EXPM1}
-  return (beta + spn[0]) * (e - v) + beta * v;
-}`;
-
-const gxKernel = `function (x, gy, ap, spn, beta, eps) {
-  const v = x[this.thread.x];
-  const g = gy[this.thread.x];
-  if (v > 0) {
-    return g * (2 * ap[0] * v + beta);
-  }
-  const an = beta + spn[0];
-  if (v > eps) {
-    return g * (beta - an);
-  }
-  const m = v;
-  ${EXPM1}
-  return g * (an * e + beta);
-}`;
-
-/** [Σ_{x>0} g·x², Σ_{x≤0} g·(expm1(min(x, ε)) − x)] over the chunk of this thread. */
-const partsKernel = `function (x, gy, eps) {
-  let sp = 0;
-  let sn = 0;
-  for (let j = 0; j < this.constants.chunk; j++) {
-    const i = this.thread.x * this.constants.chunk + j;
-    if (i < this.constants.n) {
-      const v = x[i];
-      const g = gy[i];
-      if (v > 0) {
-        sp += g * v * v;
-      } else {
-        let m = v;
-        if (v > eps) {
-          m = eps;
-        }
-        ${EXPM1}
-        sn += g * (e - v);
-      }
-    }
-  }
-  return [sp, sn];
-}`;
-
-/** Σ_c parts[c][which] (which = 0: Σp, 1: Σn), in chunk order. */
-const totalKernel = `function (parts, which) {
-  let s = 0;
-  for (let c = 0; c < this.constants.chunks; c++) {
-    s += parts[c][which];
-  }
-  return s;
-}`;
-
-/** out = xIELU(x) with αp = alpha_p[0], αn = β + softplus_n[0]. */
-export function* xieluGpujs(x: F32, alpha_p: F32, softplus_n: F32, beta: number, eps: number, out: F32): KernelOp {
+/** out = xIELU(x) with αp = alpha_p[0], αn = β + softplus_n[0] (both read on the device). */
+export function xieluWgsl(ctx: WebgpuContext, x: F32, alpha_p: F32, softplus_n: F32, beta: number, eps: number, out: F32): void {
   checkXielu('xielu', x, alpha_p, softplus_n, { out });
-  const n = x.length;
-  checkIndexable('xielu', { n });
-  if (n === 0) return;
-  yield* into(out, call('xielu', `${n}`, () => ({
-    source: forwardKernel, output: [n],
-    argumentTypes: { x: 'Array', ap: 'Array', spn: 'Array', beta: 'Float', eps: 'Float' },
-  }), [x, alpha_p, softplus_n, beta, eps]));
+  if (x.length === 0) return;
+  const k = ctx.kernel('xielu', '', () => wgsl(XIELU, [['x', 'r', 'f32'], ['ap', 'r', 'f32'], ['spn', 'r', 'f32'], ['y', 'w', 'f32']],
+    `${MATH}${MAIN_N('x')}  let v = x[i];
+  if (v > 0.0) { y[i] = v * (ap[0] * v + p.beta); return; }
+  y[i] = (p.beta + spn[0]) * (expm1_(min(v, p.eps)) - v) + p.beta * v;
+}
+`));
+  const st = ctx.st;
+  ctx.run(k, XIELU.pack({ beta, eps }), [st.input(x, 'xielu input'), st.input(alpha_p, 'alpha_p'), st.input(softplus_n, 'softplus(alpha_n)'), st.output(out, 'xielu')],
+    ctx.grid(Math.ceil(x.length / 256)));
 }
 
-/** gx = gy·∂out/∂x; sumP[0] = Σ_{x>0} gy·x², sumN[0] = Σ_{x≤0} gy·(expm1(min(x, ε)) − x). */
-export function* xieluBackwardGpujs(gpu: Pick<WebgpuKernelApi, 'inp'>, x: F32, gy: F32, alpha_p: F32, softplus_n: F32, beta: number, eps: number, gx: F32, sumP: F32, sumN: F32): KernelOp {
+const XIELUB = params(['beta', 'f32'], ['eps', 'f32'], ['n', 'u32'], ['chunk', 'u32']);
+
+/** gx = gy·xIELU′(x); sumP[0] = Σ_{x>0} gy·x², sumN[0] = Σ_{x≤0} gy·(expm1(min(x, ε)) − x): chunk partials, then tree sums. */
+export function xieluBackwardWgsl(ctx: WebgpuContext, x: F32, gy: F32, alpha_p: F32, softplus_n: F32, beta: number, eps: number, gx: F32, sumP: F32, sumN: F32): void {
   checkXielu('xieluBackward', x, alpha_p, softplus_n, { gy, gx, sumP, sumN });
-  const n = x.length;
-  checkIndexable('xieluBackward', { n });
+  const st = ctx.st, n = x.length;
+  const bp = st.output(sumP, 'xielu sum'), bn = st.output(sumN, 'xielu sum');
   if (n === 0) {
-    sumP[0] = 0;
-    sumN[0] = 0;
+    ctx.rt.clear(bp.id, bp.offset, 4);
+    ctx.rt.clear(bn.id, bn.offset, 4);
     return;
   }
-  yield* into(gx, call('xieluBackward.gx', `${n}`, () => ({
-    source: gxKernel, output: [n],
-    argumentTypes: { x: 'Array', gy: 'Array', ap: 'Array', spn: 'Array', beta: 'Float', eps: 'Float' },
-  }), [x, gy, alpha_p, softplus_n, beta, eps]));
-  const chunks = Math.ceil(n / XIELU_CHUNK);
-  const parts = yield* kept(call('xieluBackward.parts', `${n}`, () => ({
-    source: partsKernel, output: [chunks], constants: { n, chunk: XIELU_CHUNK }, components: 2,
-    argumentTypes: { x: 'Array', gy: 'Array', eps: 'Float' },
-  }), [x, gy, eps]));
-  const total = () => ({
-    source: totalKernel, output: [1], constants: { chunks }, argumentTypes: { parts: 'Input', which: 'Integer' } as const,
-  });
-  yield* into(sumP, call('xieluBackward.total', `${chunks}`, total, [gpu.inp(parts, [2, chunks]), 0]));
-  yield* into(sumN, call('xieluBackward.total', `${chunks}`, total, [gpu.inp(parts, [2, chunks]), 1]));
+  const groups = partialGroups(n), chunk = Math.ceil(n / groups);
+  const parts = st.temp(8 * groups, 'xielu partial sums');
+  const k = ctx.kernel('xieluBackward', '', () => wgsl(XIELUB, [['x', 'r', 'f32'], ['gy', 'r', 'f32'], ['ap', 'r', 'f32'], ['spn', 'r', 'f32'], ['gx', 'w', 'f32'], ['parts', 'w', 'f32']],
+    `${MATH}${REDUCE}
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  let start = wid.x * p.chunk;
+  let end = min(start + p.chunk, p.n);
+  let an = p.beta + spn[0];
+  var sp = 0.0;
+  var sn = 0.0;
+  for (var i = start + li; i < end; i = i + 256u) {
+    let v = x[i];
+    let g = gy[i];
+    if (v > 0.0) {
+      gx[i] = g * (2.0 * ap[0] * v + p.beta);
+      sp = sp + g * v * v;
+    } else {
+      let e = expm1_(min(v, p.eps));
+      gx[i] = select(g * (an * e + p.beta), g * (p.beta - an), v > p.eps);
+      sn = sn + g * (e - v);
+    }
+  }
+  sp = wg_sum(sp, li);
+  sn = wg_sum(sn, li);
+  if (li == 0u) { parts[2u * wid.x] = sp; parts[2u * wid.x + 1u] = sn; }
+}
+`));
+  ctx.run(k, XIELUB.pack({ beta, eps, n, chunk }), [st.input(x, 'xielu input'), st.input(gy, 'gradient'), st.input(alpha_p, 'alpha_p'),
+    st.input(softplus_n, 'softplus(alpha_n)'), st.output(gx, 'gradient'), parts], [groups, 1, 1]);
+  sumPartials(ctx, parts, groups, 2, 0, bp, 0, false);
+  sumPartials(ctx, parts, groups, 2, 1, bn, 0, false);
 }

@@ -3,15 +3,15 @@ import { defineKernel, onWebgpu } from '@apertus/tensor/kernels';
 import { simdXielu, xieluSimdAvailable } from './cpu';
 import { xieluBackwardKernel, xieluKernel } from './kernel';
 import * as reference from './reference';
-import { xieluBackwardGpujs, xieluGpujs } from './webgpu';
+import { xieluBackwardWgsl, xieluWgsl } from './webgpu';
 
 defineKernel(xieluKernel, { device: 'cpu', impl: 'reference', run: reference.xielu });
 defineKernel(xieluKernel, { device: 'cpu', impl: 'wasm', available: xieluSimdAvailable, run: simdXielu.xielu });
 defineKernel(xieluBackwardKernel, { device: 'cpu', impl: 'reference', run: reference.xieluBackward });
 defineKernel(xieluBackwardKernel, { device: 'cpu', impl: 'wasm', available: xieluSimdAvailable, run: simdXielu.xieluBackward });
 onWebgpu((gpu) => {
-  defineKernel(xieluKernel, { device: 'webgpu', impl: 'gpujs', run: (...a) => gpu.run(xieluGpujs(...a)) });
-  defineKernel(xieluBackwardKernel, { device: 'webgpu', impl: 'gpujs', run: (...a) => gpu.run(xieluBackwardGpujs(gpu, ...a)) });
+  defineKernel(xieluKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(xieluWgsl) });
+  defineKernel(xieluBackwardKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(xieluBackwardWgsl) });
 });
 
 /**

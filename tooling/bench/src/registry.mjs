@@ -33,8 +33,8 @@ export const benchmarks = [
     name: 'model',
     title: 'Model speed: training step, prefill, decode vs PyTorch eager',
     script: 'packages/model/bench/speed.mjs',
-    needs: "built packages; the Python peers' torch as the peer",
-    about: 'training step, prefill and decode tokens/s of tiny/small/8B-layer models vs PyTorch eager',
+    needs: "built packages; the Python peers' transformers + torch as the peer",
+    about: 'training step (AdamW, AdEMAMix), prefill and decode tokens/s of tiny/small/8B-layer models vs transformers ApertusForCausalLM on PyTorch',
   },
   {
     name: 'gguf',
@@ -54,8 +54,8 @@ export const benchmarks = [
     name: 'pretrain',
     title: 'apertus-pretrain',
     script: 'apps/pretrain/bench/run.mjs',
-    needs: "built apps/pretrain; the Python peers' torch",
-    about: 'the default pretraining run end to end, its step vs PyTorch, atomic checkpoint cost',
+    needs: "built apps/pretrain; the Python peers' transformers + torch",
+    about: 'the default pretraining run end to end, its step vs transformers on PyTorch, atomic checkpoint cost',
   },
   {
     name: 'gpujs',

@@ -3,18 +3,15 @@
 // tokens (token for token, 64 of them) and the same training losses (within 1e-4) — on the cpu
 // backend's WebAssembly GEMM with Web Workers in a cross-origin isolated page, on one thread in a
 // page without isolation (no SharedArrayBuffer: the fallback), and on WebGPU (Chromium's
-// SwiftShader adapter): the workload in a Web Worker, the gpu.js kernels in a second one. The
-// WebGPU page's losses are compared with Node's on backend webgpu (the same kernels): from step 2
-// on, cpu and webgpu training part by more than 1e-4 on this workload (one pre-activation of
-// layer 1 rounds to −1.2e-7 on cpu and +1.2e-7 on webgpu, where xIELU's ∂f/∂x jumps by αn; see
-// `packages/tensor/src/kernels/gpujs/README.md`); cpu against webgpu over 20 steps is
+// SwiftShader adapter): the workload in a Web Worker, the device's own worker (the GPUDevice) in a
+// second one. The WebGPU page's losses are compared with Node's on webgpu (the same kernels);
+// cpu against webgpu over 20 steps is
 // `packages/recipes/src/pretrain/device-parity.test.ts`. Step 1 (the same parameters) and the
 // greedy tokens are still compared with Node's cpu backend. The WebGPU worker also generates from
-// two GGUF files of a tiny model widened to 256 (Q4_K and Q8_0: @apertus/gguf's quantized
-// kernels on the device) and must give Node's cpu tokens, with those kernels built in webgpu.
+// two GGUF files of a tiny model widened to 256 (Q4_K and Q8_0: the quantized products on the
+// device) and must give Node's cpu tokens.
 
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { writeModelGguf } from '@apertus/gguf';
@@ -22,7 +19,7 @@ import { ApertusModel, initParameters } from '@apertus/model';
 import { SWIFTSHADER_ICD, useDevice } from '@apertus/tensor';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { bundleForBrowser, root } from './resolve';
+import { bundleForBrowser } from './resolve';
 import type { WorkerRequest, WorkerResult } from './worker';
 import { serveStatic } from './static-server';
 import { ggufGreedyTokens, greedyTokens, TINY_256, tinyCheckpoint, trainingLosses } from './workload';
@@ -41,9 +38,9 @@ const SEED = 3;
 const GGUF_TOKENS = 8;
 const GGUF_TYPES = ['Q4_K', 'Q8_0'] as const;
 /**
- * SwiftShader runs the WebGPU kernels on the CPU and compiles one pipeline per kernel shape (a new
- * one for each decoding position): measured 2.4 s a token and 17 s a training step on a 2-core
- * machine under load 19; Node's own 5 webgpu steps come on top, so the WebGPU test gets 15 minutes.
+ * SwiftShader runs the WebGPU kernels on the CPU (Chromium's SwiftShader, with Dawn's workgroup
+ * memory zero-initialisation on, which Node turns off); Node's own 5 webgpu steps come on top, so
+ * the WebGPU test gets 15 minutes.
  */
 const WEBGPU_TIMEOUT_MS = 900_000;
 
@@ -62,13 +59,11 @@ beforeAll(async () => {
     const { nodeImports } = await bundleForBrowser(path.join(import.meta.dirname, entry), { outfile: out });
     expect(nodeImports, entry).toEqual([]);
   }
-  const gpujs = createRequire(import.meta.url).resolve('gpu.js/dist/gpu-browser.min.js', { paths: [root] });
   const ckpt = tinyCheckpoint(SEED);
   files = new Map<string, string | Uint8Array>([
     ['/index.html', '<!doctype html><meta charset="utf-8"><title>apertus parity</title><script type="module" src="/page.js"></script>'],
     ['/page.js', fs.readFileSync(outfile, 'utf8')],
     ['/worker.js', fs.readFileSync(workerfile, 'utf8')],
-    ['/gpu.js', fs.readFileSync(gpujs, 'utf8')],
     ['/config.json', ckpt.config],
     ['/model.safetensors', ckpt.weights],
   ]);
@@ -146,17 +141,18 @@ describe('in headless Chromium, on WebAssembly', () => {
 });
 
 describe('in headless Chromium, on WebGPU', () => {
-  test('in a Web Worker, with gpu.js in a second one on the SwiftShader adapter: 64 greedy tokens and 5 training losses equal Node\'s', async () => {
+  test('in a Web Worker, with the device in a second one on the SwiftShader adapter: 64 greedy tokens and 5 training losses equal Node\'s', async () => {
     const r = await runInWorker({ device: 'webgpu', tokens: TOKENS, steps: STEPS, seed: SEED, gguf: GGUF_TYPES.map((t) => `/tiny.${t}.gguf`), ggufTokens: GGUF_TOKENS });
     // The adapter is the browser's (a missing adapter fails enableWebgpu, and so this test).
     expect(r.device).toMatch(/^webgpu \(.*swiftshader/i);
     expect(r.isolated).toBe(true);
     expect(r.tokens).toEqual(nodeTokens);
-    // GGUF: Node's cpu tokens, from the quantized kernels built on the device.
+    // GGUF: Node's cpu tokens, from the quantized products on the device.
     for (const t of nodeGgufTokens) expect(new Set(t).size).toBeGreaterThan(2);
     expect(r.gguf).toEqual(nodeGgufTokens);
-    for (const type of GGUF_TYPES) expect(Object.keys(r.kernels).some((k) => k.startsWith(`gguf.${type.toLowerCase()}|`)), type).toBe(true);
-    for (const [key, mode] of Object.entries(r.kernels)) expect(mode, key).toBe('webgpu');
+    // The work ran on the device: kernels dispatched, and reads only of what the host needs (at
+    // most a few per token or step, never one per kernel).
+    expect(r.counters.dispatches).toBeGreaterThan(r.counters.readbacks * 10);
     expect(Math.abs(r.losses[0]! - nodeLosses[0]!)).toBeLessThan(1e-4);
     await useDevice('webgpu');
     try {

@@ -3,7 +3,8 @@ import { wasm as wasmKernels } from '@apertus/tensor/kernels';
 import { describe, expect, test } from 'vitest';
 import type { Arithmetic } from '../arithmetic';
 import { fmaF32 } from '../fma';
-import { adamwCpu, ademamixCpu, simdStepAvailable } from './cpu';
+import { readFileSync } from 'node:fs';
+import { adamwCpu, ademamixCpu, fusedStep, simdStepAvailable } from './cpu';
 import { adamwReference, ademamixReference, type AdamWConstants, type StepConstants } from './reference';
 
 type Ad = { data: Float32Array; grad: Float32Array; m1: Float32Array | null; m2: Float32Array; nu: Float32Array };
@@ -28,8 +29,10 @@ const value = fc.oneof(
 );
 
 describe('torch-exact AdEMAMix step in WebAssembly SIMD', () => {
-  test('is available where the cpu heap is', () => {
+  test('is available where the cpu heap is, with the CPU\'s fused multiply-add where it has one', () => {
     expect(simdStepAvailable()).toBe(true);
+    // The kernel's own CPU flags (x86-64 Linux): with FMA the fused build runs, and every test below checks its bits.
+    expect(fusedStep()).toBe(/^flags\s*:.*\bfma\b/m.test(readFileSync('/proc/cpuinfo', 'utf8')));
   });
 
   test('gives the bits of the scalar torch-exact step (odd lengths, beta1 = 0, weight decay, heap and staged arrays)', () => {

@@ -2,10 +2,11 @@
  * The float32 optimizer updates in WebAssembly SIMD, each with the bits of its scalar code: the
  * torch-exact AdEMAMix (`stepF32` in reference.ts) and AdamW (`adamwF32`) updates, and AdamW's
  * double-precision `fast` update (`adamwFast`, on f64 lanes). The torch-exact ones: every operation is an f32x4 operation (correctly rounded, as `Math.fround` of
- * the double result is), and torch's fused multiply-adds are correctly rounded f32 FMAs built
- * from f64 lanes: a·b is exact in f64, a·b + c is rounded to odd (the TwoSum error decides
- * whether the even f64 neighbour moves one unit toward the exact value), and rounding that to
- * f32 is then correct (53 ≥ 24 + 2 bits).
+ * the double result is), and torch's fused multiply-adds are correctly rounded f32 FMAs: the
+ * CPU's own (`f32x4.relaxed_madd`, where relaxed SIMD validates and a start-up probe finds it
+ * fused), else built from f64 lanes: a·b is exact in f64, a·b + c is rounded to odd
+ * (the TwoSum error decides whether the even f64 neighbour moves one unit toward the exact
+ * value), and rounding that to f32 is then correct (53 ≥ 24 + 2 bits).
  *
  * It runs on the cpu device memory of @apertus/tensor where all arrays already live there (in
  * place); otherwise chunks are staged through a private, unshared memory (V8 copies into a
@@ -43,8 +44,13 @@ function fmaOdd(a: Code, b: Code, cc: Code, L: { p: number; s: number; bb: numbe
   );
 }
 
-/** fma32 of three f32x4 locals into local `out` (f32x4). */
-function fma32(a: number, b: number, cc: number, out: number, t: { p: number; s: number; bb: number; e: number; cl: number; lo: number }): Code {
+/**
+ * fma32 of three f32x4 locals into local `out` (f32x4): `relaxed_madd` where the module is built
+ * `fused` (only where a probe finds it fused: it is then the one correctly rounded result),
+ * else emulated on f64 lanes.
+ */
+function fma32(a: number, b: number, cc: number, out: number, t: { p: number; s: number; bb: number; e: number; cl: number; lo: number }, fused: boolean): Code {
+  if (fused) return set(out, v128.f32x4_relaxed_madd(get(a), get(b), get(cc)));
   const low = (x: number): Code => v128.f64x2_promote_low_f32x4(get(x));
   const high = (x: number): Code => v128.f64x2_promote_low_f32x4(v128.shuffle(get(x), get(x), HIGH));
   return seq(
@@ -59,7 +65,7 @@ function fma32(a: number, b: number, cc: number, out: number, t: { p: number; s:
  * step(data, grad, m1, m2, nu, n, scalars...): pointers in bytes, n a multiple of 4; `m1` is
  * ignored when `hasM1` is 0 (beta1 = 0: fast = g), weight decay applies when `wd` ≠ 0.
  */
-function stepFn(hasM1: boolean, decay: boolean): W.FuncDef {
+function stepFn(hasM1: boolean, decay: boolean, fused: boolean): W.FuncDef {
   const A = { data: 0, grad: 1, m1: 2, m2: 3, nu: 4, n: 5 };
   const L = new Locals(6 + SCALARS.length);
   const S = Object.fromEntries(SCALARS.map((k, i) => [k, 6 + i])) as Record<(typeof SCALARS)[number], number>;
@@ -80,14 +86,14 @@ function stepFn(hasM1: boolean, decay: boolean): W.FuncDef {
       forLoop(i, c(0), get(end), c(16),
         set(g, v128.load(at(A.grad))),
         hasM1
-          ? seq(set(x, mul(v128.load(at(A.m1)), get(V.b1))), fma32(g, V.c1, x, fast, t), v128.store(at(A.m1), get(fast)))
+          ? seq(set(x, mul(v128.load(at(A.m1)), get(V.b1))), fma32(g, V.c1, x, fast, t, fused), v128.store(at(A.m1), get(fast)))
           : set(fast, get(g)),
-        set(x, mul(v128.load(at(A.m2)), get(V.b3))), fma32(g, V.c3, x, slow, t), v128.store(at(A.m2), get(slow)),
-        set(p, mul(get(V.c2), get(g))), set(x, mul(v128.load(at(A.nu)), get(V.b2))), fma32(p, g, x, sq, t), v128.store(at(A.nu), get(sq)),
+        set(x, mul(v128.load(at(A.m2)), get(V.b3))), fma32(g, V.c3, x, slow, t, fused), v128.store(at(A.m2), get(slow)),
+        set(p, mul(get(V.c2), get(g))), set(x, mul(v128.load(at(A.nu)), get(V.b2))), fma32(p, g, x, sq, t, fused), v128.store(at(A.nu), get(sq)),
         // u = ((fast / bc1) + alpha·slow) / ((sqrt(sq) / sbc2) + eps)
         set(u, div(add(div(get(fast), get(V.bc1)), mul(get(V.alpha), get(slow))), add(div(v128.f32x4_sqrt(get(sq)), get(V.sbc2)), get(V.eps)))),
         set(p, v128.load(at(A.data))),
-        decay ? seq(set(x, get(u)), fma32(p, V.wd, x, u, t)) : [],
+        decay ? seq(set(x, get(u)), fma32(p, V.wd, x, u, t, fused)) : [],
         v128.store(at(A.data), add(get(p), mul(get(V.nlr), get(u)))),
       ),
     ),
@@ -98,7 +104,7 @@ function stepFn(hasM1: boolean, decay: boolean): W.FuncDef {
  * adamw(data, grad, m, v, n, b1, c1, b2, c2, decay, sbc2, eps, nstep): the torch-exact float32
  * AdamW update (`adamwF32` in adamw.ts) with its bits; pointers in bytes, n a multiple of 4.
  */
-function adamwFn(): W.FuncDef {
+function adamwFn(fused: boolean): W.FuncDef {
   const K = ['b1', 'c1', 'b2', 'c2', 'decay', 'sbc2', 'eps', 'nstep'] as const;
   const A = { data: 0, grad: 1, m: 2, v: 3, n: 4 };
   const L = new Locals(5 + K.length);
@@ -119,8 +125,8 @@ function adamwFn(): W.FuncDef {
       forLoop(i, c(0), get(end), c(16),
         set(g, v128.load(at(A.grad))),
         set(p, mul(v128.load(at(A.data)), get(V.decay))),
-        set(x, mul(v128.load(at(A.m)), get(V.b1))), fma32(g, V.c1, x, mi, t), v128.store(at(A.m), get(mi)),
-        set(x, mul(get(V.c2), get(g))), set(vi, mul(v128.load(at(A.v)), get(V.b2))), fma32(x, g, vi, vi, t), v128.store(at(A.v), get(vi)),
+        set(x, mul(v128.load(at(A.m)), get(V.b1))), fma32(g, V.c1, x, mi, t, fused), v128.store(at(A.m), get(mi)),
+        set(x, mul(get(V.c2), get(g))), set(vi, mul(v128.load(at(A.v)), get(V.b2))), fma32(x, g, vi, vi, t, fused), v128.store(at(A.v), get(vi)),
         v128.store(at(A.data), add(get(p), div(mul(get(V.nstep), get(mi)), add(div(v128.f32x4_sqrt(get(vi)), get(V.sbc2)), get(V.eps))))),
       ),
     ),
@@ -174,7 +180,17 @@ interface StepExports {
   [name: string]: (...args: number[]) => void;
 }
 
-const FUNCS = (): W.FuncDef[] => [stepFn(false, false), stepFn(true, false), stepFn(false, true), stepFn(true, true), adamwFn(), adamwFastFn()];
+/** probe(a, b, c): lane 0 of `relaxed_madd(a, b, c)` on splats, to tell whether it is fused here. */
+function probeFn(): W.FuncDef {
+  const sp = (k: number): Code => v128.f32x4_splat(get(k));
+  return { name: 'probe', params: [F32T, F32T, F32T], results: [F32T], locals: [], body: v128.f32x4_extract_lane(v128.f32x4_relaxed_madd(sp(0), sp(1), sp(2)), 0) };
+}
+
+/** The module's functions: the fused build (relaxed SIMD) has the probe too. */
+const FUNCS = (fused: boolean): W.FuncDef[] => [
+  stepFn(false, false, fused), stepFn(true, false, fused), stepFn(false, true, fused), stepFn(true, true, fused), adamwFn(fused), adamwFastFn(),
+  ...(fused ? [probeFn()] : []),
+];
 
 /** Elements per staged chunk (5 arrays × 64 KiB). */
 const CHUNK = 16384;
@@ -182,18 +198,38 @@ const CHUNK = 16384;
 let onHeap: StepExports | null | undefined;
 let staging: { exports: StepExports; views: Float32Array[] } | null | undefined;
 
+/**
+ * Whether a fused build runs here: `relaxed_madd(a, a, −1)` with a = 1 + 2⁻¹² is 2⁻¹¹ + 2⁻²⁴
+ * when fused and 2⁻¹¹ when the product is rounded first (V8 lowers it to mul + add without FMA).
+ */
+function isFused(ex: StepExports | undefined): boolean {
+  const a = 1 + 2 ** -12;
+  return ex !== undefined && (ex.probe as unknown as (a: number, b: number, c: number) => number)(a, a, -1) === 2 ** -11 + 2 ** -24;
+}
+
+/** Instantiate the fused build where relaxed SIMD validates and is fused here, else the emulating one. */
+function build<T extends { exports: StepExports }>(make: (funcs: W.FuncDef[]) => T | null): T | null {
+  const fused = make(FUNCS(true));
+  return fused !== null && isFused(fused.exports) ? fused : make(FUNCS(false));
+}
+
 function heapModule(): StepExports | null {
-  if (onHeap === undefined) onHeap = W.instantiateOnHeap<StepExports>(FUNCS());
+  if (onHeap === undefined) onHeap = build((funcs) => { const e = W.instantiateOnHeap<StepExports>(funcs); return e === null ? null : { exports: e }; })?.exports ?? null;
   return onHeap ?? null;
 }
 
 /** The module on a private memory holding five chunk buffers (copies into it are memcpy). */
 function stagingModule(): { exports: StepExports; views: Float32Array[] } | null {
   if (staging === undefined) {
-    const m = W.instantiatePrivate<StepExports>(FUNCS(), 5 * 4 * CHUNK);
+    const m = build((funcs) => { const r = W.instantiatePrivate<StepExports>(funcs, 5 * 4 * CHUNK); return r === null ? null : { exports: r.exports, memory: r.memory }; });
     staging = m === null ? null : { exports: m.exports, views: [0, 1, 2, 3, 4].map((j) => new Float32Array(m.memory, 4 * CHUNK * j, CHUNK)) };
   }
   return staging;
+}
+
+/** Whether the optimizer kernels use the CPU's fused multiply-add (`relaxed_madd`) rather than emulating it. */
+export function fusedStep(): boolean {
+  return isFused(heapModule() ?? undefined);
 }
 
 /** Whether the SIMD step can run here (WebAssembly SIMD). */

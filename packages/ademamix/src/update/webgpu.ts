@@ -1,81 +1,69 @@
 /**
- * The AdEMAMix and AdamW updates as gpu.js kernels for the webgpu device, one thread per element
- * (each state array and the parameter is its own kernel, as gpu.js kernels have one output). The
- * step-dependent scalars are `Float` arguments computed by the optimizer on the host in float64
- * (rounded to float32 when passed), so a new step never recompiles a kernel. Every array stays on
- * the GPU: each output fills the array it replaces. Registered when the device starts (`onWebgpu`).
+ * The AdEMAMix and AdamW updates as WGSL kernels of the webgpu device: one thread per element
+ * updates the state and the parameter in place, where they live (one kernel per update). The
+ * step-dependent scalars, computed by the optimizer on the host in float64, are the kernel's
+ * uniform block (rounded to float32), and element counts come from the bindings: every parameter
+ * of a step shares the one block. Registered when the device starts (`onWebgpu`).
  */
-import { gpujs } from '@apertus/tensor/kernels';
+import { wgsl as W, type WebgpuKernelApi as WebgpuContext } from '@apertus/tensor/kernels';
 import { checkUpdateLengths, type AdamwUpdateArgs, type AdemamixUpdateArgs } from './kernel';
 
-const { call, into } = gpujs;
-type GpujsKernelCall = gpujs.KernelCall;
-type GpujsOp = gpujs.KernelOp;
+const { GROUP_INDEX, params, wgsl } = W;
 type F32 = Float32Array;
 
-/** m ← beta·m + c·g (c = 1 − beta): the fast and slow EMAs of AdEMAMix, AdamW's first moment. */
-const emaKernel = `function (m, g, beta, c) {
-  const i = this.thread.x;
-  return m[i] * beta + g[i] * c;
-}`;
+/** One thread per element `i < n` of a grid of 256-thread workgroups (n from the first binding's length). */
+const MAIN_N = (first: string) => `${GROUP_INDEX}
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  let i = group_index(wid, nwg) * 256u + li;
+  if (i >= arrayLength(&${first})) { return; }
+`;
 
-/** nu ← beta2·nu + c2·g² (c2 = 1 − beta2): the second moment. */
-const emaSquareKernel = `function (nu, g, beta2, c2) {
-  const i = this.thread.x;
-  return nu[i] * beta2 + c2 * g[i] * g[i];
-}`;
+const ADEMAMIX = params(['beta1', 'f32'], ['beta2', 'f32'], ['beta3', 'f32'], ['alpha', 'f32'], ['bc1', 'f32'], ['sbc2', 'f32'], ['eps', 'f32'], ['wd', 'f32'], ['lr', 'f32'], ['fast', 'u32']);
 
-/** θ ← θ − lr·((m1/bc1 + alpha·m2) / (sqrt(nu)/sbc2 + eps) + λ·θ), from the updated m1, m2, nu. */
-const ademamixParamKernel = `function (p, m1, m2, nu, bc1, alpha, sbc2, eps, weightDecay, lr) {
-  const i = this.thread.x;
-  const u = (m1[i] / bc1 + alpha * m2[i]) / (Math.sqrt(nu[i]) / sbc2 + eps) + p[i] * weightDecay;
-  return p[i] - lr * u;
-}`;
-
-/** θ ← θ·decay + nstep·m / (sqrt(v)/sbc2 + eps), decay = 1 − lr·λ, nstep = −lr/bc1. */
-const adamwParamKernel = `function (p, m, v, decay, nstep, sbc2, eps) {
-  const i = this.thread.x;
-  return p[i] * decay + (nstep * m[i]) / (Math.sqrt(v[i]) / sbc2 + eps);
-}`;
-
-/** The kernel call of m ← beta·m + (1 − beta)·g. */
-function ema(name: string, m: F32, g: F32, beta: number): GpujsKernelCall {
-  const n = m.length;
-  return call(name, `${n}`, () => ({ source: emaKernel, output: [n], argumentTypes: { m: 'Array', g: 'Array', beta: 'Float', c: 'Float' } }), [m, g, beta, 1 - beta]);
+/** One AdEMAMix update in place (see `AdemamixUpdateArgs`): m1, m2, nu and θ in one kernel; the step's scalars rounded to float32. */
+export function ademamixUpdateWgsl(ctx: WebgpuContext, a: AdemamixUpdateArgs): void {
+  checkUpdateLengths('ademamixUpdate', a.param, { grad: a.grad, m1: a.m1, m2: a.m2, nu: a.nu });
+  const param = a.param as F32, grad = a.grad as F32, m2 = a.m2 as F32, nu = a.nu as F32, m1v = a.m1 as F32 | null;
+  if (param.length === 0) return;
+  const fast = m1v !== null;
+  const k = ctx.kernel('ademamixUpdate', String(fast), () => wgsl(ADEMAMIX, [['param', 'w', 'f32'], ['grad', 'r', 'f32'], ['m1', 'w', 'f32'], ['m2', 'w', 'f32'], ['nu', 'w', 'f32']],
+    `${MAIN_N('param')}  let g = grad[i];
+  var f = g;
+  if (p.fast == 1u) { let m = m1[i] * p.beta1 + g * (1.0 - p.beta1); m1[i] = m; f = m; }
+  let s = m2[i] * p.beta3 + g * (1.0 - p.beta3);
+  m2[i] = s;
+  let v = nu[i] * p.beta2 + (1.0 - p.beta2) * g * g;
+  nu[i] = v;
+  let w = param[i];
+  let u = (f / p.bc1 + p.alpha * s) / (sqrt(v) / p.sbc2 + p.eps) + w * p.wd;
+  param[i] = w - p.lr * u;
+}
+`));
+  const st = ctx.st;
+  const m1 = fast ? st.inout(m1v, 'AdEMAMix m1') : ctx.st.temp(4, 'no m1');
+  ctx.run(k, ADEMAMIX.pack({ beta1: a.beta1, beta2: a.beta2, beta3: a.beta3, alpha: a.alpha, bc1: a.bc1, sbc2: Math.sqrt(a.bc2), eps: a.eps, wd: a.weightDecay, lr: a.lr, fast: fast ? 1 : 0 }),
+    [st.inout(param, 'parameter'), st.input(grad, 'gradient'), m1, st.inout(m2, 'AdEMAMix m2'), st.inout(nu, 'AdEMAMix nu')], ctx.grid(Math.ceil(param.length / 256)));
 }
 
-/** The kernel call of nu ← beta2·nu + (1 − beta2)·g². */
-function emaSquare(name: string, nu: F32, g: F32, beta2: number): GpujsKernelCall {
-  const n = nu.length;
-  return call(name, `${n}`, () => ({ source: emaSquareKernel, output: [n], argumentTypes: { nu: 'Array', g: 'Array', beta2: 'Float', c2: 'Float' } }), [nu, g, beta2, 1 - beta2]);
-}
+const ADAMW = params(['beta1', 'f32'], ['beta2', 'f32'], ['sbc2', 'f32'], ['eps', 'f32'], ['decay', 'f32'], ['nstep', 'f32']);
 
-/** The AdEMAMix update (see `AdemamixUpdateArgs`): m1, m2, nu, then θ from them, each a kernel. */
-export function* ademamixUpdateGpujs(a: AdemamixUpdateArgs): GpujsOp {
-  const { param, grad, m1, m2, nu } = a as { param: F32; grad: F32; m1: F32 | null; m2: F32; nu: F32 };
-  checkUpdateLengths('ademamixUpdate', param, { grad, m1, m2, nu });
-  const n = param.length;
-  if (n === 0) return;
-  if (m1 !== null) yield* into(m1, ema('ademamix.m1', m1, grad, a.beta1));
-  yield* into(m2, ema('ademamix.m2', m2, grad, a.beta3));
-  yield* into(nu, emaSquare('ademamix.nu', nu, grad, a.beta2));
-  yield* into(param, call('ademamix.param', `${n}`, () => ({
-    source: ademamixParamKernel, output: [n],
-    argumentTypes: { p: 'Array', m1: 'Array', m2: 'Array', nu: 'Array', bc1: 'Float', alpha: 'Float', sbc2: 'Float', eps: 'Float', weightDecay: 'Float', lr: 'Float' },
-  }), [param, m1 ?? grad, m2, nu, a.bc1, a.alpha, Math.sqrt(a.bc2), a.eps, a.weightDecay, a.lr]));
+/** One AdamW update in place (see `AdamwUpdateArgs`). */
+export function adamwUpdateWgsl(ctx: WebgpuContext, a: AdamwUpdateArgs): void {
+  checkUpdateLengths('adamwUpdate', a.param, { grad: a.grad, m: a.m, v: a.v });
+  const param = a.param as F32, grad = a.grad as F32, m = a.m as F32, v = a.v as F32;
+  if (param.length === 0) return;
+  const k = ctx.kernel('adamwUpdate', '', () => wgsl(ADAMW, [['param', 'w', 'f32'], ['grad', 'r', 'f32'], ['m', 'w', 'f32'], ['v', 'w', 'f32']],
+    `${MAIN_N('param')}  let g = grad[i];
+  let mm = m[i] * p.beta1 + g * (1.0 - p.beta1);
+  m[i] = mm;
+  let vv = v[i] * p.beta2 + (1.0 - p.beta2) * g * g;
+  v[i] = vv;
+  param[i] = param[i] * p.decay + (p.nstep * mm) / (sqrt(vv) / p.sbc2 + p.eps);
 }
-
-/** The AdamW update (see `AdamwUpdateArgs`): m, v, then θ from them, each a kernel. */
-export function* adamwUpdateGpujs(a: AdamwUpdateArgs): GpujsOp {
-  const { param, grad, m, v } = a as { param: F32; grad: F32; m: F32; v: F32 };
-  checkUpdateLengths('adamwUpdate', param, { grad, m, v });
-  const n = param.length;
-  if (n === 0) return;
-  yield* into(m, ema('adamw.m', m, grad, a.beta1));
-  yield* into(v, emaSquare('adamw.v', v, grad, a.beta2));
-  yield* into(param, call('adamw.param', `${n}`, () => ({
-    source: adamwParamKernel, output: [n],
-    argumentTypes: { p: 'Array', m: 'Array', v: 'Array', decay: 'Float', nstep: 'Float', sbc2: 'Float', eps: 'Float' },
-  }), [param, m, v, 1 - a.lr * a.weightDecay, -a.lr / a.bc1, Math.sqrt(a.bc2), a.eps]));
+`));
+  const st = ctx.st;
+  ctx.run(k, ADAMW.pack({ beta1: a.beta1, beta2: a.beta2, sbc2: Math.sqrt(a.bc2), eps: a.eps, decay: 1 - a.lr * a.weightDecay, nstep: -a.lr / a.bc1 }),
+    [st.inout(param, 'parameter'), st.input(grad, 'gradient'), st.inout(m, 'AdamW m'), st.inout(v, 'AdamW v')], ctx.grid(Math.ceil(param.length / 256)));
 }
 

@@ -230,6 +230,11 @@ function register(a: object): void {
  * Return the block of a heap array to the pool now. Only for arrays whose every user is known
  * (the caller owns it); a no-op for arrays not allocated by the heap, or already released.
  */
+/** Whether `a` is live storage of the heap (allocated here and neither released nor collected). */
+export function heapHolds(a: object): boolean {
+  return (a as Owned)[BLOCK] !== undefined;
+}
+
 export function heapRelease(a: object): void {
   const b = (a as Owned)[BLOCK];
   if (!b) return;

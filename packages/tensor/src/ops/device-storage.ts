@@ -3,7 +3,7 @@
  * arrays (the optimizers of `@apertus/ademamix`): `deviceStorage` hands out a tensor's storage
  * without reading it back, `readBack` makes the host copy of such an array current.
  */
-import { currentResidency, hostAccess } from '../residency';
+import { currentResidency, hostAccess, hostRead } from '../residency';
 import { Tensor } from '../tensor';
 import { kernelF32 } from './util';
 
@@ -17,7 +17,13 @@ export function deviceStorage(t: unknown): Float32Array | null {
   return kernelF32(t, 'deviceStorage');
 }
 
-/** Make the host copy of `a` current (the explicit readback of state the device holds; a no-op on the host). */
-export function readBack(a: ArrayBufferView): void {
-  hostAccess(a);
+/**
+ * Make the host copy of `a` current (the explicit readback of state the device holds; a no-op on
+ * the host). The device copy is dropped, as the host may now write `a`; with `readOnly` (the
+ * host only reads it: a snapshot, a log line) it stays, and the next kernel uses it without an
+ * upload.
+ */
+export function readBack(a: ArrayBufferView, options: { readonly readOnly?: boolean } = {}): void {
+  if (options.readOnly) hostRead(a);
+  else hostAccess(a);
 }

@@ -114,30 +114,8 @@ export function* unaryBackward(op: UnaryOp, x: F32, y: F32, gy: F32, gx: F32): K
   }), [uses === 'x' ? x : y, gy]));
 }
 
-/** One broadcast axis after coalescing: its size and the two operands' strides. */
-interface Axis { n: number; sa: number; sb: number }
-
-/**
- * Drop size-1 axes and merge neighbours that are contiguous in both operands, so typical
- * broadcasts ([B,T,H] + [H], same-shape ops) become one to three axes.
- */
-export function coalesce(outShape: readonly number[], aStrides: readonly number[], bStrides: readonly number[]): Axis[] {
-  const axes: Axis[] = [];
-  for (let i = 0; i < outShape.length; i++) {
-    const n = outShape[i]!;
-    if (n === 1) continue;
-    const ax = { n, sa: aStrides[i]!, sb: bStrides[i]! };
-    const prev = axes[axes.length - 1];
-    if (prev !== undefined && prev.sa === ax.sa * ax.n && prev.sb === ax.sb * ax.n) {
-      prev.n *= ax.n;
-      prev.sa = ax.sa;
-      prev.sb = ax.sb;
-    } else {
-      axes.push(ax);
-    }
-  }
-  return axes;
-}
+export { coalesce } from '../../shape';
+import { coalesce } from '../../shape';
 
 /**
  * out = a (op) b with broadcasting. The (coalesced) innermost three axes map to the gpu.js threads

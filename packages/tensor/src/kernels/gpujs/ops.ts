@@ -56,8 +56,7 @@ export type DeviceArray = { readonly length: number } & { readonly __deviceArray
 
 /**
  * An op, written once for every mode: a generator that yields the kernel calls it needs and
- * receives each call's flat output. `drive` runs it synchronously, `driveAsync` awaits each call
- * (the `webgpu` mode).
+ * receives each call's flat output; `drive` runs it.
  */
 export type KernelOp = Generator<KernelCall, void, Float32Array>;
 
@@ -65,12 +64,6 @@ export type KernelOp = Generator<KernelCall, void, Float32Array>;
 export function drive(op: KernelOp, run: (c: KernelCall) => Float32Array): void {
   let r = op.next();
   while (!r.done) r = op.next(run(r.value));
-}
-
-/** Run an op generator, awaiting each kernel call (the `webgpu` mode). */
-export async function driveAsync(op: KernelOp, run: (c: KernelCall) => Promise<Float32Array>): Promise<void> {
-  let r = op.next();
-  while (!r.done) r = op.next(await run(r.value));
 }
 
 /** A kernel call for an op generator to yield; its output comes back as a host Float32Array. */

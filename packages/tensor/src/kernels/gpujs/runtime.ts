@@ -21,9 +21,6 @@ import { GpujsBackendError } from './errors';
 /** gpu.js modes we support with the synchronous tensor API. */
 export type GpujsMode = 'webasm' | 'cpu' | 'headlessgl' | 'webgl2' | 'webgl' | 'gpu';
 
-/** Every mode a runtime can run: the synchronous ones plus gpu.js's asynchronous WebGPU backend. */
-export type RuntimeMode = GpujsMode | 'webgpu';
-
 /** The modes gpu.js may pick for `mode: 'gpu'` that are real GPU backends. */
 const GPU_MODES: readonly string[] = ['headlessgl', 'webgl2', 'webgl'];
 
@@ -31,7 +28,7 @@ const GPU_MODES: readonly string[] = ['headlessgl', 'webgl2', 'webgl'];
 export const GPUJS_MODES: readonly GpujsMode[] = ['webasm', 'cpu', 'headlessgl', 'webgl2', 'webgl', 'gpu'];
 
 export {
-  call, checkIndexable, drive, driveAsync, expectLength, HostTable, into, kept, MAX_COORD,
+  call, checkIndexable, drive, expectLength, HostTable, into, kept, MAX_COORD,
   type ArgType, type DeviceArray, type KernelCall, type KernelOp, type KernelSource, type KernelSpec,
 } from './ops';
 import { HostTable, MAX_COORD, type ArgType, type DeviceArray, type KernelCall, type KernelSpec } from './ops';
@@ -55,21 +52,18 @@ const CACHE_LIMIT = 192;
 /** One gpu.js `GPU` instance plus the compiled-kernel cache. */
 export class GpujsRuntime {
   /** The mode that was asked for. */
-  readonly requested: RuntimeMode;
-  /** True for `webgpu`: kernels return promises (use `runAsync`). */
-  readonly async: boolean;
+  readonly requested: GpujsMode;
   /** The mode gpu.js runs (the backend `GPU` chose; every kernel is checked against it). */
   readonly mode: string;
   private readonly gpu: GPU;
   private readonly cache = new Map<string, Entry>();
   private disposed = false;
 
-  constructor(requested: RuntimeMode) {
-    if (requested !== 'webgpu' && !GPUJS_MODES.includes(requested)) {
+  constructor(requested: GpujsMode) {
+    if (!GPUJS_MODES.includes(requested)) {
       throw new GpujsBackendError({ requestedMode: String(requested), reason: `unknown mode; expected one of ${GPUJS_MODES.join(', ')}` });
     }
     this.requested = requested;
-    this.async = requested === 'webgpu';
     let gpu: GPU;
     try {
       gpu = new GPU({ mode: requested });
@@ -94,26 +88,13 @@ export class GpujsRuntime {
 
   /**
    * Run one kernel call synchronously and return its output as one flat Float32Array (x fastest;
-   * `components` values per cell). Throws on the asynchronous `webgpu` mode.
+   * `components` values per cell).
    */
   run(c: KernelCall): Float32Array {
-    if (this.async) throw this.error(c.name, 'webgpu kernels are asynchronous: use runAsync (createWebgpuKernels)');
     const [entry, cacheKey] = this.entry(c);
     let result: unknown;
     try {
       result = this.invoke(entry, c.args);
-    } catch (e) {
-      throw this.failed(c.name, entry, cacheKey, e);
-    }
-    return this.finish(c.name, entry, cacheKey, result);
-  }
-
-  /** Run one kernel call on the asynchronous `webgpu` mode (any mode works; sync ones resolve at once). */
-  async runAsync(c: KernelCall): Promise<Float32Array> {
-    const [entry, cacheKey] = this.entry(c);
-    let result: unknown;
-    try {
-      result = await this.invoke(entry, c.args);
     } catch (e) {
       throw this.failed(c.name, entry, cacheKey, e);
     }

@@ -1,100 +1,10 @@
 /**
- * Test helpers for the gpu.js kernel tests (not part of the package API): deterministic random
- * buffers, elementwise closeness checks with a useful failure message, and the float32 rounding
- * error bounds the property tests compare against.
+ * Test helpers for the gpu.js kernel tests (not part of the package API): the float helpers of
+ * `../float-testing.ts` and the check that every kernel ran in the mode asked for.
  */
-import { existsSync } from 'node:fs';
-import { afterAll, beforeAll, expect } from 'vitest';
-import { type WebgpuKernelSet, createWebgpuKernels } from './index';
-import { SWIFTSHADER_ICD } from './webgpu';
+import { expect } from 'vitest';
 
-/** Deterministic floats uniform in [lo, hi) from a 32-bit LCG seeded with `seed`. */
-export function randomF32(n: number, seed: number, lo = -2, hi = 2): Float32Array {
-  const a = new Float32Array(n);
-  let s = (seed ^ 0x9e3779b9) >>> 0;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    a[i] = lo + ((s >>> 8) / 2 ** 24) * (hi - lo);
-  }
-  return a;
-}
-
-/** Deterministic integers uniform in [lo, hi). */
-export function randomI32(n: number, seed: number, lo: number, hi: number): Int32Array {
-  const f = randomF32(n, seed, 0, 1);
-  return Int32Array.from(f, (u) => lo + Math.min(hi - lo - 1, Math.floor(u * (hi - lo))));
-}
-
-/**
- * Assert |actual - expected| <= atol + rtol·|expected| elementwise (NaN matches NaN, ±Infinity
- * must match exactly), naming the first offending index.
- */
-export function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, what: string, rtol = 1e-5, atol = 1e-6): void {
-  expect(actual.length, `${what}: length`).toBe(expected.length);
-  for (let i = 0; i < expected.length; i++) {
-    const a = actual[i]!;
-    const e = expected[i]!;
-    if (Number.isNaN(e)) {
-      if (!Number.isNaN(a)) expect.fail(`${what}[${i}]: got ${a}, expected NaN`);
-      continue;
-    }
-    if (!Number.isFinite(e)) {
-      if (a !== e) expect.fail(`${what}[${i}]: got ${a}, expected ${e}`);
-      continue;
-    }
-    if (!(Math.abs(a - e) <= atol + rtol * Math.abs(e))) {
-      expect.fail(`${what}[${i}]: got ${a}, expected ${e} (|diff| ${Math.abs(a - e)} > ${atol} + ${rtol}·|expected|)`);
-    }
-  }
-}
-
-/** float32 unit roundoff: a correctly rounded float32 operation has relative error at most U32. */
-export const U32 = 2 ** -24;
-
-/**
- * Safety factor on the first-order error bounds below: it covers the second-order terms (n·U32²),
- * the reference's own final rounding to float32, and math functions (exp, log) that the kernels
- * evaluate in float64 and round to float32 (≤ 1 U32 + a float64 ulp).
- */
-export const SLACK = 2;
-
-/**
- * First-order bound on the rounding error of a left-to-right float32 sum Σ_k t_k:
- * U32·Σ_k (c·|t_k| + |S_k|), with S_k the exact partial sums (each addition after the first
- * rounds S_k by ≤ U32·|S_k|) and c the number of roundings already in each term (a product
- * x·y has c = 1, x·y·z has c = 2; c = 0 for exact terms).
- */
-export function sumErrorBound(terms: ArrayLike<number>, roundingsPerTerm = 0): number {
-  let s = 0;
-  let e = 0;
-  for (let k = 0; k < terms.length; k++) {
-    const t = terms[k]!;
-    s += t;
-    e += roundingsPerTerm * Math.abs(t) + (k > 0 ? Math.abs(s) : 0);
-  }
-  return U32 * e;
-}
-
-/**
- * Assert |actual[i] - expected[i]| <= bound[i] elementwise, where the bound is derived from the
- * inputs (float32 rounding analysis of the kernel); ±Infinity and NaN must match exactly.
- * Names the first offending index with its bound.
- */
-export function expectWithin(actual: ArrayLike<number>, expected: ArrayLike<number>, bound: ArrayLike<number>, what: string): void {
-  expect(actual.length, `${what}: length`).toBe(expected.length);
-  expect(bound.length, `${what}: bound length`).toBe(expected.length);
-  for (let i = 0; i < expected.length; i++) {
-    const a = actual[i]!;
-    const e = expected[i]!;
-    if (!Number.isFinite(e)) {
-      if (!Object.is(a, e)) expect.fail(`${what}[${i}]: got ${a}, expected ${e}`);
-      continue;
-    }
-    if (!(Math.abs(a - e) <= bound[i]!)) {
-      expect.fail(`${what}[${i}]: got ${a}, expected ${e} (|diff| ${Math.abs(a - e)} > bound ${bound[i]})`);
-    }
-  }
-}
+export { randomF32, randomI32, expectClose, U32, SLACK, sumErrorBound, expectWithin } from '../float-testing';
 
 /**
  * Assert that every kernel a kernel set has built ran in `mode` (no silent fallback), and that
@@ -104,32 +14,4 @@ export function expectAllRanIn(ks: { builtKernels(): Record<string, string> }, m
   const modes = Object.entries(ks.builtKernels());
   expect(modes.length).toBeGreaterThanOrEqual(min);
   for (const [key, m] of modes) expect(m, key).toBe(mode);
-}
-
-/**
- * For the webgpu tests: run on SwiftShader's Vulkan driver (Debian package `chromium`) unless the
- * environment already names a driver (VK_ICD_FILENAMES / VK_DRIVER_FILES, e.g. a real GPU's).
- * Call before the first adapter request: the Vulkan loader reads these once per process.
- */
-export function useSwiftshaderUnlessDriverNamed(): void {
-  if (process.env.VK_ICD_FILENAMES === undefined && process.env.VK_DRIVER_FILES === undefined && existsSync(SWIFTSHADER_ICD)) {
-    process.env.VK_ICD_FILENAMES = SWIFTSHADER_ICD;
-  }
-  process.env.XDG_RUNTIME_DIR ??= '/tmp';
-}
-
-/**
- * The `webgpu` kernel set of a describe block: created before its tests (on SwiftShader unless a
- * driver is named), disposed after them. Call inside the block; the getter returns the set.
- */
-export function webgpuKernelsForSuite(): () => WebgpuKernelSet {
-  useSwiftshaderUnlessDriverNamed();
-  let ks: WebgpuKernelSet | undefined;
-  beforeAll(async () => {
-    ks = await createWebgpuKernels();
-  }, 120_000);
-  afterAll(async () => {
-    await ks?.dispose();
-  });
-  return () => ks!;
 }

@@ -6,6 +6,8 @@ import type { AttentionArgs } from '../../kernels/types';
 import { heapRelease, scratchF32 } from '../../memory/heap';
 import { simdRmsnorm, simdRmsnormBackward } from '../rmsnorm/cpu';
 import { kernelSet } from '../../kernels/types';
+import { tiledAttention } from './cpu';
+import { wasmGemm } from '../gemm/cpu';
 
 const jsKernels = kernelSet('reference');
 const cpuKernels = kernelSet('wasm');
@@ -57,6 +59,30 @@ describe('cpu attention (GEMM tiles) equals the reference kernel', () => {
         expect(maxRel(gg.gk, gr.gk, 1e-2)).toBeLessThan(1e-4);
         expect(maxRel(gg.gv, gr.gv, 1e-2)).toBeLessThan(1e-4);
       }), { numRuns: 40 });
+  });
+});
+
+describe('cpu attention skips the causally masked end of a tile row', () => {
+  test('the bits of softmax rows over whole tile rows (forward and backward, odd sizes, GQA, KV offset, documents)', () => {
+    const skipping = tiledAttention(wasmGemm), whole = tiledAttention(wasmGemm, (_a, _t0, _i, _s0, nk) => nk);
+    fc.assert(fc.property(
+      fc.record({ T: fc.integer({ min: 1, max: 200 }), extra: fc.integer({ min: 0, max: 70 }), rep: fc.integer({ min: 1, max: 2 }), d: fc.constantFrom(4, 13, 32), docs: fc.boolean(), seed: fc.integer() }),
+      ({ T, extra, rep, d, docs, seed }) => {
+        const r = new Rng(seed);
+        const B = 2, nkv = 2, S = T + extra, nh = nkv * rep;
+        const docK = docs ? Int32Array.from({ length: B * S }, (_, i) => Math.floor((i % S) / 37)) : undefined;
+        const docQ = docK ? Int32Array.from({ length: B * T }, (_, i) => docK[Math.floor(i / T) * S + extra + (i % T)]!) : undefined;
+        const base = { B, T, S, nh, nkv, d, scale: 1 / Math.sqrt(d), qOffset: extra, q: randn(B * T * nh * d, r), k: randn(B * S * nkv * d, r), v: randn(B * S * nkv * d, r), ...(docQ ? { docQ, docK } : {}) };
+        const gout = randn(B * T * nh * d, r);
+        const run = (k: typeof whole) => {
+          const f = { ...base, out: new Float32Array(B * T * nh * d), lse: new Float32Array(B * nh * T) };
+          k.attention(f);
+          const g = { ...f, gout, gq: new Float32Array(B * T * nh * d), gk: new Float32Array(B * S * nkv * d), gv: new Float32Array(B * S * nkv * d) };
+          k.attentionBackward(g);
+          return [f.out, f.lse, g.gq, g.gk, g.gv].map((x) => Array.from(new Uint32Array(x.buffer)));
+        };
+        expect(run(skipping)).toEqual(run(whole));
+      }), { numRuns: 30 });
   });
 });
 

@@ -48,12 +48,27 @@ function maskTile(a: AttentionArgs, b: number, t0: number, n: number, s0: number
   }
 }
 
-/** The attention kernels on top of the GEMM kernel `sgemm`. */
-export function tiledAttention(sgemm: GemmFn): { attention(a: AttentionArgs): void; attentionBackward(a: AttentionBackwardArgs): void } {
-  return { attention: (a) => attention(sgemm, a), attentionBackward: (a) => attentionBackward(sgemm, a) };
+/**
+ * Where the causal mask leaves row i of a tile (keys s0 … s0 + nk) at −∞: from its count of
+ * visible keys, rounded up to a multiple of 4 (at most nk). The softmax rows stop there and the
+ * rest is set to 0: exp(−∞) is 0 either way, but the exp kernel computes it through an underflow
+ * (a microcode assist on x86, ~5× the time of a normal lane), and the SIMD lanes of the sums and
+ * the max see the same values in the same lanes, so the bits are those of the whole row.
+ */
+export function visible(a: AttentionArgs, t0: number, i: number, s0: number, nk: number): number {
+  const n = Math.max(0, a.qOffset + t0 + i - s0 + 1);
+  return Math.min(nk, (n + 3) & ~3);
 }
 
-function attention(sgemm: GemmFn, a: AttentionArgs): void {
+/** How many leading keys of a tile row the softmax rows compute (the rest are 0): {@link visible}, or the whole row (tests). */
+type VisibleKeys = typeof visible;
+
+/** The attention kernels on top of the GEMM kernel `sgemm`. */
+export function tiledAttention(sgemm: GemmFn, keys: VisibleKeys = visible): { attention(a: AttentionArgs): void; attentionBackward(a: AttentionBackwardArgs): void } {
+  return { attention: (a) => attention(sgemm, keys, a), attentionBackward: (a) => attentionBackward(sgemm, keys, a) };
+}
+
+function attention(sgemm: GemmFn, visible: VisibleKeys, a: AttentionArgs): void {
   const { B, T, S, nh, nkv, d, scale, out, lse } = a;
   if (a.docQ === undefined && T <= DECODE_MAX_ROWS && a.qOffset >= 0 && a.qOffset + T <= S && decodeAttentionRuns(d)) {
     const qn = T * nh * d, kn = S * nkv * d;
@@ -86,12 +101,13 @@ function attention(sgemm: GemmFn, a: AttentionArgs): void {
             sgemm({ transA: false, transB: true, M: n, N: nk, K: d, A: Q, B: K.subarray(s0 * d, (s0 + nk) * d), C: tile, alpha: scale });
             maskTile(a, b, t0, n, s0, nk, tile);
             for (let i = 0; i < n; i++) {
-              const row = i * nk;
-              const mx = rowMax(tile, row, nk);
+              const row = i * nk, nv = visible(a, t0, i, s0, nk);
+              const mx = nv === 0 ? -Infinity : rowMax(tile, row, nv);
               if (mx === -Infinity) { tile.fill(0, row, row + nk); continue; }
               const mNew = Math.max(m[i]!, mx);
               const c = Math.exp(m[i]! - mNew);
-              l[i] = l[i]! * c + expShift(tile, row, nk, mNew);
+              l[i] = l[i]! * c + expShift(tile, row, nv, mNew);
+              tile.fill(0, row + nv, row + nk);
               m[i] = mNew;
               if (c !== 1) scaleRow(acc, i * d, d, c);
             }
@@ -111,7 +127,7 @@ function attention(sgemm: GemmFn, a: AttentionArgs): void {
   for (const a of [K, Vv, Q, acc, tile]) heapRelease(a);
 }
 
-function attentionBackward(sgemm: GemmFn, a: AttentionBackwardArgs): void {
+function attentionBackward(sgemm: GemmFn, visible: VisibleKeys, a: AttentionBackwardArgs): void {
   const { B, T, S, nh, nkv, d, scale, out, lse, gout, gq, gk, gv } = a;
   const rep = nh / nkv;
   gq.fill(0); gk.fill(0); gv.fill(0);
@@ -145,9 +161,10 @@ function attentionBackward(sgemm: GemmFn, a: AttentionBackwardArgs): void {
             sgemm({ transA: false, transB: true, M: n, N: nk, K: d, A: Qt, B: Ks, C: P, alpha: scale });
             maskTile(a, b, t0, n, s0, nk, P);
             for (let i = 0; i < n; i++) {
-              const Li = L[t0 + i]!, row = i * nk;
+              const Li = L[t0 + i]!, row = i * nk, nv = visible(a, t0, i, s0, nk);
               if (Li === -Infinity) { P.fill(0, row, row + nk); continue; }
-              expShift(P, row, nk, Li);
+              expShift(P, row, nv, Li);
+              P.fill(0, row + nv, row + nk);
             }
             sgemm({ transA: true, transB: false, M: nk, N: d, K: n, A: P, B: dOt, C: dV.subarray(s0 * d, (s0 + nk) * d), beta: 1 });
             sgemm({ transA: false, transB: true, M: n, N: nk, K: d, A: dOt, B: Vs, C: dP });

@@ -1,3 +1,4 @@
+import { onWebgpu } from '../../device-hooks';
 import { defineKernel, kernelOp } from '../../registry';
 import type { AttentionArgs, AttentionBackwardArgs, KVPages, PagedAttentionArgs } from './args';
 import * as reference from './reference';
@@ -5,6 +6,8 @@ import { pagedAttention as pagedReference } from './paged-reference';
 import { cpuAttention, cpuAttentionBackward } from './cpu';
 import { cpuPagedAttention } from './cpu-paged';
 import { wasmGemmAvailable } from '../gemm/cpu';
+import { attention as attentionWgsl, attentionBackward as attentionBackwardWgsl } from './webgpu';
+import { pagedAttention as pagedWgsl } from './webgpu-paged';
 
 export type { AttentionArgs, AttentionBackwardArgs, KVPages, PagedAttentionArgs } from './args';
 
@@ -21,3 +24,8 @@ defineKernel(attentionBackwardKernel, { device: 'cpu', impl: 'reference', run: r
 defineKernel(attentionBackwardKernel, { device: 'cpu', impl: 'wasm', available: wasmGemmAvailable, run: cpuAttentionBackward });
 defineKernel(pagedAttentionKernel, { device: 'cpu', impl: 'reference', run: pagedReference });
 defineKernel(pagedAttentionKernel, { device: 'cpu', impl: 'wasm', available: wasmGemmAvailable, run: cpuPagedAttention });
+onWebgpu((gpu) => {
+  defineKernel(attentionKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(attentionWgsl) });
+  defineKernel(attentionBackwardKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(attentionBackwardWgsl) });
+  defineKernel(pagedAttentionKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(pagedWgsl) });
+});

@@ -1,6 +1,8 @@
 import type { F32, I32 } from '../../arrays';
+import { onWebgpu } from '../../device-hooks';
 import { defineKernel, kernelOp } from '../../registry';
 import * as reference from './reference';
+import { crossEntropy, crossEntropyBackward } from './webgpu';
 
 /**
  * Row cross-entropy with weights: loss[r] = w[r]·(lse[r] − logits[r, targets[r]]); rows whose
@@ -13,3 +15,7 @@ export const crossEntropyBackwardKernel = kernelOp<(logits: F32, targets: I32, w
 
 defineKernel(crossEntropyKernel, { device: 'cpu', impl: 'reference', run: reference.crossEntropy });
 defineKernel(crossEntropyBackwardKernel, { device: 'cpu', impl: 'reference', run: reference.crossEntropyBackward });
+onWebgpu((gpu) => {
+  defineKernel(crossEntropyKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(crossEntropy) });
+  defineKernel(crossEntropyBackwardKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(crossEntropyBackward) });
+});

@@ -1,8 +1,10 @@
 import type { F32 } from '../../arrays';
+import { onWebgpu } from '../../device-hooks';
 import { defineKernel, kernelOp } from '../../registry';
 import type { BinaryOp, UnaryOp } from './args';
 import * as reference from './reference';
 import { simdBinary, simdBinaryAvailable } from './cpu';
+import { binary, scaleBy, unary, unaryBackward } from './webgpu';
 
 export type { BinaryOp, UnaryOp } from './args';
 
@@ -23,3 +25,9 @@ defineKernel(unaryBackwardKernel, { device: 'cpu', impl: 'reference', run: refer
 defineKernel(binaryKernel, { device: 'cpu', impl: 'reference', run: reference.binary });
 defineKernel(binaryKernel, { device: 'cpu', impl: 'wasm', available: simdBinaryAvailable, run: simdBinary });
 defineKernel(scaleByKernel, { device: 'cpu', impl: 'reference', run: reference.scaleBy });
+onWebgpu((gpu) => {
+  defineKernel(unaryKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(unary) });
+  defineKernel(unaryBackwardKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(unaryBackward) });
+  defineKernel(binaryKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(binary) });
+  defineKernel(scaleByKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(scaleBy) });
+});

@@ -1,29 +1,32 @@
 /**
- * GELU (tanh form) as gpu.js kernels for the webgpu device, one thread per element, the same
- * formulas as reference.ts in float32.
+ * GELU (tanh form) as WGSL kernels of the webgpu device, one thread per element: the formulas of
+ * reference.ts in float32, tanh as the device's `tanh_` (Cephes' algorithm).
  */
-import { call, into, type KernelOp } from '../../kernels/gpujs/ops';
 import type { F32 } from '../../arrays';
+import type { WebgpuContext } from '../../webgpu/kernel';
+import { MAIN_1D, MATH, params, wgsl } from '../../webgpu/wgsl';
 
-const forward = `function (x) {
-  const v = x[this.thread.x];
-  return 0.5 * v * (1 + Math.tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-}`;
-
-const backward = `function (x, gy) {
-  const v = x[this.thread.x];
-  const t = Math.tanh(0.7978845608028654 * (v + 0.044715 * v * v * v));
-  return gy[this.thread.x] * (0.5 * (1 + t) + 0.5 * v * (1 - t * t) * 0.7978845608028654 * (1 + 0.134145 * v * v));
-}`;
+const N = params(['n', 'u32']);
 
 /** out = gelu(x). */
-export function* geluGpujs(x: F32, out: F32): KernelOp {
+export function geluWgsl(ctx: WebgpuContext, x: F32, out: F32): void {
   const n = x.length;
-  if (n > 0) yield* into(out, call('gelu', `${n}`, () => ({ source: forward, output: [n], argumentTypes: { x: 'Array' } }), [x]));
+  if (n === 0) return;
+  const k = ctx.kernel('gelu', '', () => wgsl(N, [['x', 'r', 'f32'], ['y', 'w', 'f32']], `${MATH}${MAIN_1D}  let v = x[i];
+  y[i] = 0.5 * v * (1.0 + tanh_(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+}
+`));
+  ctx.run(k, N.pack({ n }), [ctx.st.input(x, 'gelu input'), ctx.st.output(out, 'gelu')], ctx.grid(Math.ceil(n / 256)));
 }
 
 /** gx = gy·gelu'(x). */
-export function* geluBackwardGpujs(x: F32, gy: F32, gx: F32): KernelOp {
+export function geluBackwardWgsl(ctx: WebgpuContext, x: F32, gy: F32, gx: F32): void {
   const n = x.length;
-  if (n > 0) yield* into(gx, call('geluBackward', `${n}`, () => ({ source: backward, output: [n], argumentTypes: { x: 'Array', gy: 'Array' } }), [x, gy]));
+  if (n === 0) return;
+  const k = ctx.kernel('geluBackward', '', () => wgsl(N, [['x', 'r', 'f32'], ['gy', 'r', 'f32'], ['gx', 'w', 'f32']], `${MATH}${MAIN_1D}  let v = x[i];
+  let t = tanh_(0.7978845608028654 * (v + 0.044715 * v * v * v));
+  gx[i] = gy[i] * (0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * 0.7978845608028654 * (1.0 + 0.134145 * v * v));
+}
+`));
+  ctx.run(k, N.pack({ n }), [ctx.st.input(x, 'gelu input'), ctx.st.input(gy, 'gradient'), ctx.st.output(gx, 'gradient')], ctx.grid(Math.ceil(n / 256)));
 }

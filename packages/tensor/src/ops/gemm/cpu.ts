@@ -106,6 +106,11 @@ function currentEngine(): WasmGemmEngine | null {
 
 const isBf16 = (args: GemmArgs | GemmBf16Args): args is GemmBf16Args => args.B instanceof Uint16Array;
 
+/** The engine of the current variant (its worker threads run other kernels' call jobs too), or null without WebAssembly SIMD. Internal to the package. */
+export function gemmEngine(): WasmGemmEngine | null {
+  return currentEngine();
+}
+
 /** Whether this runtime can run {@link wasmGemm} (WebAssembly SIMD validates). */
 export function wasmGemmAvailable(): boolean {
   return variantValidates('simd');

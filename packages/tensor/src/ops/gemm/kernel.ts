@@ -1,6 +1,8 @@
 import type { GemmArgs, GemmBf16Args } from './args';
+import { onWebgpu } from '../../device-hooks';
 import { defineKernel, kernelOp } from '../../registry';
 import { jsGemm, wasmGemm, wasmGemmAvailable } from './cpu';
+import { gemm } from './webgpu';
 
 /**
  * C = alpha·op(A)·op(B) + beta·C on row-major operands (see `GemmArgs`); B holds bf16 bits when
@@ -14,3 +16,6 @@ export const gemmKernel = kernelOp<GemmFn>('gemm', (a) => (a.B instanceof Uint16
 
 defineKernel(gemmKernel, { device: 'cpu', impl: 'reference', run: jsGemm });
 defineKernel(gemmKernel, { device: 'cpu', impl: 'wasm', available: wasmGemmAvailable, run: wasmGemm });
+onWebgpu((gpu) => {
+  defineKernel(gemmKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(gemm) });
+});

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import fc from 'fast-check';
 import { variantBytes } from './wasm/engine';
-import { GEMM_VARIANTS, type GemmVariantName } from './wasm/variants';
+import { GEMM_VARIANTS, GEMM_WIDE_TILES, type GemmVariantName } from './wasm/variants';
 import { wasmApi } from '../../wasm/api';
 import { randomArray } from './test-util';
 
@@ -16,17 +16,21 @@ interface PackExports {
   pack_a(src: number, rs: number, cs: number, mc: number, kc: number, dst: number, alpha: number): void;
 }
 
-function instance(name: GemmVariantName): { ex: PackExports; f32: Float32Array; u16: Uint16Array } {
+function instance(name: GemmVariantName, wide: boolean): { ex: PackExports; f32: Float32Array; u16: Uint16Array } {
   const memory = new wasmApi!.Memory({ initial: 64, maximum: 65536, shared: true });
-  const ex = new wasmApi!.Instance(new wasmApi!.Module(variantBytes(name)), { env: { memory } }).exports as unknown as PackExports;
+  const ex = new wasmApi!.Instance(new wasmApi!.Module(variantBytes(name, wide)), { env: { memory } }).exports as unknown as PackExports;
   return { ex, f32: new Float32Array(memory.buffer), u16: new Uint16Array(memory.buffer) };
 }
 
 const SRC = 1 << 16, DST = 2 << 20; // byte addresses (source below 2 MiB, panels above)
 
-it.each(Object.keys(GEMM_VARIANTS) as GemmVariantName[])('%s: pack_b and pack_a reproduce their definition for both layouts, f32 and bf16', (name) => {
-  const { mr, nr } = GEMM_VARIANTS[name];
-  const { ex, f32, u16 } = instance(name);
+/** Every committed module: each variant with its 128-bit and its wide micro-tile. */
+const MODULES = (Object.keys(GEMM_VARIANTS) as GemmVariantName[]).flatMap((name) => [false, true].map((wide) => ({
+  label: `${name}${wide ? ' (wide)' : ''}`, name, wide, ...(wide ? GEMM_WIDE_TILES : GEMM_VARIANTS)[name],
+})));
+
+it.each(MODULES)('$label: pack_b and pack_a reproduce their definition for both layouts, f32 and bf16', ({ name, wide, mr, nr }) => {
+  const { ex, f32, u16 } = instance(name, wide);
   // nc up to 12 panels: several groups of the non-transposed copy plus a partial panel.
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 12 * nr + 7 }), fc.boolean(), fc.boolean(), fc.nat(),
@@ -81,9 +85,8 @@ it.each(Object.keys(GEMM_VARIANTS) as GemmVariantName[])('%s: pack_b and pack_a 
 // The last panel of an A block with rows < MR rows runs kernel_<rows> straight into C: its rows
 // must be the full kernel's first rows bit for bit (same operations per element), and C below
 // them must stay untouched.
-it.each(Object.keys(GEMM_VARIANTS) as GemmVariantName[])('%s: kernel_<rows> gives the first rows of the full kernel exactly and writes nothing else', (name) => {
-  const { mr, nr } = GEMM_VARIANTS[name];
-  const { ex, f32 } = instance(name);
+it.each(MODULES)('$label: kernel_<rows> gives the first rows of the full kernel exactly and writes nothing else', ({ name, wide, mr, nr }) => {
+  const { ex, f32 } = instance(name, wide);
   const A = SRC, B = SRC + 4 * 64 * mr, C = DST, TILE = DST + (1 << 16);
   fc.assert(
     fc.property(fc.integer({ min: 1, max: mr - 1 }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: nr, max: 3 * nr }), fc.boolean(), fc.nat(),

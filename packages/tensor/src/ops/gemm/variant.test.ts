@@ -11,6 +11,7 @@ import { GemmError, gemmKernelInfo, parseGemmSetting, relaxedSimdAvailable, setG
 import { errorBound, randomArray, worstRatio } from './test-util';
 import { attentionKernel } from '../attention/kernel';
 import { kernelSet } from '../../kernels/types';
+import { revectorizeOn } from '../../host';
 
 const jsKernels = kernelSet('reference');
 
@@ -27,6 +28,9 @@ function fmaProbe(): number {
   return C[0]!;
 }
 
+/** The micro-tile of a variant: 16 columns where the revectorizer is on (see wasm/variants.ts). */
+const tile = (v: GemmVariantName): string => `${v === 'relaxed' ? 6 : 4}x${revectorizeOn() ? 16 : 8}`;
+
 /** Whether the CPU has fused multiply-add, from the kernel's own CPU flags (x86-64 Linux). */
 const cpuHasFma = /^flags\s*:.*\bfma\b/m.test(readFileSync('/proc/cpuinfo', 'utf8'));
 
@@ -35,17 +39,17 @@ describe('the cpu GEMM variants: relaxed-SIMD FMA by default where the CPU has i
     expect(process.arch).toBe('x64');
     expect(relaxedSimdAvailable()).toBe(true);
     expect(gemmKernelInfo().variant).toBe(cpuHasFma ? 'relaxed' : 'simd');
-    expect(gemmKernelInfo().microTile).toBe(cpuHasFma ? '6x8' : '4x8');
+    expect(gemmKernelInfo().microTile).toBe(tile(cpuHasFma ? 'relaxed' : 'simd'));
     expect(fmaProbe()).toBe(cpuHasFma ? 2 ** -11 + 2 ** -24 : 2 ** -11);
   });
 
   test('setGemmVariant switches between fused (relaxed) and separate multiply and add (simd) on the cpu backend', () => {
     setGemmVariant('simd');
     expect(kernelInfo('gemm')?.impl).toBe('wasm');
-    expect(gemmKernelInfo()).toMatchObject({ variant: 'simd', microTile: '4x8' });
+    expect(gemmKernelInfo()).toMatchObject({ variant: 'simd', microTile: tile('simd') });
     expect(fmaProbe()).toBe(2 ** -11);
     setGemmVariant('relaxed');
-    expect(gemmKernelInfo()).toMatchObject({ variant: 'relaxed', microTile: '6x8' });
+    expect(gemmKernelInfo()).toMatchObject({ variant: 'relaxed', microTile: tile('relaxed') });
     expect(fmaProbe()).toBe(cpuHasFma ? 2 ** -11 + 2 ** -24 : 2 ** -11);
     expect(() => setGemmVariant('fma' as GemmVariantName)).toThrow(GemmError);
   });

@@ -2,8 +2,9 @@
  * The row operations of a softmax — max, `exp(x − shift)` with its sum, scaling — in WebAssembly
  * SIMD on the cpu device memory, for the fused LM-head cross-entropy and the attention tiles.
  *
- * exp is the Cephes `expf` scheme, four lanes at a time: x is clamped to [−104, 89],
- * n = nearest(x·log₂e), r = x − n·ln2 (ln2 split in a short head C1, exact in the product, and a
+ * exp is the Cephes `expf` scheme, four lanes at a time: x is clamped to [−104, 89] (with
+ * `pmax`/`pmin`, one instruction each on x86; NaN passes through as with `max`/`min`),
+ * n = nearest(x·log₂e) (read as an integer from t + 1.5·2²³), r = x − n·ln2 (ln2 split in a short head C1, exact in the product, and a
  * tail C2), exp(r) ≈ 1 + r + r²·P(r) with a degree-5 P on |r| ≤ ln2/2, and the result is
  * exp(r)·2^⌊n/2⌋·2^(n−⌊n/2⌋): two power-of-two factors, each a normal float, so results that
  * underflow into subnormals are rounded once and exp(x > 88.72…) becomes +∞. Sums are kept in
@@ -28,24 +29,42 @@ const C2 = Math.fround(-2.12194440e-4);
 const P = [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1].map(Math.fround);
 const LO = -104;
 const HI = 89;
+/** 1.5·2²³: t + ROUND holds the integer t in its low mantissa bits (|t| < 2²²), ROUND_BITS its bit pattern. */
+const ROUND = 12582912;
+const ROUND_BITS = 0x4b400000;
 
 const { i32: I32, f32: F32T, f64: F64T, v128: V128 } = ValType;
 const c = i32.const;
 const splat = (x: number): Code => v128.f32x4_splat(f32.const(x));
 
-/** exp of the f32x4 in local `x`, in place, using the v128 scratch locals `t`, `n` and `half`. */
-function expVec(x: number, t: number, n: number, half: number): Code {
-  const pow2 = (e: Code): Code => v128.i32x4_shl(v128.i32x4_add(e, v128.i32x4_splat(c(127))), c(23));
+/**
+ * The constants of {@link expVec} as v128 locals, set once before the loops (`init`): V8 does not
+ * hoist a splat of a constant out of a loop, and rebuilding fifteen of them per vector cost more
+ * than the exp's own arithmetic.
+ */
+function expConstants(L: Locals): { init: Code; k: (x: number) => Code } {
+  const values = [LO, HI, LOG2E, ROUND, C1, C2, ...P, 1];
+  const locals = new Map(values.map((v) => [v, L.add(V128)]));
+  const bias = L.add(V128), bits = L.add(V128);
+  return {
+    init: seq(...[...locals].map(([v, l]) => set(l, splat(v))), set(bias, v128.i32x4_splat(c(127))), set(bits, v128.i32x4_splat(c(ROUND_BITS)))),
+    k: (x) => get(x === 127 ? bias : x === ROUND_BITS ? bits : locals.get(x)!),
+  };
+}
+
+/** exp of the f32x4 in local `x`, in place, using the v128 scratch locals `t`, `n` and `half` and the constants `k` ({@link expConstants}). */
+function expVec(x: number, t: number, n: number, half: number, k: (x: number) => Code): Code {
+  const pow2 = (e: Code): Code => v128.i32x4_shl(v128.i32x4_add(e, k(127)), c(23));
   return seq(
-    set(x, v128.f32x4_min(v128.f32x4_max(get(x), splat(LO)), splat(HI))),
-    set(t, v128.f32x4_nearest(v128.f32x4_mul(get(x), splat(LOG2E)))),
-    set(n, v128.i32x4_trunc_sat_f32x4_s(get(t))),
-    set(x, v128.f32x4_sub(get(x), v128.f32x4_mul(get(t), splat(C1)))),
-    set(x, v128.f32x4_sub(get(x), v128.f32x4_mul(get(t), splat(C2)))),
+    set(x, v128.f32x4_pmin(v128.f32x4_pmax(get(x), k(LO)), k(HI))),
+    set(t, v128.f32x4_nearest(v128.f32x4_mul(get(x), k(LOG2E)))),
+    set(n, v128.i32x4_sub(v128.f32x4_add(get(t), k(ROUND)), k(ROUND_BITS))),
+    set(x, v128.f32x4_sub(get(x), v128.f32x4_mul(get(t), k(C1)))),
+    set(x, v128.f32x4_sub(get(x), v128.f32x4_mul(get(t), k(C2)))),
     // t = P(r) by Horner, then exp(r) = (P·r² + r) + 1.
-    set(t, splat(P[0]!)),
-    ...P.slice(1).map((p) => set(t, v128.f32x4_add(v128.f32x4_mul(get(t), get(x)), splat(p)))),
-    set(t, v128.f32x4_add(v128.f32x4_add(v128.f32x4_mul(get(t), v128.f32x4_mul(get(x), get(x))), get(x)), splat(1))),
+    set(t, k(P[0]!)),
+    ...P.slice(1).map((p) => set(t, v128.f32x4_add(v128.f32x4_mul(get(t), get(x)), k(p)))),
+    set(t, v128.f32x4_add(v128.f32x4_add(v128.f32x4_mul(get(t), v128.f32x4_mul(get(x), get(x))), get(x)), k(1))),
     set(half, v128.i32x4_shr_s(get(n), c(1))),
     set(x, v128.f32x4_mul(v128.f32x4_mul(get(t), pow2(get(half))), pow2(v128.i32x4_sub(get(n), get(half))))),
   );
@@ -80,14 +99,16 @@ export function expFn(): FuncDef {
   const L = new Locals(4);
   const end4 = L.add(I32), end = L.add(I32), sh = L.add(V128), x = L.add(V128), t = L.add(V128), n = L.add(V128);
   const lo = L.add(V128), hi = L.add(V128), tail = L.add(F64T), half = L.add(V128);
+  const K = expConstants(L);
   const body = seq(
+    K.init,
     set(end4, i32.add(get(A.src), i32.shl(i32.and(get(A.n), c(~3)), c(2)))),
     set(end, i32.add(get(A.src), i32.shl(get(A.n), c(2)))),
     set(sh, v128.f32x4_splat(get(A.shift))),
     set(lo, v128.zero()), set(hi, v128.zero()),
     forLoop(A.src, get(A.src), get(end4), c(16),
       set(x, v128.f32x4_sub(v128.load(get(A.src)), get(sh))),
-      expVec(x, t, n, half),
+      expVec(x, t, n, half, K.k),
       v128.store(get(A.dst), get(x)),
       set(lo, v128.f64x2_add(get(lo), v128.f64x2_promote_low_f32x4(get(x)))),
       set(hi, v128.f64x2_add(get(hi), v128.f64x2_promote_low_f32x4(v128.shuffle(get(x), get(x), HIGH_TO_LOW)))),
@@ -97,7 +118,7 @@ export function expFn(): FuncDef {
     forLoop(A.src, get(A.src), get(end), c(4),
       set(x, v128.f32x4_splat(f32.load(get(A.src)))),
       set(x, v128.f32x4_sub(get(x), get(sh))),
-      expVec(x, t, n, half),
+      expVec(x, t, n, half, K.k),
       f32.store(get(A.dst), v128.f32x4_extract_lane(get(x), 0)),
       set(tail, f64.add(get(tail), f64.promote_f32(v128.f32x4_extract_lane(get(x), 0)))),
       set(A.dst, i32.add(get(A.dst), c(4))),

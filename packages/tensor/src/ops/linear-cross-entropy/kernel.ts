@@ -1,8 +1,10 @@
+import { onWebgpu } from '../../device-hooks';
 import { defineKernel, kernelOp } from '../../registry';
 import type { LinearCrossEntropyArgs } from './args';
 import { linearCrossEntropyReference } from './reference';
 import { linearCrossEntropyCpu } from './cpu';
 import { wasmGemmAvailable } from '../gemm/cpu';
+import { linearCrossEntropyWgsl } from './webgpu';
 
 export type { LinearCrossEntropyArgs } from './args';
 
@@ -14,3 +16,6 @@ export const linearCrossEntropyKernel = kernelOp<(args: LinearCrossEntropyArgs) 
 
 defineKernel(linearCrossEntropyKernel, { device: 'cpu', impl: 'reference', run: linearCrossEntropyReference });
 defineKernel(linearCrossEntropyKernel, { device: 'cpu', impl: 'wasm', available: wasmGemmAvailable, run: linearCrossEntropyCpu });
+onWebgpu((gpu) => {
+  defineKernel(linearCrossEntropyKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(linearCrossEntropyWgsl) });
+});

@@ -1,6 +1,8 @@
 import type { F32, I32 } from '../../arrays';
+import { onWebgpu } from '../../device-hooks';
 import { defineKernel, kernelOp } from '../../registry';
 import * as reference from './reference';
+import { max, sum, sumSquares } from './webgpu';
 
 /** out[o, i] = Σ_j x[o, j, i] for x viewed as [outer, n, inner]. */
 export const sumKernel = kernelOp<(x: F32, outer: number, n: number, inner: number, out: F32) => void>('sum');
@@ -12,3 +14,8 @@ export const sumSquaresKernel = kernelOp<(x: F32, acc: F32 | null, out: F32) => 
 defineKernel(sumKernel, { device: 'cpu', impl: 'reference', run: reference.sum });
 defineKernel(maxKernel, { device: 'cpu', impl: 'reference', run: reference.max });
 defineKernel(sumSquaresKernel, { device: 'cpu', impl: 'reference', run: reference.sumSquares });
+onWebgpu((gpu) => {
+  defineKernel(sumKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(sum) });
+  defineKernel(maxKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(max) });
+  defineKernel(sumSquaresKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(sumSquares) });
+});

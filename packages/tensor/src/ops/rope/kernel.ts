@@ -1,6 +1,8 @@
 import type { F32, I32 } from '../../arrays';
+import { onWebgpu } from '../../device-hooks';
 import { defineKernel, kernelOp } from '../../registry';
 import * as reference from './reference';
+import { rope } from './webgpu';
 
 /**
  * Rotary embedding, rotate_half (NeoX) form, on x [N, heads, d] with one position per row:
@@ -10,3 +12,6 @@ import * as reference from './reference';
 export const ropeKernel = kernelOp<(x: F32, N: number, heads: number, d: number, positions: I32, invFreq: F32, inverse: boolean, out: F32) => void>('rope');
 
 defineKernel(ropeKernel, { device: 'cpu', impl: 'reference', run: reference.rope });
+onWebgpu((gpu) => {
+  defineKernel(ropeKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(rope) });
+});

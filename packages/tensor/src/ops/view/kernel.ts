@@ -1,6 +1,8 @@
 import type { F32 } from '../../arrays';
+import { onWebgpu } from '../../device-hooks';
 import { defineKernel, kernelOp } from '../../registry';
 import * as reference from './reference';
+import { copyStrided } from './webgpu';
 
 /**
  * The strided view of `x` (element `offset`, `shape`, `strides`) copied into `out` in row-major
@@ -10,3 +12,6 @@ import * as reference from './reference';
 export const copyStridedKernel = kernelOp<(x: F32, offset: number, shape: readonly number[], strides: readonly number[], out: F32) => void>('copyStrided');
 
 defineKernel(copyStridedKernel, { device: 'cpu', impl: 'reference', run: reference.copyStrided });
+onWebgpu((gpu) => {
+  defineKernel(copyStridedKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(copyStrided) });
+});

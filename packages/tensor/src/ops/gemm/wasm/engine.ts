@@ -18,15 +18,15 @@ import type { CheckedGemm } from '../args';
 import { GemmError } from '../errors';
 import { scaleC } from '../js';
 import {
-  compileRunner, CTL_BYTES, CTL_CLAIM, CTL_DONE, CTL_ERROR, CTL_GEN, CTL_JOBS, CTL_QUIT, CTL_SCRATCH,
-  JOB_ALPHA_GEMM, JOB_DOT, JOB_GEMM, JOB_WORDS, MAX_JOBS, MAX_THREADS,
-  type GemmExports, type RunJobs,
+  CALL_ARGS, compileRunner, CTL_BYTES, CTL_CLAIM, CTL_DONE, CTL_ERROR, CTL_GEN, CTL_JOBS, CTL_QUIT, CTL_SCRATCH,
+  JOB_ALPHA_GEMM, JOB_CALL, JOB_DOT, JOB_GEMM, JOB_WORDS, MAX_JOBS, MAX_THREADS,
+  type GemmExports, type KernelSet, type RunJobs,
 } from './jobs';
-import { GEMM_WASM_RELAXED, GEMM_WASM_SIMD } from './module.generated';
+import { GEMM_WASM_RELAXED, GEMM_WASM_RELAXED_WIDE, GEMM_WASM_SIMD, GEMM_WASM_SIMD_WIDE } from './module.generated';
 import { dotAccBytes, dotScratchBytes } from './dot-nt';
 import { heapAddress, heapMemory, heapRelease, heapScratch } from '../../../memory/heap';
-import { GEMM_VARIANTS, type GemmVariantName } from './variants';
-import { canBlock, canShareMemory, compileOptimized } from '../../../host';
+import { GEMM_VARIANTS, GEMM_WIDE_TILES, type GemmVariantName } from './variants';
+import { canBlock, canShareMemory, compileOptimized, revectorizeOn } from '../../../host';
 import { startGemmWorker, workersAvailable, type GemmWorker } from './threads';
 import { wasmApi, type WasmMemory, type WasmModule } from '../../../wasm/api';
 
@@ -85,9 +85,10 @@ function decode(b64: string): Uint8Array {
   return out;
 }
 
-/** Bytes of the committed module variant `name`. */
-export function variantBytes(name: GemmVariantName): Uint8Array {
-  return decode(name === 'relaxed' ? GEMM_WASM_RELAXED : GEMM_WASM_SIMD);
+/** Bytes of the committed module variant `name`, with its 128-bit or its wide micro-tile (see variants.ts). */
+export function variantBytes(name: GemmVariantName, wide = false): Uint8Array {
+  if (name === 'relaxed') return decode(wide ? GEMM_WASM_RELAXED_WIDE : GEMM_WASM_RELAXED);
+  return decode(wide ? GEMM_WASM_SIMD_WIDE : GEMM_WASM_SIMD);
 }
 
 /** Whether this runtime compiles the variant (relaxed SIMD: Node >= 22, Chrome >= 114, Firefox >= 145; not Safari). */
@@ -115,6 +116,8 @@ function copyRows<T extends Float32Array<ArrayBufferLike> | Uint16Array<ArrayBuf
 export class WasmGemmEngine {
   /** Which committed module runs. */
   readonly variant: GemmVariantName;
+  /** Whether it runs the wide micro-tile (compiled with V8's revectorizer, see variants.ts). */
+  readonly wide: boolean;
   /** Micro-tile rows. */
   readonly mr: number;
   /** Micro-tile columns. */
@@ -124,10 +127,13 @@ export class WasmGemmEngine {
   private readonly ex: GemmExports;
   /** Whether workers can share the control block (a browser page that is not cross-origin isolated has no SharedArrayBuffer: the engine then runs on the calling thread only). */
   private readonly threaded = canShareMemory() && workersAvailable();
-  private readonly control = this.threaded ? new SharedArrayBuffer(CTL_BYTES) : new ArrayBuffer(CTL_BYTES);
-  private readonly ctl = new Int32Array(this.control);
-  private readonly ctlF32 = new Float32Array(this.control);
+  private control = this.threaded ? new SharedArrayBuffer(CTL_BYTES) : new ArrayBuffer(CTL_BYTES);
+  private ctl = new Int32Array(this.control);
+  private ctlF32 = new Float32Array(this.control);
   private readonly runJobs: RunJobs = compileRunner();
+  /** The kernel sets of call jobs, and their functions on the calling thread. */
+  private readonly sets: KernelSet[] = [];
+  private readonly setFns: ((...args: number[]) => void)[][] = [];
   private workers: GemmWorker[] = [];
   private workerFailure: string | null = null;
   private dead = false;
@@ -138,16 +144,23 @@ export class WasmGemmEngine {
 
   private readonly tuning: EngineTuning;
 
-  constructor(variant: GemmVariantName, tuning: Partial<EngineTuning> = {}) {
+  /**
+   * @param variant - the arithmetic (FMA or mul + add)
+   * @param tuning - blocking and chunk sizes (tests)
+   * @param wide - the wide micro-tile; default: where `compileOptimized` turns the revectorizer on
+   */
+  constructor(variant: GemmVariantName, tuning: Partial<EngineTuning> = {}, wide = revectorizeOn()) {
     this.tuning = { ...DEFAULT_ENGINE_TUNING, ...tuning };
     this.variant = variant;
-    this.mr = GEMM_VARIANTS[variant].mr;
-    this.nr = GEMM_VARIANTS[variant].nr;
+    this.wide = wide;
+    const tile = (wide ? GEMM_WIDE_TILES : GEMM_VARIANTS)[variant];
+    this.mr = tile.mr;
+    this.nr = tile.nr;
     if (wasmApi === null) throw new GemmError('backend', 'WebAssembly is not available in this runtime');
     // Optimized at once: the workers run the same compiled code, and the driver and packing
     // functions run few, long calls.
     const api = wasmApi;
-    this.module = compileOptimized(() => new api.Module(variantBytes(variant)));
+    this.module = compileOptimized(() => new api.Module(variantBytes(variant, wide)));
     const memory = heapMemory();
     if (memory === null) throw new GemmError('backend', 'cannot create a shared WebAssembly memory (SharedArrayBuffer missing?)');
     this.memory = memory;
@@ -167,6 +180,53 @@ export class WasmGemmEngine {
   /** Bytes copied into and out of the wasm memory so far (operands that did not live there). */
   get bytesStaged(): number {
     return this.staged;
+  }
+
+  /**
+   * Make the functions `names` of `module` instantiated on `memory` runnable as call jobs
+   * ({@link call}); returns the set's index. Workers already started are replaced by fresh ones
+   * that know the new set (once per set: a model's weights memory, the product module).
+   */
+  addKernelSet(set: KernelSet): number {
+    if (this.dead) throw new GemmError('backend', 'this GEMM engine was terminated');
+    const exports = new wasmApi!.Instance(set.module, { env: { memory: set.memory } }).exports as Record<string, (...args: number[]) => void>;
+    this.setFns.push(set.names.map((n) => exports[n]!));
+    this.sets.push(set);
+    if (this.workers.length > 0) this.restartWorkers();
+    return this.sets.length - 1;
+  }
+
+  /**
+   * Run the call jobs `jobs` (each: the index of a function of kernel set `set`, then its i32
+   * arguments) on up to `threads` threads, the calling thread included, in rounds of at most
+   * MAX_JOBS; returns when all have run. Jobs must not depend on each other's order.
+   */
+  call(set: number, jobs: readonly (readonly number[])[], threads: number): void {
+    if (this.dead) throw new GemmError('backend', 'this GEMM engine was terminated');
+    const T = !this.threaded ? 1 : Math.max(1, Math.min(threads, MAX_THREADS, jobs.length));
+    if (T > 1) this.ensureWorkers(T - 1);
+    for (let j0 = 0; j0 < jobs.length; j0 += MAX_JOBS) {
+      const n = Math.min(MAX_JOBS, jobs.length - j0);
+      for (let j = 0; j < n; j++) {
+        const job = jobs[j0 + j]!;
+        if (job.length - 1 > CALL_ARGS) throw new GemmError('backend', `a call job takes at most ${CALL_ARGS} arguments`);
+        this.writeJob(j, JOB_CALL, [set, ...job]);
+      }
+      this.publish(n, T);
+      this.join(n);
+    }
+  }
+
+  /** Stop the workers and start over with a fresh control block (their successors are started on demand, with every kernel set). */
+  private restartWorkers(): void {
+    Atomics.store(this.ctl, CTL_QUIT, 1);
+    Atomics.add(this.ctl, CTL_GEN, 1);
+    Atomics.notify(this.ctl, CTL_GEN);
+    for (const w of this.workers) w.terminate();
+    this.workers = [];
+    this.control = new SharedArrayBuffer(CTL_BYTES);
+    this.ctl = new Int32Array(this.control);
+    this.ctlF32 = new Float32Array(this.control);
   }
 
   /** Compute the GEMM `g` with up to `threads` threads (1 = the calling thread only). */
@@ -364,7 +424,7 @@ export class WasmGemmEngine {
     }
     while (this.workers.length < n) {
       const thread = this.workers.length + 1;
-      const w = startGemmWorker({ module: this.module, memory: this.memory, control: this.control as SharedArrayBuffer, thread }, (message) => {
+      const w = startGemmWorker({ module: this.module, memory: this.memory, control: this.control as SharedArrayBuffer, thread, sets: this.sets }, (message) => {
         this.workerFailure = message;
         this.workers = this.workers.filter((x) => x !== w);
       });
@@ -453,7 +513,7 @@ export class WasmGemmEngine {
    */
   private join(n: number): void {
     const ctl = this.ctl;
-    this.runJobs(this.ex, ctl, this.ctlF32, 0);
+    this.runJobs(this.ex, ctl, this.ctlF32, 0, this.setFns);
     for (;;) {
       const d = Atomics.load(ctl, CTL_DONE);
       if (d >= n) break;

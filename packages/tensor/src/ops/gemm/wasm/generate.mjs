@@ -1,5 +1,5 @@
 // Regenerates module.generated.ts from codegen.ts / variants.ts.
-// Usage (from packages/tensor): node src/kernels/gemm/wasm/generate.mjs
+// Usage (from packages/tensor): node src/ops/gemm/wasm/generate.mjs
 // The generator is TypeScript; esbuild (installed with tsup) bundles it in memory first.
 import { build } from 'esbuild';
 import { writeFileSync } from 'node:fs';

@@ -5,7 +5,7 @@
  * differs (Node's `workerData`, a first message in a browser).
  */
 import { isNode, nodeBuiltin } from '../../../host';
-import { WORKER_MAIN_SOURCE } from './jobs';
+import { WORKER_MAIN_SOURCE, type KernelSet } from './jobs';
 import type { WasmMemory, WasmModule } from '../../../wasm/api';
 
 /** What a GEMM worker is started with. */
@@ -15,6 +15,8 @@ export interface GemmWorkerData {
   control: SharedArrayBuffer;
   /** The worker's index in the scratch table (1.., the calling thread is 0). */
   thread: number;
+  /** The kernel sets of call jobs (set k of a job record is sets[k]). */
+  sets: KernelSet[];
 }
 
 /** A started GEMM worker. */
