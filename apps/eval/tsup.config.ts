@@ -1,5 +1,5 @@
 import { defineConfig } from 'tsup';
 import { appBuild } from '@apertus/tsup-config';
 
-// The library entry and the CLI (dist/cli.js, executable) in one ESM build.
+// The command line (dist/cli.js, executable).
 export default defineConfig(appBuild());

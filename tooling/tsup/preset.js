@@ -14,12 +14,9 @@ export function libraryBuild(entry = ['src/index.ts'], extra = {}) {
   return { ...common, entry, format: ['esm', 'cjs'], dts: true, clean: true, ...extra };
 }
 
-/**
- * An app with a library entry and a CLI in one ESM build: `dist/index.js` (with type
- * declarations) and the executable `dist/cli.js`.
- */
+/** An app's command line: the executable `dist/cli.js` (ESM; what the app runs is a library's). */
 export function appBuild() {
-  return { ...common, entry: ['src/index.ts', 'src/cli.ts'], format: ['esm'], dts: { entry: 'src/index.ts' }, clean: true, banner: shebang };
+  return { ...common, entry: ['src/cli.ts'], format: ['esm'], clean: true, banner: shebang };
 }
 
 /**

@@ -1,12 +1,13 @@
 // apertus-eval: the command line. `apertus-eval [--model name=dir]…` evaluates each model on the
-// same suite (@apertus/trainer's evaluation suite) and prints the side-by-side table (base → SFT →
+// same suite (@apertus/recipes' evaluation suite) and prints the side-by-side table (base → SFT →
 // aligned).
 
-import fs from 'node:fs';
+import { writeFileAtomic } from '@apertus/atomic-file';
 import { applyThreads, collectValues, flag, helpShown, reportFailure } from '@apertus/cli';
 import { resolveModel, withDownloadDisplay } from '@apertus/hub';
+import { PRETRAIN_UDHR_LANGUAGES, evaluateStage, formatStages, loadSuiteTexts, parseEvalFlags, type RawEvalFlags, type StageResult } from '@apertus/recipes';
 import { describeDevice, useDevice, type Device } from '@apertus/tensor';
-import { PRETRAIN_UDHR_LANGUAGES, TrainerOptionError, evaluateStage, formatStages, loadSuiteTexts, parseEvalFlags, type RawEvalFlags, type StageResult } from '@apertus/trainer';
+import { TrainerOptionError } from '@apertus/trainer';
 import { Command } from 'commander';
 
 const program = new Command('apertus-eval')
@@ -51,8 +52,8 @@ program.action(async (opts: EvalFlags) => {
   }
   const table = formatStages(results, texts, suite);
   process.stdout.write(table);
-  if (opts.out !== undefined) fs.writeFileSync(opts.out, table);
-  if (opts.jsonOut !== undefined) fs.writeFileSync(opts.jsonOut, `${JSON.stringify({ suite, results }, null, 2)}\n`);
+  if (opts.out !== undefined) writeFileAtomic(opts.out, table);
+  if (opts.jsonOut !== undefined) writeFileAtomic(opts.jsonOut, `${JSON.stringify({ suite, results }, null, 2)}\n`);
 });
 
 program.exitOverride().configureOutput({ outputError: () => {} }).parseAsync(process.argv).catch((e: unknown) => {

@@ -11,6 +11,7 @@
 //
 //   cd apps/pretrain && npx tsup && node bench/run.mjs [--steps N] [--write]
 // Needs the built packages (npm run build) and, for the PyTorch peer, the Python peers (`npm run peers`).
+// With --write, the figures go to tooling/bench/results/pretrain.json (then `npm run bench:page`).
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,9 +21,10 @@ import { fileURLToPath } from 'node:url';
 import { AdEMAMix, LrScheduler, constantSchedule } from '@apertus/ademamix';
 import { ApertusModel, presetConfig, saveCheckpoint } from '@apertus/model';
 import { gemmKernelInfo, setGemmThreads } from '@apertus/tensor';
-import { CheckpointManager, causalLmLoss, collateLm, resolvePretrainConfig, runPretraining, trainStep, writeTrainingCheckpoint } from '@apertus/trainer';
+import { resolvePretrainConfig, runPretraining } from '@apertus/recipes';
+import { CheckpointManager, causalLmLoss, collateLm, trainStep, writeTrainingCheckpoint } from '@apertus/trainer';
+import { cpuDescription, loadRange, writeRecords } from '@apertus/bench';
 import { peerPython } from '@apertus/peers';
-import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
@@ -129,4 +131,11 @@ if (torchStep !== null) {
 say(`| atomic training checkpoint (${(bytes / 1e6).toFixed(1)} MB: f32 weights, optimizer moments, state; fsync + rename + latest) (median of 5) | ${fmt(median(atomic) * 1000, 0)} ms |`);
 say(`| plain writeFileSync of the same files (peer) | ${fmt(median(plain) * 1000, 0)} ms |`);
 say(`| ratio atomic / plain | ${fmt(median(atomic) / median(plain))} |`);
-if (write) fs.writeFileSync(path.join(root, 'tooling/bench/results/pretrain.md'), `${lines.join('\n')}\n`);
+if (write) {
+  const records = [
+    { id: 'pretrain-default-run', target: `apertus-pretrain on the defaults (\`npm start\`): ${config.steps} steps × ${config.microBatchSize} × ${config.seqLength} tokens, evaluations, samples, ${Math.floor(config.steps / config.checkpointInterval)} checkpoints, export`, figure: `${fmt(wall, 1)} s wall, ${Math.round(tokens / wall)} tokens/s over all phases` },
+    ...(torchStep !== null ? [{ id: 'pretrain-step', target: `training step of the default run (tiny, vocab ${V}, ${B} × ${T}, AdEMAMix + Goldfish + clipping) against the same step in transformers on PyTorch (#8)`, figure: `${fmt(ours * 1000, 0)} ms (${Math.round((B * T) / ours)} tokens/s) against ${fmt(torchStep * 1000, 0)} ms (${peerVersions})`, ratio: `${fmt(torchStep / ours)}×` }] : []),
+    { id: 'pretrain-checkpoint', target: `atomic training checkpoint (${(bytes / 1e6).toFixed(1)} MB: f32 weights, optimizer moments, state; fsync + rename + latest)`, figure: `${fmt(median(atomic) * 1000, 0)} ms against ${fmt(median(plain) * 1000, 0)} ms for plain writeFileSync of the same files`, ratio: `${fmt(median(atomic) / median(plain))}× the plain writes` },
+  ];
+  console.log(`wrote ${writeRecords('pretrain', records.map((r) => ({ ...r, load: loadRange(loadBefore) })))}`);
+}

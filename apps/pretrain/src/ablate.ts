@@ -1,7 +1,8 @@
-// `apertus-pretrain ablate`: the flags of @apertus/trainer's runAblation.
+// `apertus-pretrain ablate`: the flags of @apertus/recipes' runAblation.
 
 import { Command } from 'commander';
-import { ConfigField, DEFAULT_GOLDFISH, ablationMarkdown, readConfigLayer, runAblation } from '@apertus/trainer';
+import { DEFAULT_GOLDFISH, ablationMarkdown, runAblation } from '@apertus/recipes';
+import { ConfigField, readConfigLayer } from '@apertus/trainer';
 
 /**
  * The `apertus-pretrain ablate` subcommand; `done` receives the exit status. Prints progress to

@@ -2,8 +2,9 @@
 // `apertus-pretrain goldfish [options]` runs the Goldfish memorization experiment;
 // `apertus-pretrain ablate [options]` the paper's ablations in miniature.
 
-import fs from 'node:fs';
-import { PRETRAIN_DEFAULTS, PRETRAIN_SCHEMA, resolvePretrainConfig, runGoldfishExperiment, runPretraining, runTrainingCli, type RecallSummary } from '@apertus/trainer';
+import { writeFileAtomic } from '@apertus/atomic-file';
+import { PRETRAIN_DEFAULTS, PRETRAIN_SCHEMA, resolvePretrainConfig, runGoldfishExperiment, runPretraining, type RecallSummary } from '@apertus/recipes';
+import { runTrainingCli } from '@apertus/trainer';
 import { ablateCommand } from './ablate';
 
 async function goldfish(opts: Record<string, string | undefined>): Promise<number> {
@@ -35,7 +36,7 @@ async function goldfish(opts: Record<string, string | undefined>): Promise<numbe
     `(${((performance.now() - t0) / 1000).toFixed(0)} s)`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
-  if (opts.json !== undefined) fs.writeFileSync(opts.json, `${JSON.stringify(result, null, 2)}\n`);
+  if (opts.json !== undefined) writeFileAtomic(opts.json, `${JSON.stringify(result, null, 2)}\n`);
   return 0;
 }
 

@@ -2,20 +2,19 @@
 // `forward` + `crossEntropy` (`@apertus/trainer`'s causalLmLoss), on the same left-padded micro-batch
 // of the bundled task: forward + backward time per step, and the two loss values (must agree).
 // Run after a build:  node apps/sft/bench/loss.mjs [--quick] [--write] [--model runs/udhr-tiny]
-// --write replaces the marked section of tooling/bench/results/posttrain.md with this run's table.
-import fs from 'node:fs';
+// --write puts the figure into tooling/bench/results/sft.json (then `npm run bench:page`).
 import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { loadAverage, loadRange, writeRecords } from '@apertus/bench';
 import { ApertusModel, loadCheckpoint, presetConfig } from '@apertus/model';
-import { buildUdhrTranslationTask, tokenizeSftDataset } from '@apertus/posttrain';
+import { buildUdhrTranslationTask, collateSft, tokenizeSftDataset } from '@apertus/posttrain';
 import { backward } from '@apertus/tensor';
 import { createApertusTokenizer, loadTokenizerFromDirectory } from '@apertus/tokenizer';
-import { causalLmLoss } from '@apertus/trainer';
-import { collate, resolveModelDir, sftLoss, toLmBatch } from '@apertus/sft';
+import { lmBatchOfSft, sftLoss } from '@apertus/recipes';
+import { causalLmLoss, resolveModelDir } from '@apertus/trainer';
 
 const args = process.argv.slice(2);
+const loadStart = loadAverage();
 const quick = args.includes('--quick');
 const modelArg = args.includes('--model') ? args[args.indexOf('--model') + 1] : 'runs/udhr-tiny';
 let model, tokenizer, source;
@@ -31,7 +30,7 @@ try {
 }
 const task = await buildUdhrTranslationTask({ languages: ['deu_1996', 'gsw1', 'ita', 'roh_rumgr'], maxExamples: 8, seed: 0 });
 const { examples } = await tokenizeSftDataset(tokenizer, task.train, { maxLength: 512, date: '2025-09-01' });
-const batch = toLmBatch(collate(examples.slice(0, 8), 3));
+const batch = lmBatchOfSft(collateSft(examples.slice(0, 8), { padId: 3 }));
 const params = model.parameters();
 const variants = {
   'fused model.loss (apertus-sft)': (b) => sftLoss(model, b, b.keptTokens),
@@ -65,14 +64,12 @@ const lines = [
 ];
 console.log(lines.join('\n'));
 if (args.includes('--write')) {
-  const file = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../tooling/bench/results/posttrain.md');
-  const text = fs.readFileSync(file, 'utf8');
-  const start = '<!-- sft-loss:start -->';
-  const end = '<!-- sft-loss:end -->';
-  const i = text.indexOf(start);
-  const j = text.indexOf(end);
-  if (i < 0 || j < i) throw new Error(`${file}: no ${start} … ${end} section`);
-  const body = `${start}\n\`node apps/sft/bench/loss.mjs${quick ? ' --quick' : ''}\` (${new Date().toISOString().slice(0, 10)}):\n\n${lines.join('\n')}\n`;
-  fs.writeFileSync(file, text.slice(0, i) + body + text.slice(j));
-  console.log(`wrote ${file}`);
+  const [fused, peer] = rows;
+  console.log(`wrote ${writeRecords('sft', [{
+    id: 'sft-fused-loss',
+    target: `SFT micro-batch (${batch.batchSize} × ${batch.seqLength} tokens, ${source}): fused LM-head loss (apertus-sft) against forward + cross-entropy`,
+    figure: `${fused.ms.toFixed(0)} ms a step (forward + backward) against ${peer.ms.toFixed(0)} ms; loss values ${fused.value.toFixed(6)} and ${peer.value.toFixed(6)}`,
+    ratio: `${(peer.ms / fused.ms).toFixed(2)}×`,
+    load: loadRange(loadStart),
+  }])}`);
 }

@@ -4,7 +4,7 @@
 
 import type { ChatMessage } from '@apertus/tokenizer';
 import type { TurnResult } from './chat';
-import type { TabTraining } from './train';
+import type { TextTraining } from '@apertus/recipes';
 
 /** Where a model comes from: a picked directory or GGUF file, a URL, a Hub id (with the Hub's URL and a token), or a new tiny preset. */
 export type ModelSource =
@@ -19,7 +19,7 @@ export type StudioRequest =
   | { id: number; type: 'device'; webgpu: boolean }
   | { id: number; type: 'load'; source: ModelSource }
   | { id: number; type: 'chat'; messages: ChatMessage[]; maxTokens: number }
-  | { id: number; type: 'train'; text: string; settings: TabTraining }
+  | { id: number; type: 'train'; text: string; settings: TextTraining }
   | { id: number; type: 'stop' };
 
 /** The loaded model, as the page names it. */

@@ -15,6 +15,7 @@ import { loadGguf, writeModelGguf } from '@apertus/gguf';
 import { loadCheckpoint, saveCheckpoint, ApertusModel, presetConfig } from '@apertus/model';
 import { startHubServer } from '@apertus/hub/testing';
 import { createServer, loadServedModel, type ApertusServer } from '@apertus/serve';
+import { trainOnText } from '@apertus/recipes';
 import { SWIFTSHADER_ICD } from '@apertus/tensor';
 import { buildApertusTokenizerConfig, buildApertusTokenizerJson, loadTokenizerFromDirectory } from '@apertus/tokenizer';
 import { chromium, type Browser } from 'playwright-core';
@@ -22,7 +23,6 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { buildStudio } from '../build.mjs';
 import { chatTurn } from './chat';
 import type { StudioModel } from './model-source';
-import { trainOnText } from './train';
 
 const out = path.join(import.meta.dirname, '..', 'test-output');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'apertus-studio-'));

@@ -8,7 +8,7 @@ import { checkpointFiles } from './download';
 import { modelFromGgufFile } from './gguf-source';
 import { modelFromPicked, modelFromUrl, tinyModel, type StudioModel } from './model-source';
 import type { ModelSource, StudioRequest, StudioResponse, StudioResults } from './protocol';
-import { trainOnText } from './train';
+import { trainOnText } from '@apertus/recipes';
 
 let current: StudioModel | null = null;
 let stopRequested = false;

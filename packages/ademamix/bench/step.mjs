@@ -7,14 +7,12 @@
 // rounded β^t). Peer: the same update written as a plain JavaScript loop in double precision
 // (unfused, results stored to the typed array) — what a port without bit-exactness costs.
 // Ratio = peer time / our time (< 1: the exact rounding costs that factor).
-// With --write, results go to tooling/bench/results/ademamix.md.
-import * as fs from 'node:fs';
+// With --write, the figures go to tooling/bench/results/ademamix.json (then `npm run bench:page`).
 import * as os from 'node:os';
-import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { AdamW, AdEMAMix } from '@apertus/ademamix';
+import { loadAverage, loadRange, writeRecords } from '@apertus/bench';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
+const loadStart = loadAverage();
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const reps = quick ? 3 : 11;
@@ -100,18 +98,7 @@ console.log(`CPU ${os.cpus()[0]?.model ?? 'cpu'}; Node ${process.version}; 1-min
 for (const r of rows) console.log(`${r.name.padEnd(33)} ours ${r.ours.toFixed(2).padStart(8)} ms | plain loop ${r.peer.toFixed(2).padStart(8)} ms | ratio ${(r.peer / r.ours).toFixed(2)}`);
 
 if (argv.includes('--write')) {
-  const lines = [
-    '# @apertus/ademamix — optimizer step',
-    '',
-    `Command: \`cd packages/ademamix && npx tsup && node bench/step.mjs --write${quick ? ' --quick' : ''}\` (median of ${reps}; Node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'}, 1-minute load average ${os.loadavg()[0].toFixed(1)}).`,
-    '',
-    'Peer: the same update as a plain double-precision JavaScript loop (no fused multiply-adds, no per-op rounding), measured in the same run. Ratio = plain / ours: below 1 is the price of bit-exact agreement with PyTorch.',
-    '',
-    '| case | ours (ms) | plain loop (ms) | ratio |',
-    '|---|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.name} | ${r.ours.toFixed(2)} | ${r.peer.toFixed(2)} | ${(r.peer / r.ours).toFixed(2)} |`),
-    '',
-  ];
-  fs.writeFileSync(path.join(here, '../../../tooling/bench/results/ademamix.md'), lines.join('\n'));
-  console.log('wrote tooling/bench/results/ademamix.md');
+  const record = (id, r, peer) => ({ id, target: `${r.name.replace(/, 1M (float\d+)/, ', 1M $1 parameters')}, torch-exact rounding`, figure: `${r.ours.toFixed(2)} ms against ${r.peer.toFixed(2)} ms for ${peer}`, ratio: `${(r.peer / r.ours).toFixed(2)}×`, load: loadRange(loadStart) });
+  const loop = 'a plain double loop';
+  console.log(`wrote ${writeRecords('ademamix', [record('ademamix-f32', rows[0], loop), record('adamw-f32', rows[1], loop), record('ademamix-f64', rows[4], loop)])}`);
 }

@@ -10,19 +10,17 @@
 // rounds alternate ours and theirs (prefill, then greedy decode) so both see the same machine
 // load, and each ratio is the median over rounds of ours ÷ theirs in the same round. Prints the
 // CPU (lscpu model and SIMD flags), the load average per case and a markdown table; --write puts
-// it in tooling/bench/results/gguf.md.
+// each case's figures into tooling/bench/results/gguf.json (then `npm run bench:page`).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ApertusModel, KVCache, parameterShapes, presetConfig, step } from '@apertus/model';
 import { f32ToBf16Bits, f32ToF16Bits, setGemmThreads } from '@apertus/tensor';
 import { GGML_TYPES, ggufTensorName, loadGguf, openGgufFile, ropeFactors, tokenizerMetadata, writeGguf, writeModelGguf } from '@apertus/gguf';
 import { buildApertusTokenizerConfig, buildApertusTokenizerJson } from '@apertus/tokenizer';
+import { cpuDescription, writeRecords } from '@apertus/bench';
 import { getLlama } from 'node-llama-cpp';
-import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name, dflt) => { const i = process.argv.indexOf(name); return i >= 0 ? process.argv[i + 1] : dflt; };
 const quick = process.argv.includes('--quick');
 const PREFILL = quick ? 32 : 128, DECODE = quick ? 8 : 32, BATCH = Number(arg('--batch', 8)), ROUNDS = Number(arg('--rounds', quick ? 1 : 3));
@@ -93,6 +91,7 @@ function writeRandomGguf(config, type, file) {
 const llama = await getLlama({ gpu: false, build: 'never', logLevel: 'error' });
 const prompt = Array.from({ length: PREFILL }, (_, i) => 1000 + ((i * 37) % 20000));
 const rows = [];
+const records = [];
 /** Seconds of CPU time this process has used (both sides run in it, on their threads). */
 const cpuNow = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
 /** Wall-clock seconds, or with --cpu-time this process's CPU seconds (steadier on a machine shared with other jobs). */
@@ -155,6 +154,16 @@ for (const name of presets) {
     const dec1 = m('decode', 'a');
     rows.push(`| ${name} | ${type} | ${m('prefill', 'a').toFixed(1)} | ${m('prefill', 'b').toFixed(1)} | ${median(r.pre).toFixed(2)}× | ${dec1.toFixed(2)} | ${m('decode', 'b').toFixed(2)} | ${median(r.dec).toFixed(2)}× | ${r.b8.length ? `${median(r.b8).toFixed(1)} (${(median(r.b8) / dec1).toFixed(1)}×)` : '–'} | ${first.a.prefill.toFixed(1)} / ${first.b.prefill.toFixed(1)} | ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} |`);
     console.log(rows.at(-1));
+    // The targets of #14: decode ≥ 1.0× llama.cpp at F32, ≥ 0.8× at the other types; prefill ≥ 0.8×.
+    const want = type === 'F32' ? 1 : 0.8, met = [median(r.dec) >= want, median(r.pre) >= 0.8].filter(Boolean).length;
+    records.push({
+      id: `gguf-${name}-${type.toLowerCase().replace('_', '')}`,
+      target: `GGUF ${type} ${name}: decode ≥ ${want.toFixed(1)}×, prefill ≥ 0.8× llama.cpp, one thread (#14)`,
+      status: ['not met', 'partly met', 'met'][met],
+      figure: `decode ${dec1.toFixed(2)} tok/s (llama.cpp ${m('decode', 'b').toFixed(2)}), prefill ${m('prefill', 'a').toFixed(1)} tok/s (${m('prefill', 'b').toFixed(1)})${clock === cpuNow ? ' (CPU time)' : ''}`,
+      ratio: `decode ${median(r.dec).toFixed(2)}×, prefill ${median(r.pre).toFixed(2)}×`,
+      load: `${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)}`,
+    });
     fs.rmSync(file);
   }
 }
@@ -180,4 +189,4 @@ const table = [
   '',
 ].join('\n');
 console.log('\n' + table);
-if (process.argv.includes('--write')) fs.writeFileSync(path.join(here, '../../../tooling/bench/results/gguf.md'), table);
+if (process.argv.includes('--write')) console.log(`wrote ${writeRecords('gguf', records)}`);

@@ -1,7 +1,7 @@
 // Writing a GGUF (version 3) file: header built in memory, tensor data streamed one tensor at a
 // time, written under a temporary name and renamed into place.
 
-import fs from 'node:fs';
+import { writeFileAtomic } from '@apertus/atomic-file';
 import { GgufIoError, GgufWriteError } from './errors';
 import { GGUF_VALUE_TYPE, type GgufScalarType } from './header';
 import { GGML_TYPES, rowBytes, type GgmlTypeName } from './types';
@@ -109,30 +109,25 @@ export function writeGguf(path: string, metadata: readonly (readonly [string, Gg
   }
   const header = h.result();
   const dataStart = Math.ceil(header.length / alignment) * alignment;
-  const tmp = `${path}.tmp-${process.pid}-${Date.now()}`;
-  let fd: number;
-  try { fd = fs.openSync(tmp, 'w'); } catch (e) { throw new GgufIoError(`cannot create (${(e as Error).message})`, { file: path, cause: e }); }
   try {
-    let pos = 0;
-    const write = (b: Uint8Array) => { let done = 0; while (done < b.length) done += fs.writeSync(fd, b, done, b.length - done, pos + done); pos += b.length; };
-    write(header);
-    write(new Uint8Array(dataStart - header.length));
-    tensors.forEach((t, i) => {
-      const data = t.data();
-      let n = 0;
-      for (const piece of data instanceof Uint8Array ? [data] : data) {
-        n += piece.length;
-        if (n > sizes[i]!) break;
-        write(piece);
-      }
-      if (n !== sizes[i]) throw new GgufWriteError(`data has ${n > sizes[i]! ? 'more than ' : ''}${n} bytes, shape [${t.shape}] as ${t.type} needs ${sizes[i]}`, { tensor: t.name });
-      write(new Uint8Array(Math.ceil(n / alignment) * alignment - n));
+    writeFileAtomic(path, (write) => {
+      write(header);
+      write(new Uint8Array(dataStart - header.length));
+      tensors.forEach((t, i) => {
+        const data = t.data();
+        let n = 0;
+        for (const piece of data instanceof Uint8Array ? [data] : data) {
+          n += piece.length;
+          if (n > sizes[i]!) break;
+          write(piece);
+        }
+        if (n !== sizes[i]) throw new GgufWriteError(`data has ${n > sizes[i]! ? 'more than ' : ''}${n} bytes, shape [${t.shape}] as ${t.type} needs ${sizes[i]}`, { tensor: t.name });
+        write(new Uint8Array(Math.ceil(n / alignment) * alignment - n));
+      });
     });
-    fs.closeSync(fd);
-    fs.renameSync(tmp, path);
   } catch (e) {
-    try { fs.closeSync(fd); } catch { /* already closed */ }
-    fs.rmSync(tmp, { force: true });
-    throw e;
+    // A failed system call (open, write, fsync, rename) names the file; anything else is the data's.
+    if (typeof (e as NodeJS.ErrnoException).syscall !== 'string') throw e;
+    throw new GgufIoError(`cannot write (${(e as Error).message})`, { file: path, cause: e });
   }
 }

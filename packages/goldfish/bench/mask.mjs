@@ -6,14 +6,11 @@
 // multiplications per label whatever h is). Peer: the straightforward BigInt port the spec sketches
 // (`p = BigInt.asIntN(64, p * BigInt(tok))` over every window, then the floor mod), same table and
 // threshold. Both must give the same mask (checked). Ratio = peer time / our time (> 1: ours faster).
-// With --write, results go to tooling/bench/results/goldfish.md.
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import * as os from 'node:os';
-import { fileURLToPath } from 'node:url';
+// With --write, the figures go to tooling/bench/results/goldfish.json (then `npm run bench:page`).
+import { loadAverage, loadRange, writeRecords } from '@apertus/bench';
 import { goldfishHashTable, goldfishMask } from '@apertus/goldfish';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
+const loadStart = loadAverage();
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const reps = quick ? 3 : 15;
@@ -73,25 +70,11 @@ for (const [B, L, k, h] of [
   const oursMs = median(() => goldfishMask(labels, { goldfishK: k, goldfishH: h, shape: [B, L] }));
   const peerMs = median(() => bigintMask(labels, B, L, k, h, table));
   const name = `mask [${B}, ${L}] k=${k} h=${h}`;
-  rows.push({ name, oursMs, peerMs, ratio: peerMs / oursMs, tokPerS: (B * L) / (oursMs / 1000) });
+  rows.push({ name, B, L, k, h, oursMs, peerMs, ratio: peerMs / oursMs, tokPerS: (B * L) / (oursMs / 1000) });
   console.log(`${name.padEnd(28)} ours ${oursMs.toFixed(2).padStart(8)} ms (${((B * L) / (oursMs / 1000) / 1e6).toFixed(1)} M labels/s) | BigInt ${peerMs.toFixed(2).padStart(8)} ms | ratio ${(peerMs / oursMs).toFixed(1)}`);
 }
 
 if (argv.includes('--write')) {
-  const lines = [
-    '# @apertus/goldfish — hash-table mask',
-    '',
-    `Command: \`cd packages/goldfish && npx tsup && node bench/mask.mjs --write${quick ? ' --quick' : ''}\` (median of ${reps}; Node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'}).`,
-    '',
-    'Peer: straightforward BigInt port (`BigInt.asIntN(64, p * tok)` over every window), same table and threshold, measured in the same run; identical masks checked. Ratio = BigInt time / ours.',
-    '',
-    `Hash-table construction on first use: ${tableMs.toFixed(1)} ms.`,
-    '',
-    '| case | ours (ms) | labels/s | BigInt peer (ms) | ratio |',
-    '|---|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.name} | ${r.oursMs.toFixed(2)} | ${(r.tokPerS / 1e6).toFixed(1)} M | ${r.peerMs.toFixed(2)} | ${r.ratio.toFixed(1)} |`),
-    '',
-  ];
-  fs.writeFileSync(path.join(here, '../../../tooling/bench/results/goldfish.md'), lines.join('\n'));
-  console.log('wrote tooling/bench/results/goldfish.md');
+  const record = (id, r) => ({ id, target: `Goldfish hash-table mask [${r.B}, ${r.L}], k = ${r.k}, h = ${r.h}`, figure: `${r.oursMs.toFixed(2)} ms (${(r.tokPerS / 1e6).toFixed(1)} M labels/s) against ${r.peerMs.toFixed(2)} ms for a BigInt port (identical masks)`, ratio: `${r.ratio.toFixed(1)}×`, load: loadRange(loadStart) });
+  console.log(`wrote ${writeRecords('goldfish', [record('goldfish-mask', rows[0]), record('goldfish-mask-k4', rows[1])])}`);
 }

@@ -15,6 +15,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { renameIntoPlace, writeFileAtomic } from '@apertus/atomic-file';
 import type { DownloadSink } from './fetch-file';
 import type { RepoFile } from './select';
 
@@ -30,9 +31,7 @@ export const isCommit = (s: string): boolean => COMMIT.test(s);
 
 function writeAtomic(file: string, data: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  fs.writeFileSync(tmp, data);
-  fs.renameSync(tmp, file);
+  writeFileAtomic(file, data);
 }
 
 const alive = (pid: number): boolean => {
@@ -182,6 +181,13 @@ export class RepoCache {
 
   /** The checked download of `etag` becomes its blob. */
   commitBlob(etag: string): void {
-    fs.renameSync(`${this.blob(etag)}.incomplete`, this.blob(etag));
+    const incomplete = `${this.blob(etag)}.incomplete`;
+    const fd = fs.openSync(incomplete, 'r');
+    try {
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    renameIntoPlace(incomplete, this.blob(etag));
   }
 }

@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { presetConfig } from '@apertus/model';
 import { gemmKernelInfo, Rng, setGemmThreads, sgemm, Tensor, tidy } from '@apertus/tensor';
-import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
+import { cpuDescription } from '@apertus/bench';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);

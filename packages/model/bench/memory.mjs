@@ -1,14 +1,14 @@
 // Peak memory of a training step and of bf16 inference, against budgets computed on paper.
 //   node --expose-gc packages/model/bench/memory.mjs train <preset> <B> <T>
 //   node --expose-gc packages/model/bench/memory.mjs infer <layers> <context>
-//   node packages/model/bench/memory.mjs --write     (runs each case in a fresh process, writes results)
+//   node packages/model/bench/memory.mjs --write     (runs each case in a fresh process; the figures go to
+//                                                     tooling/bench/results/memory.json)
 // Peak RSS is the kernel's VmHWM of the process (so one case per process).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadAverage, loadRange, writeRecords } from '@apertus/bench';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const MiB = 1024 * 1024;
 const vmHWM = () => Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]) * 1024;
 
@@ -76,13 +76,22 @@ if (mode === 'train' || mode === 'infer') {
   console.log(JSON.stringify(r));
   process.exit(0);
 }
+const loadStart = loadAverage();
 const cases = [['train', 'tiny', '8', '256'], ['train', 'small', '1', '256'], ['infer', '4', '4096']];
 const rows = cases.map((args) => JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), ...args], { encoding: 'utf8' }).trim().split('\n').pop()));
 for (const r of rows) console.log(`${r.case.padEnd(60)} peak ${(r.peak / MiB).toFixed(0).padStart(6)} MiB  budget ${(r.budget / MiB).toFixed(0).padStart(6)} MiB  ratio ${(r.peak / r.budget).toFixed(2)}  (${r.detail})`);
 if (process.argv.includes('--write')) {
-  fs.writeFileSync(path.join(here, '../../../tooling/bench/results/memory.md'), [
-    '# Memory: peak RSS against the budget on paper', '',
-    `Command: \`node packages/model/bench/memory.mjs --write\` (${new Date().toISOString().slice(0, 10)}). Peak = VmHWM growth of a fresh process over its start-up.`, '',
-    '| case | peak MiB | budget MiB | peak / budget | budget parts |', '|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.case} | ${(r.peak / MiB).toFixed(0)} | ${(r.budget / MiB).toFixed(0)} | ${(r.peak / r.budget).toFixed(2)} | ${r.detail} |`), ''].join('\n'));
+  const targets = [
+    ['memory-train-tiny', 'training-step peak memory ≤ 1.5× the computed budget, tiny B8 T256 (#8, #18)', 1.5],
+    ['memory-train-small', 'training-step peak memory ≤ 1.5× the computed budget, small B1 T256 (#8, #18)', 1.5],
+    ['memory-infer-8b', '8B-shaped 4-layer inference memory ≤ 1.1× bf16 weights + KV cache, context 4096 (#8)', 1.1],
+  ];
+  console.log(`wrote ${writeRecords('memory', rows.map((r, i) => ({
+    id: targets[i][0],
+    target: targets[i][1],
+    status: r.peak / r.budget <= targets[i][2] ? 'met' : 'not met',
+    figure: `${(r.peak / MiB).toFixed(0)} MiB peak RSS growth against a ${(r.budget / MiB).toFixed(0)} MiB budget (${r.detail})`,
+    ratio: `${(r.peak / r.budget).toFixed(2)}× the budget`,
+    load: loadRange(loadStart),
+  })))}`);
 }

@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { AdamW, AdEMAMix } from '@apertus/ademamix';
 import { ApertusModel, KVCache, presetConfig, saveCheckpoint, step } from '@apertus/model';
 import { backward, gemmKernelInfo, f32ArrayToBf16, Rng, setGemmThreads, Tensor, tidy } from '@apertus/tensor';
-import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
+import { cpuDescription, loadRange, writeRecords } from '@apertus/bench';
 import { peerPython } from '@apertus/peers';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -127,17 +127,22 @@ function prepare(config, { B, T }) {
 const tiny = presetConfig('tiny');
 const small = presetConfig('small');
 const layer8b = presetConfig('apertus-8b', { num_hidden_layers: 1, vocab_size: 1024 });
-const train = (name, config, B, T, steps) => Object.keys(OPTIMIZERS).map((optimizer) => [`train step (${optimizer === 'adamw' ? 'AdamW' : 'AdEMAMix'})`, name, config, 'train', { B, T, steps, optimizer }]);
+// Each case with the record it updates (--write): id, target, and the ratio the target asks for.
+// A training case runs once per optimizer; AdEMAMix (the paper's) keeps the case's id, AdamW adds `-adamw`.
+const train = (name, config, B, T, steps, [id, target, need]) => Object.keys(OPTIMIZERS).map((optimizer) => [
+  `train step (${optimizer === 'adamw' ? 'AdamW' : 'AdEMAMix'})`, name, config, 'train', { B, T, steps, optimizer },
+  [optimizer === 'adamw' ? `${id}-adamw` : id, `${target.replace('training step', `training step (${optimizer === 'adamw' ? 'AdamW' : 'AdEMAMix'})`)}`, need],
+]);
 const cases = [
-  ...train('tiny', tiny, 8, 256, quick ? 2 : 5),
-  ['prefill', 'tiny', tiny, 'prefill', { B: 1, T: 256, steps: quick ? 2 : 5 }],
-  ['decode', 'tiny', tiny, 'decode', { B: 1, T: 64, steps: quick ? 8 : 32 }],
-  ...train('small', small, 1, 256, quick ? 1 : 3),
-  ...train('small', small, 4, 512, quick ? 1 : 2),
-  ['prefill', 'small', small, 'prefill', { B: 1, T: 256, steps: quick ? 1 : 3 }],
-  ['decode', 'small', small, 'decode', { B: 1, T: 64, steps: quick ? 4 : 16 }],
-  ['decode', 'small', small, 'decode', { B: 8, T: 64, steps: quick ? 4 : 16 }],
-  ['decode (bf16 weights; torch f32)', '8B-shaped layer', layer8b, 'decode', { B: 1, T: 16, steps: quick ? 2 : 8, bf16: true }],
+  ...train('tiny', tiny, 8, 256, quick ? 2 : 5, ['train-tiny', 'training step, tiny B8 T256, ≥ 1.0× PyTorch eager (#18)', 1]),
+  ['prefill', 'tiny', tiny, 'prefill', { B: 1, T: 256, steps: quick ? 2 : 5 }, ['prefill-tiny', 'prefill, tiny B1 T256', null]],
+  ['decode', 'tiny', tiny, 'decode', { B: 1, T: 64, steps: quick ? 8 : 32 }, ['decode-tiny', 'decode batch 1, tiny, ≥ PyTorch eager (#4, #8)', 1]],
+  ...train('small', small, 1, 256, quick ? 1 : 3, ['train-small-b1', 'training step, small B1 T256, ≥ 1.0× PyTorch eager (#18)', 1]),
+  ...train('small', small, 4, 512, quick ? 1 : 2, ['train-small-b4', 'training step, small B4 T512, ≥ 1.0× PyTorch eager (#18)', 1]),
+  ['prefill', 'small', small, 'prefill', { B: 1, T: 256, steps: quick ? 1 : 3 }, ['prefill-small', 'prefill, small B1 T256, ≥ 1.0× PyTorch eager (#18)', 1]],
+  ['decode', 'small', small, 'decode', { B: 1, T: 64, steps: quick ? 4 : 16 }, ['decode-small-b1', 'decode batch 1, small, ≥ PyTorch eager (#4, #8)', 1]],
+  ['decode', 'small', small, 'decode', { B: 8, T: 64, steps: quick ? 4 : 16 }, ['decode-small-b8', 'decode batch 8, small, ≥ 1.5× PyTorch eager and clearly above batch 1 (#18)', 1.5]],
+  ['decode (bf16 weights; torch f32)', '8B-shaped layer', layer8b, 'decode', { B: 1, T: 16, steps: quick ? 2 : 8, bf16: true }, ['decode-8b-layer', 'decode batch 1, 8B-shaped layer with bf16 weights, ≥ PyTorch eager (#4, #8)', 1]],
 ];
 
 const rows = [];
@@ -147,7 +152,7 @@ const loadStart = load();
 const best = (xs) => xs.reduce((a, b) => (a.tokens_per_s >= b.tokens_per_s ? a : b));
 let versions = null;
 console.log(`CPU: ${cpu}; Node ${process.version}; GEMM ${gemmKernelInfo().variant} ${gemmKernelInfo().microTile}; load average (1/5/15 min) ${loadStart}${cpuTime ? '; process CPU time at 1 thread' : ''}`);
-for (const [what, name, config, mode, opts] of cases) {
+for (const [what, name, config, mode, opts, record] of cases) {
   if (only && !only.test(`${what} ${name} ${opts.B} ${opts.T}`)) continue;
   const { dir, inputs } = prepare(config, opts);
   try {
@@ -160,7 +165,7 @@ for (const [what, name, config, mode, opts] of cases) {
     }
     const [bo, bt] = [best(o), best(t)];
     versions ??= `transformers ${bt.transformers}, torch ${bt.torch}`;
-    const row = { what, name, B: opts.B, T: opts.T, ours: bo, peer: bt, ratio: bo.tokens_per_s / bt.tokens_per_s, load: `${loadCase} → ${load()}` };
+    const row = { what, name, B: opts.B, T: opts.T, ours: bo, peer: bt, ratio: bo.tokens_per_s / bt.tokens_per_s, load: `${loadCase} → ${load()}`, record };
     rows.push(row);
     const losses = mode === 'train' ? `  loss ${bo.loss.toFixed(6)} / ${bt.loss.toFixed(6)}` : '';
     console.log(`${what.padEnd(34)} ${name.padEnd(16)} B${String(opts.B).padEnd(2)} T${String(opts.T).padEnd(4)} ours ${bo.tokens_per_s.toFixed(1).padStart(9)} tok/s  transformers ${bt.tokens_per_s.toFixed(1).padStart(9)} tok/s  ratio ${row.ratio.toFixed(2)}  (ms/step ${(bo.seconds * 1000).toFixed(1)} vs ${(bt.seconds * 1000).toFixed(1)}; threads ${bo.threads}/${bt.threads})${losses}  load ${row.load}`);
@@ -169,22 +174,15 @@ for (const [what, name, config, mode, opts] of cases) {
   }
 }
 
-// --write replaces the table between the markers in tooling/bench/results/model.md, keeping the notes around it.
 if (write) {
-  const cmd = `node packages/model/bench/speed.mjs ${process.argv.slice(2).join(' ')}`.trim();
-  const lines = [
-    `Command: \`${cmd}\` (${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; Node ${process.version}; GEMM ${gemmKernelInfo().variant} ${gemmKernelInfo().microTile}; peer ${versions}, ApertusForCausalLM, float32, SDPA attention; ${cpuTime ? 'process CPU time at 1 thread' : `each side timed at ${THREADS.join(' and ')} thread(s) and its best kept`}; CPU ${cpu}; load average (1/5/15 min) ${loadStart} at the start, ${load()} at the end).`,
-    'Training step = forward + backward + optimizer (AdamW: ours / torch fused AdamW; AdEMAMix: ours / the paper\'s reference in torch); tokens/s = B·T per step (train, prefill) or B per step (decode after a T-token prefill). Loss = each side\'s first training step on the same checkpoint and tokens.',
-    '',
-    '| what | model | B | T | ours tok/s | transformers tok/s | ours / transformers | ours ms/step | transformers ms/step | threads (ours / transformers) | loss (ours / transformers) | load |',
-    '|---|---|---|---|---:|---:|---:|---:|---:|---|---|---|',
-    ...rows.map((r) => `| ${r.what} | ${r.name} | ${r.B} | ${r.T} | ${r.ours.tokens_per_s.toFixed(1)} | ${r.peer.tokens_per_s.toFixed(1)} | ${r.ratio.toFixed(2)} | ${(r.ours.seconds * 1000).toFixed(1)} | ${(r.peer.seconds * 1000).toFixed(1)} | ${r.ours.threads} / ${r.peer.threads} | ${r.ours.loss === undefined ? '' : `${r.ours.loss.toFixed(5)} / ${r.peer.loss.toFixed(5)}`} | ${r.load} |`),
-  ];
-  const file = path.join(here, '../../../tooling/bench/results/model.md');
-  const begin = '<!-- BEGIN speed.mjs output -->', end = '<!-- END speed.mjs output -->';
-  let text = fs.readFileSync(file, 'utf8');
-  if (!text.includes(begin)) text = text.replace(/\n/, `\n\n${begin}\n${end}\n`);
-  text = text.slice(0, text.indexOf(begin) + begin.length) + `\n${lines.join('\n')}\n` + text.slice(text.indexOf(end));
-  fs.writeFileSync(file, text);
+  const clock = cpuTime ? 'process CPU time, one thread' : THREADS.length > 1 ? `wall, best of ${THREADS.join(' and ')} threads each` : `wall, ${THREADS[0]} threads each`;
+  console.log(`wrote ${writeRecords('model', rows.map((r) => ({
+    id: r.record[0],
+    target: r.record[1],
+    ...(r.record[2] !== null ? { status: r.ratio >= r.record[2] ? 'met' : 'not met' } : {}),
+    figure: `${r.ours.tokens_per_s.toFixed(1)} tok/s against transformers ${r.peer.tokens_per_s.toFixed(1)} (${versions}; ${clock}; threads ${r.ours.threads} / ${r.peer.threads}${r.ours.loss === undefined ? '' : `; first-step loss ${r.ours.loss.toFixed(5)} / ${r.peer.loss.toFixed(5)}`})`,
+    ratio: `${r.ratio.toFixed(2)}×`,
+    load: loadRange(loadStart.split(' ')[0]),
+  })))}`);
 }
 process.exit(0);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeDirAtomic } from '@apertus/atomic-file';
 import { INDEX_FILE_NAME, openCheckpoint, openCheckpointAsync, SafetensorsFile, writeCheckpoint, type TensorReader } from '@apertus/safetensors';
-import { writeDirAtomically } from './atomic-dir';
 import { checkModelType, parseConfig, type ApertusConfig } from './config';
 import { parseGenerationConfig, type GenerationConfig } from './generation-config';
 import { checkpointReader, configJson, generationConfigJson, modelFromWeights, modelFromWeightsAsync, weightEntries, type LoadProgress, type WeightPrecision } from './hf-format';
@@ -133,7 +133,7 @@ export interface SaveOptions {
 export function saveCheckpoint(model: ApertusModel, dir: string, opts: SaveOptions = {}): void {
   const dtype = opts.dtype ?? 'bf16';
   const c: ApertusConfig = model.config;
-  writeDirAtomically(dir, (tmp) => {
+  writeDirAtomic(dir, (tmp) => {
     fs.writeFileSync(path.join(tmp, 'config.json'), configJson(c, dtype, model.layout));
     fs.writeFileSync(path.join(tmp, 'generation_config.json'), generationConfigJson(c, opts.generationConfig));
     const entries = weightEntries(model, dtype);

@@ -6,5 +6,4 @@
 // The Node entry: everything in ./browser, plus checkpoint directories on disk.
 export * from './browser';
 export { loadCheckpoint, loadCheckpointAsync, readCheckpointConfig, saveCheckpoint, type LoadedCheckpoint, type SaveOptions, type CheckpointConfig } from './checkpoint';
-export { writeFileAtomic, fsyncDirectory, fsyncTree, tempSibling } from './atomic-file';
 export { saveAdapter, loadAdapter, adapterConfigJson, ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, type LoadedAdapter } from './peft';

@@ -10,9 +10,9 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeDirAtomic } from '@apertus/atomic-file';
 import { SafetensorsFile, writeFile, type TensorEntry } from '@apertus/safetensors';
 import { bf16ArrayToF32, f16ArrayToF32, Tensor } from '@apertus/tensor';
-import { writeDirAtomically } from './atomic-dir';
 import type { ApertusConfig } from './config';
 import { AdapterError } from './errors';
 import { CAUSAL_LM_LAYOUT, decoderName, storedName, type CheckpointLayout } from './layout';
@@ -61,7 +61,7 @@ export function adapterConfigJson(config: LoraConfig, baseModel: string | null):
  * @param baseModel - recorded as `base_model_name_or_path` (the base model's directory or hub id)
  */
 export function saveAdapter(adapter: LoraAdapter, dir: string, baseModel: string | null = null): void {
-  writeDirAtomically(dir, (tmp) => writeAdapterFiles(adapter, tmp, baseModel));
+  writeDirAtomic(dir, (tmp) => writeAdapterFiles(adapter, tmp, baseModel));
 }
 
 const PEFT_PREFIX = 'base_model.model.';

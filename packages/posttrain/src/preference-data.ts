@@ -19,8 +19,9 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeFileAtomic } from '@apertus/atomic-file';
 import { Xoshiro128 } from '@apertus/data';
-import { generateBatch, writeFileAtomic, type ApertusModel } from '@apertus/model';
+import { generateBatch, type ApertusModel } from '@apertus/model';
 import { sequenceLogProbs } from '@apertus/qrpo';
 import { noGrad, Tensor } from '@apertus/tensor';
 import { APERTUS_PAD_ID, APERTUS_STOP_IDS, applyApertusChatTemplate, type ChatMessage, type Tokenizer } from '@apertus/tokenizer';

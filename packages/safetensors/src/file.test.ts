@@ -134,7 +134,7 @@ describe('writeFile: streaming and atomic', () => {
     const target = path.join(dir, 'stream.safetensors');
     const seenSizes: number[] = [];
     const producer = (value: number) => () => {
-      const tmp = fs.readdirSync(dir).filter((n) => n.startsWith(`stream.safetensors.tmp-${process.pid}-`));
+      const tmp = fs.readdirSync(dir).filter((n) => n.startsWith(`.stream.safetensors.tmp-${process.pid}-`));
       expect(tmp).toHaveLength(1);
       expect(fs.existsSync(target)).toBe(false); // nothing at the final path until the rename
       seenSizes.push(fs.statSync(path.join(dir, tmp[0]!)).size);

@@ -25,7 +25,7 @@ import {
   type TensorEntries,
   type TensorEntry,
 } from './serialize.js';
-import { tempPathFor, writePlanAsync, writePlanSync, type WriteFileOptions } from './write-file.js';
+import { writePlanAsync, writePlanSync, writeTextSync, type WriteFileOptions } from './write-file.js';
 
 import { INDEX_FILE_NAME, SINGLE_FILE_NAME } from './names.js';
 
@@ -155,23 +155,6 @@ function ioError(op: string, file: string, cause: unknown): SafetensorsIoError {
   return new SafetensorsIoError('Io', `${op} failed: ${detail}`, { file, cause });
 }
 
-function writeTextAtomicSync(file: string, text: string, options: WriteFileOptions): void {
-  const tmp = tempPathFor(file);
-  try {
-    const fd = fs.openSync(tmp, 'wx');
-    try {
-      fs.writeFileSync(fd, text);
-      if (options.fsync !== false) fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(tmp, file);
-  } catch (cause) {
-    fs.rmSync(tmp, { force: true });
-    throw ioError('write', file, cause);
-  }
-}
-
 interface CheckpointJob {
   readonly plans: Array<{ file: string; plan: ReturnType<typeof planSerialization> }>;
   readonly index: { file: string; text: string } | null;
@@ -217,7 +200,7 @@ export function writeCheckpoint(dir: string, entries: TensorEntries, options: Wr
   }
   const job = prepareCheckpoint(dir, entries, options);
   for (const { file, plan } of job.plans) writePlanSync(file, plan, options);
-  if (job.index !== null) writeTextAtomicSync(job.index.file, job.index.text, options);
+  if (job.index !== null) writeTextSync(job.index.file, job.index.text, options);
   for (const file of job.stale) fs.rmSync(file, { force: true });
   return job.result;
 }
@@ -231,7 +214,7 @@ export async function writeCheckpointAsync(dir: string, entries: TensorEntries, 
   }
   const job = prepareCheckpoint(dir, entries, options);
   for (const { file, plan } of job.plans) await writePlanAsync(file, plan, options);
-  if (job.index !== null) writeTextAtomicSync(job.index.file, job.index.text, options);
+  if (job.index !== null) writeTextSync(job.index.file, job.index.text, options);
   for (const file of job.stale) await fs.promises.rm(file, { force: true });
   return job.result;
 }

@@ -1,122 +1,50 @@
-// Streaming, atomic file writer: the header, then each tensor's bytes in order, into
-// `<path>.tmp-<pid>-<random>`; fsync; then rename over `path`. A crash leaves either the old
-// file or the complete new one, never a truncated file. No buffer of the whole file is built.
+// Streaming, atomic file writer: the header, then each tensor's bytes in order, into a temporary
+// sibling of the file (@apertus/atomic-file: fsync, rename over the file, fsync of the directory).
+// A crash leaves either the old file or the complete new one, never a truncated file. No buffer of
+// the whole file is built.
 
-import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
+import { writeFileAtomic, writeFileAtomicAsync, type AtomicWriteOptions } from '@apertus/atomic-file';
 import { SafetensorsError, SafetensorsIoError } from './errors.js';
-import { IO_CHUNK } from './file.js';
 import { planSerialization, tensorBytes, type MetadataInput, type SerializationPlan, type TensorEntries } from './serialize.js';
 
-/** Options of {@link writeFile}. */
-export interface WriteFileOptions {
-  /** `fsync` the file before the rename (default `true`; turn off only for scratch files). */
-  readonly fsync?: boolean;
-}
+/** Options of {@link writeFile}: `fsync` (default `true`; turn off only for scratch files). */
+export type WriteFileOptions = AtomicWriteOptions;
 
-function ioError(op: string, file: string, cause: unknown): SafetensorsIoError {
+function ioError(file: string, cause: unknown): SafetensorsIoError {
   const detail = cause instanceof Error ? cause.message : String(cause);
-  return new SafetensorsIoError('Io', `${op} failed: ${detail}`, { file, cause });
+  return new SafetensorsIoError('Io', `write failed: ${detail}`, { file, cause });
 }
 
-/** Temporary sibling path used while writing `path`. */
-export function tempPathFor(path: string): string {
-  return `${path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
-}
-
-function removeQuietly(path: string): void {
-  try {
-    fs.rmSync(path, { force: true });
-  } catch {
-    // best effort: the original error is what matters
-  }
-}
-
-function writeAllSync(fd: number, bytes: Uint8Array, path: string): void {
-  let done = 0;
-  while (done < bytes.length) {
-    try {
-      done += fs.writeSync(fd, bytes, done, Math.min(bytes.length - done, IO_CHUNK));
-    } catch (cause) {
-      throw ioError('write', path, cause);
-    }
-  }
-}
-
-/** Write a planned file atomically (synchronous). */
+/** Write a planned file atomically (synchronous): the header, then each tensor's bytes. */
 export function writePlanSync(path: string, plan: SerializationPlan, options: WriteFileOptions = {}): void {
-  const tmp = tempPathFor(path);
-  let fd: number;
   try {
-    fd = fs.openSync(tmp, 'wx');
-  } catch (cause) {
-    throw ioError('open', tmp, cause);
-  }
-  try {
-    writeAllSync(fd, plan.header, path);
-    for (const t of plan.tensors) writeAllSync(fd, tensorBytes(t, path), path);
-    if (options.fsync !== false) {
-      try {
-        fs.fsyncSync(fd);
-      } catch (cause) {
-        throw ioError('fsync', path, cause);
-      }
-    }
-    fs.closeSync(fd);
-    fd = -1;
-    try {
-      fs.renameSync(tmp, path);
-    } catch (cause) {
-      throw ioError('rename', path, cause);
-    }
+    writeFileAtomic(path, (write) => {
+      write(plan.header);
+      for (const t of plan.tensors) write(tensorBytes(t, path));
+    }, options);
   } catch (error) {
-    if (fd >= 0) fs.closeSync(fd);
-    removeQuietly(tmp);
-    throw error instanceof SafetensorsError ? error : ioError('write', path, error);
+    throw error instanceof SafetensorsError ? error : ioError(path, error);
   }
 }
 
 /** Write a planned file atomically without blocking the event loop. */
 export async function writePlanAsync(path: string, plan: SerializationPlan, options: WriteFileOptions = {}): Promise<void> {
-  const tmp = tempPathFor(path);
-  let handle: fs.promises.FileHandle;
   try {
-    handle = await fs.promises.open(tmp, 'wx');
-  } catch (cause) {
-    throw ioError('open', tmp, cause);
-  }
-  let open = true;
-  try {
-    const writeAll = async (bytes: Uint8Array): Promise<void> => {
-      let done = 0;
-      while (done < bytes.length) {
-        try {
-          done += (await handle.write(bytes, done, Math.min(bytes.length - done, IO_CHUNK))).bytesWritten;
-        } catch (cause) {
-          throw ioError('write', path, cause);
-        }
-      }
-    };
-    await writeAll(plan.header);
-    for (const t of plan.tensors) await writeAll(tensorBytes(t, path));
-    if (options.fsync !== false) {
-      try {
-        await handle.sync();
-      } catch (cause) {
-        throw ioError('fsync', path, cause);
-      }
-    }
-    open = false;
-    await handle.close();
-    try {
-      await fs.promises.rename(tmp, path);
-    } catch (cause) {
-      throw ioError('rename', path, cause);
-    }
+    await writeFileAtomicAsync(path, async (write) => {
+      await write(plan.header);
+      for (const t of plan.tensors) await write(tensorBytes(t, path));
+    }, options);
   } catch (error) {
-    if (open) await handle.close().catch(() => undefined);
-    removeQuietly(tmp);
-    throw error instanceof SafetensorsError ? error : ioError('write', path, error);
+    throw error instanceof SafetensorsError ? error : ioError(path, error);
+  }
+}
+
+/** Write `text` to `file` atomically (the index of a sharded checkpoint). */
+export function writeTextSync(file: string, text: string, options: WriteFileOptions = {}): void {
+  try {
+    writeFileAtomic(file, text, options);
+  } catch (error) {
+    throw ioError(file, error);
   }
 }
 

@@ -13,12 +13,13 @@
 // Peers, same run: (a) `generate()` from @apertus/model called sequentially in this process on
 // the same requests (no HTTP, no batching); (b) the same server with --max-batch 1 (no
 // continuous batching). Ratio = our throughput / peer throughput (> 1: ours is faster).
-// With --write, results go to tooling/bench/results/serve.md.
+// With --write, the figures go to tooling/bench/results/serve.json (then `npm run bench:page`).
 
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadRange, writeRecords } from '@apertus/bench';
 import { generate } from '@apertus/model';
 import { makeCheckpoint } from './checkpoint.mjs';
 import { startServer } from './server.mjs';
@@ -170,5 +171,14 @@ const lines = [
 ];
 const md = lines.join('\n');
 console.log(md);
-if (argv.includes('--write')) fs.writeFileSync(path.join(here, '../../../tooling/bench/results/serve.md'), md);
+if (argv.includes('--write')) {
+  const b = runs[1];
+  console.log(`wrote ${writeRecords('serve', [{
+    id: 'serve-batch8',
+    target: `apertus-serve, ${CLIENTS} streaming clients, tiny preset, ${MAX_TOKENS} tokens a request, --max-batch ${BATCH}`,
+    figure: `${f(b.tps)} generated tok/s, ${f(b.rps)} req/s; latency p50 ${f(pct(b.lat, 50))} ms, time to first token p50 ${f(pct(b.ttft, 50))} ms; ${b.wrong} wrong responses`,
+    ratio: `${(b.tps / seqTps).toFixed(2)}× sequential generate() in-process; ${(b.tps / runs[0].tps).toFixed(2)}× --max-batch 1`,
+    load: loadRange(loadBefore),
+  }])}`);
+}
 if (runs.some((r) => r.wrong > 0)) process.exitCode = 1;

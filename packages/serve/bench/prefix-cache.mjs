@@ -12,17 +12,16 @@
 // Per repetition, interleaved: (a) without the cache: a fresh scheduler prefills all of turn 2;
 // (b) with it: a fresh scheduler with a prefix cache runs turn 1 (not timed), then turn 2 reuses
 // its KV. Ratio = median (a) / median (b) (> 1: the cache is faster). Prints the CPU (lscpu) and
-// the load average; with --write the table goes to tooling/bench/results/prefix-cache.md.
+// the load average; with --write the figure goes to tooling/bench/results/prefix-cache.json (then
+// `npm run bench:page`).
 
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cpuDescription, loadRange, writeRecords } from '@apertus/bench';
 import { loadServedModel, Scheduler, ServerMetrics } from '@apertus/serve/engine';
 import { CORPUS, makeCheckpoint } from './checkpoint.mjs';
-import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
 const opt = (name, d) => {
   const i = argv.indexOf(`--${name}`);
@@ -93,7 +92,16 @@ try {
     '',
   ].join('\n');
   process.stdout.write(md);
-  if (argv.includes('--write')) fs.writeFileSync(path.join(here, '../../../tooling/bench/results/prefix-cache.md'), md);
+  if (argv.includes('--write')) {
+    console.log(`wrote ${writeRecords('prefix-cache', [{
+      id: 'prefix-cache-ttft',
+      target: 'second chat turn with a 2,000-token history: first token ≥ 5× sooner with the prefix cache (#14)',
+      status: ratio >= 5 ? 'met' : 'not met',
+      figure: `${median(cold).toFixed(1)} s → ${median(warm).toFixed(1)} s (${PRESET}, ${reused} of ${turn2.length} prompt tokens reused)`,
+      ratio: `${ratio.toFixed(1)}×`,
+      load: loadRange(loadBefore[0], loadAfter[0]),
+    }])}`);
+  }
 } finally {
   fs.rmSync(tmp, { recursive: true, force: true });
 }

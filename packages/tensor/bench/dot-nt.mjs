@@ -13,7 +13,7 @@ import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
-import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
+import { cpuDescription } from '@apertus/bench';
 
 const argv = process.argv.slice(2);
 const opt = (name, dflt) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : dflt; };

@@ -22,7 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { pickShapes } from './gemm-common.mjs';
-import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
+import { cpuDescription } from '@apertus/bench';
 import { simdPeak } from './simd-peak.mjs';
 
 const argv = process.argv.slice(2);

@@ -5,7 +5,8 @@
 //
 //   npm run build -w packages/tensor && node packages/tensor/bench/gemm-tfjs.mjs [--seconds S] [--rounds R] [--cpu-time] [--quick] [--rows a,b] [--write]
 //
-// --write puts the table into tooling/bench/results/gemm-tfjs.md (keeping the file's `## ` sections).
+// --write puts the figures of the issue's target into tooling/bench/results/gemm-tfjs.json (then
+// `npm run bench:page`).
 //
 // Columns: ours with the default relaxed-SIMD FMA variant (`setGemmVariant('relaxed')`) and with
 // the plain-SIMD one (`'simd'`, mul + add) on 1 thread and on 2; tfjs-backend-wasm in Node (one
@@ -13,18 +14,15 @@
 // pre-transposed operands. Each row measures all of them back to back, R rounds (best of each),
 // and runs the peak probe before every round. % of peak: ours on 1 thread against the best probe
 // result of the whole run for the same instruction mix (relaxed_madd for FMA, mul + add for plain
-// SIMD), so a probe that ran while the core was busy cannot flatter a ratio. The last lines are
-// the issue's target row for BENCHMARKS.md ("Targets at a glance"), filled in from the table.
+// SIMD), so a probe that ran while the core was busy cannot flatter a ratio.
 // --rows a,b picks rows by a word of their name (e.g. `--rows dY,1024`).
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { cpuDescription, loadRange, writeRecords } from '@apertus/bench';
 import { gemmKernelInfo, setGemmThreads, setGemmVariant, sgemm, Tensor } from '@apertus/tensor';
 import { simdPeak } from './simd-peak.mjs';
 import { pickShapes } from './gemm-common.mjs';
-import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
 
 const argv = process.argv.slice(2);
 const secArg = argv.indexOf('--seconds');
@@ -131,24 +129,18 @@ say('');
 say(`one-core 128-bit SIMD peak (best probe of the run, ${rounds * rows.length + 1} probes): relaxed_madd ${peak.fma?.toFixed(1) ?? 'n/a'} GFLOPS, mul+add ${peak.mulAdd.toFixed(1)} GFLOPS; the % of peak columns use these.`);
 say(`Operands of both sides are resident in their own memory before timing (ours: tensor storage in the wasm memory, ${staged} bytes staged; tfjs: uploaded tensors); tfjs's time includes reading C back (dataSync).`);
 say(`GFLOPS = 2·M·N·K / best ${cpuTime ? 'time (1T columns, tfjs and the peak: CPU time of the process; 2T: wall-clock time)' : 'wall-clock time'} (best of ${rounds} round${rounds > 1 ? 's' : ''}). 1-minute load average ${loadStart.toFixed(2)} at the start, ${loadEnd.toFixed(2)} at the end (the load column: after each row).`);
-// The issue's target row, from the FMA 1T column (the default variant, one thread against tfjs's one thread).
-if (rows.length > 0 && peak.fma) {
+// The issue's target (#18), from the FMA 1T column (the default variant, one thread against tfjs's one thread).
+if (argv.includes('--write') && rows.length > 0 && peak.fma) {
   const range = (xs, digits, unit = '') => { const lo = Math.min(...xs), hi = Math.max(...xs); return lo.toFixed(digits) === hi.toFixed(digits) ? `${lo.toFixed(digits)}${unit}` : `${lo.toFixed(digits)}–${hi.toFixed(digits)}${unit}`; };
   const vsTfjs = rows.map((r) => r.f1 / r.theirs), vsPeak = rows.map((r) => (100 * r.f1) / peak.fma);
-  const met85 = rows.filter((r, i) => vsPeak[i] >= 85).length, met15 = vsTfjs.filter((x) => x >= 1.5).length;
-  const below = rows.filter((r) => (100 * r.f1) / peak.fma < 85).map((r) => `${r.name} ${(Math.floor((1000 * r.f1) / peak.fma) / 10).toFixed(1)} %`);
-  say('');
-  say('Targets row (BENCHMARKS.md, "Targets at a glance"):');
-  say('');
-  say(`| GEMM ≥ 1.5× tfjs-backend-wasm and ≥ 85 % of the 128-bit SIMD peak at 1024² and small shapes (#18) | FMA kernel (default), one thread each: ${range(vsTfjs, 2, '×')} tfjs, ${range(vsPeak, 0, ' %')} of the \`relaxed_madd\` peak (${peak.fma.toFixed(1)} GFLOPS; ${cpuTime ? 'CPU time, ' : ''}best of ${rounds}, load average ${range([loadStart, loadEnd, ...rows.map((r) => r.load)], 1)}) | ${met15 === rows.length ? '1.5× met' : `1.5× met on ${met15} of ${rows.length}`}; ${met85 === rows.length ? '85 % met' : `85 % met on ${met85} of ${rows.length} (below: ${below.join(', ')})`} |`);
-}
-if (argv.includes('--write')) {
-  const file = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../tooling/bench/results/gemm-tfjs.md');
-  const head = ['# GEMM: ours vs tfjs-backend-wasm, and against the SIMD peak', '', `Command: \`node packages/tensor/bench/gemm-tfjs.mjs --write${rounds > 1 ? ` --rounds ${rounds}` : ''}${cpuTime ? ' --cpu-time' : ''}${rowWords ? ` --rows ${rowWords.join(',')}` : ''}\` (${new Date().toISOString().slice(0, 10)})`, ''];
-  // Sections that follow the table (from the first `## ` heading: before/after runs, earlier
-  // runs) are kept; the table and the notes right after it are replaced.
-  const old = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const kept = old.search(/^## /m);
-  writeFileSync(file, `${[...head, ...lines].join('\n')}\n${kept >= 0 ? `\n${old.slice(kept)}` : ''}`);
+  const met = rows.filter((r, i) => vsPeak[i] >= 85 && vsTfjs[i] >= 1.5).length;
+  console.error(`wrote ${writeRecords('gemm-tfjs', [{
+    id: 'gemm-tfjs',
+    target: 'GEMM ≥ 1.5× tfjs-backend-wasm and ≥ 85 % of the 128-bit SIMD peak at 1024² and the small shapes, per thread (#18)',
+    status: met === rows.length ? 'met' : met > 0 ? 'partly met' : 'not met',
+    figure: `FMA kernel ${range(rows.map((r) => r.f1), 1)} GFLOPS on one thread, ${range(vsPeak, 0, ' %')} of the measured relaxed_madd peak (${peak.fma.toFixed(1)}) on ${met} of ${rows.length} shapes at both targets; ${range(rows.map((r) => r.f2), 1)} on two`,
+    ratio: `${range(vsTfjs, 2, '×')} tfjs (one thread each); ${range(rows.map((r) => r.f2 / r.theirs), 2, '×')} with our two threads`,
+    load: loadRange(loadStart, loadEnd),
+  }])}`);
 }
 process.exit(0);

@@ -1,7 +1,7 @@
 // Benchmark: @apertus/tensor sgemm (WebAssembly SIMD, 1 and 2 threads) against numpy + OpenBLAS
 // measured in the same run (the Python peers' numpy, bench/numpy_gemm.py). Prints GFLOPS and
-// the ratio ours / numpy; with --write also writes the table and the command line to
-// tooling/bench/results/gemm.md (between the BEGIN/END markers, keeping the notes around them).
+// the ratio ours / numpy; with --write the figures of its targets go to
+// tooling/bench/results/gemm.json (then `npm run bench:page`).
 //
 //   npm run build -w packages/tensor && node packages/tensor/bench/gemm.mjs [--write] [--quick] [--src] [--rounds R] [--only REGEX] [--cpu-time]
 //
@@ -20,13 +20,13 @@
 // and says so.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
+import { cpuDescription, loadRange, writeRecords } from '@apertus/bench';
 import { peerPython } from '@apertus/peers';
-import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
@@ -220,16 +220,19 @@ const table = lines.join('\n');
 console.log(table);
 
 if (write) {
-  const file = path.join(root, 'tooling/bench/results/gemm.md');
-  // One block per module variant, so a run under --experimental-wasm-relaxed-simd (or Node >= 21)
-  // is kept next to the plain-SIMD run.
-  const tag = info?.variant ?? 'default';
-  const begin = `<!-- BEGIN gemm.mjs output (${tag}) -->`, end = `<!-- END gemm.mjs output (${tag}) -->`;
-  const cmd = `node ${process.execArgv.join(' ')} packages/tensor/bench/gemm.mjs ${argv.join(' ')}`.replace(/\s+/g, ' ').trim();
-  const block = `${begin}\nCommand: \`${cmd}\` (${new Date().toISOString().slice(0, 10)})\n\n${table}\n${end}`;
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : `# GEMM benchmark\n\n${begin}\n${end}\n`;
-  if (!text.includes(begin)) text += `\n${begin}\n${end}\n`;
-  text = text.slice(0, text.indexOf(begin)) + block + text.slice(text.indexOf(end) + end.length);
-  writeFileSync(file, text);
-  console.error(`wrote ${path.relative(root, file)}`);
+  const ratio = (r) => r.ours2 / r.np2;
+  const span = (xs, f) => `${f(Math.min(...xs))}–${f(Math.max(...xs))}`;
+  const x2 = (x) => x.toFixed(2), p0 = (x) => (100 * x).toFixed(0);
+  const kernel = `${info.variant === 'relaxed' ? 'relaxed-SIMD FMA' : 'plain SIMD'} kernel, ${info.microTile.replace('x', '×')} tile`;
+  const records = [];
+  const sq = rows.find((r) => r.c.name === 'square 1024');
+  if (sq) records.push({ id: 'gemm-1024', target: 'GEMM ≥ 20 GFLOPS at 1024² on 2 cores (#2)', status: sq.ours2 >= 20 ? 'met' : 'not met', figure: `${f1(sq.ours2)} GFLOPS on 2 threads, ${f1(sq.ours1)} on one (${kernel})`, ratio: `${x2(ratio(sq))}× numpy (2 threads each)` });
+  const f32 = rows.filter((r) => r.c.group !== 'bf16' && Number.isFinite(ratio(r)));
+  if (f32.length > 0) {
+    const met = f32.filter((r) => ratio(r) >= 0.4).length;
+    records.push({ id: 'gemm-vs-numpy', target: 'GEMM ≥ 40 % of numpy + OpenBLAS at 1024² and the 8B MLP shapes (#8)', status: met === f32.length ? 'met' : met > 0 ? 'partly met' : 'not met', figure: `${span(f32.map(ratio), p0)} % of numpy over ${f32.length} f32 shapes${sq ? ` (${p0(ratio(sq))} % at 1024²)` : ''}`, ratio: `${span(f32.map(ratio), x2)}× numpy (2 threads)` });
+  }
+  const bf16 = rows.filter((r) => r.c.group === 'bf16' && Number.isFinite(ratio(r)));
+  if (bf16.length > 0) records.push({ id: 'gemm-bf16-weights', target: 'bf16 weights multiplied without converting the model (#8)', status: 'met', figure: `bf16 weights stay bf16 and are widened while packed: ${span(bf16.map((r) => r.ours2), f1)} GFLOPS on 2 threads over ${bf16.length} products`, ratio: `${span(bf16.map(ratio), x2)}× numpy on f32` });
+  console.error(`wrote ${path.relative(root, writeRecords('gemm', records.map((r) => ({ ...r, load: loadRange(loadStart) }))))}`);
 }

@@ -1,18 +1,21 @@
 // Benchmark: gpu.js kernels (synchronous, one mode) vs the plain TypeScript reference kernels,
 // on model-sized shapes, measured in the same run. Prints a table with the ratio
-// (reference time / gpu.js time: > 1 means gpu.js is faster) and, with --write, writes it with
-// the command line to tooling/bench/results/gpujs.md.
+// (reference time / gpu.js time: > 1 means gpu.js is faster) and, with --write, puts the range
+// into tooling/bench/results/gpujs.json (then `npm run bench:page`). On a CPU (webasm mode) every
+// gpu.js call copies its inputs in and its output out and calls back into JS for exp/log, so only
+// work-heavy, SIMD-friendly kernels (a GEMM against a naive loop) come out ahead.
 //
 //   npm run build -w packages/tensor && node packages/tensor/bench/kernels.mjs [--mode webasm] [--write] [--quick]
 //
 // It imports the built package (`@apertus/tensor` -> dist/). When that build does not export
 // `createGpujsKernels` and `jsKernels` yet, it bundles the two kernel folders from src/ with
 // esbuild into node_modules/.cache instead, and says so in the output.
-import { writeFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
+import { loadRange, writeRecords } from '@apertus/bench';
 import { GPU, input } from 'gpu.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -199,42 +202,13 @@ const loadAfter = loadavg()[0];
 console.log(`load average at the end: ${loadAfter.toFixed(2)}`);
 
 if (flag('--write')) {
-  const cmd = `node packages/tensor/bench/kernels.mjs ${argv.join(' ')}`.trim();
-  const lines = [
-    '# gpu.js kernels vs the JS reference kernels',
-    '',
-    `Command: \`npm run build -w packages/tensor && ${cmd}\``,
-    '',
-    `Machine: ${cpus().length}× ${cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, no GPU; 1-minute load average ${loadBefore.toFixed(2)} at the start and ${loadAfter.toFixed(2)} at the end (the machine is shared, so absolute times are noisy; each ratio comes from alternating gpu.js and JS calls in the same loop). gpu.js 2.24.1 in mode \`${mode}\` (synchronous calls; SIMD, single thread). Kernels from ${source}.`,
-    '',
-    'Median wall time per call after one warm-up call (the warm-up includes gpu.js compilation). "js/gpu.js" > 1 means the gpu.js kernel is faster.',
-    '',
-    '| kernel | shape | gpu.js ms | JS ms | js/gpu.js |',
-    '|---|---|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.name} | ${r.shape} | ${r.g.toFixed(2)} | ${r.j.toFixed(2)} | ${(r.j / r.g).toFixed(2)} |`),
-    '',
-    `Async: ${gemmLine}.`,
-    '',
-    '## Reading these numbers',
-    '',
-    '- Every gpu.js call copies its inputs into the kernel\'s wasm memory and slices the output back out, and the',
-    '  tensor API then copies it into the caller\'s array; `Math.exp`/`log`/`sin`/`cos`/`tanh` are calls from wasm into',
-    '  JS. So on a CPU the webasm kernels lose to the plain JS kernels for memory-bound and transcendental-bound ops;',
-    '  they only come out level or ahead where the work per element is large and SIMD-friendly (GEMM vs a naive loop,',
-    '  max/argmax). Default on CPU should therefore stay the JS kernels (and the WebAssembly SIMD GEMM of',
-    '  `kernels/gemm` for matmul); gpu.js is for machines where a GPU mode works (`probeGpujsModes()`).',
-    '- attention / attentionBackward: gpu.js threads return one number, so the `out`, `gq`, `gk`, `gv` kernels run one',
-    '  thread per output element and recompute each q·k (and gout·v) dot product per head-dim element (the four',
-    '  SIMD lanes share one, so ~d/4 times the reference\'s work). That is the price of never materialising the T×S',
-    '  score matrix in a one-output-per-thread language; on a GPU those threads run in parallel, on webasm they do not.',
-    '- embedding uploads the whole [V, H] table on every call (gpu.js has no persistent device buffers on webasm), so',
-    '  its cost scales with V·H, not with the T·H rows it reads.',
-    '- Async: with `asyncMode: true` the webasm backend splits kernels with >= 4096 output cells over a worker pool',
-    '  (one worker per core, here ' + cpus().length + '). The synchronous tensor API cannot use it; an async kernel layer',
-    '  would gain at most about the core count on the heavy kernels, less the per-call dispatch and copy overhead.',
-    '',
-  ];
-  const file = path.join(root, 'tooling/bench/results/gpujs.md');
-  writeFileSync(file, lines.join('\n'));
-  console.log(`wrote ${file}`);
+  const ratios = rows.map((r) => r.j / r.g);
+  const lo = rows[ratios.indexOf(Math.min(...ratios))], hi = rows[ratios.indexOf(Math.max(...ratios))];
+  console.log(`wrote ${writeRecords('gpujs', [{
+    id: 'gpujs-webasm-kernels',
+    target: `gpu.js kernels on its ${mode} mode against the TypeScript reference kernels, ${rows.length} kernels`,
+    figure: `reference / gpu.js time ${(lo.j / lo.g).toFixed(2)} (${lo.name} ${lo.shape}) to ${(hi.j / hi.g).toFixed(2)} (${hi.name} ${hi.shape})`,
+    ratio: `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×`,
+    load: loadRange(loadBefore, loadAfter),
+  }])}`);
 }

@@ -14,7 +14,7 @@ import { Tokenizer as After } from '@apertus/tokenizer';
 import rustTokenizers from 'tokenizers';
 import { best, megabytes, time } from './timing.mjs';
 import { udhrCorpus } from './udhr-corpus.mjs';
-import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
+import { cpuDescription } from '@apertus/bench';
 
 const require = createRequire(import.meta.url);
 const beforePath = process.argv[2];

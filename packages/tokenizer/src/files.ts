@@ -1,7 +1,8 @@
 // Reading and writing tokenizer.json / tokenizer_config.json files (Node `fs`).
 
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '@apertus/atomic-file';
 import { TokenizerError } from './errors.js';
 import { Tokenizer, withSpecialTokensMap, type LoadOptions, type TokenizerConfigJson, type TokenizerJson } from './tokenizer.js';
 
@@ -50,11 +51,11 @@ export function loadTokenizerFromDirectory(dir: string, options: Omit<LoadOption
   return Tokenizer.fromJSON(read(file), withSpecialTokensMap(config as TokenizerConfigJson, readJson(map), map), { ...options, file, configFile: existsSync(cfg) ? cfg : map });
 }
 
-/** Write `tokenizer.json` (and `tokenizer_config.json` when given) into `dir`. */
+/** Write `tokenizer.json` (and `tokenizer_config.json` when given) into `dir`, each atomically. */
 export function saveTokenizer(dir: string, tokenizerJson: TokenizerJson, config?: TokenizerConfigJson): void {
   try {
-    writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tokenizerJson));
-    if (config !== undefined) writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify(config, null, 2));
+    writeFileAtomic(join(dir, 'tokenizer.json'), JSON.stringify(tokenizerJson));
+    if (config !== undefined) writeFileAtomic(join(dir, 'tokenizer_config.json'), JSON.stringify(config, null, 2));
   } catch (cause) {
     throw new TokenizerError('Io', `cannot write tokenizer files (${(cause as Error).message})`, { file: dir, cause });
   }

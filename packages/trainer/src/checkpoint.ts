@@ -10,8 +10,9 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeDirAtomic, writeFileAtomic } from '@apertus/atomic-file';
 import type { OptimizerStateDict, StateTensor } from '@apertus/ademamix';
-import { fsyncDirectory, fsyncTree, loadCheckpoint, saveCheckpoint, tempSibling, writeFileAtomic, type ApertusModel } from '@apertus/model';
+import { loadCheckpoint, saveCheckpoint, type ApertusModel } from '@apertus/model';
 import { SafetensorsFile, writeFile, type TensorEntry } from '@apertus/safetensors';
 import { verifyChecksums, writeChecksums } from './checksums';
 import { CheckpointReadError, CheckpointWriteError, TrainerOptionError } from './errors';
@@ -124,28 +125,15 @@ export class CheckpointManager {
     if (!Number.isSafeInteger(step) || step < 0) throw new TrainerOptionError('step', `must be a non-negative integer, got ${step}`);
     const final = this.dirFor(step);
     const previous = this.latest()?.dir ?? null;
-    const tmp = tempSibling(final);
     let placed = false;
     try {
       fs.mkdirSync(this.root, { recursive: true });
       this.removeStaleTemporaries();
-      fs.mkdirSync(tmp);
-      write(tmp);
-      fsyncTree(tmp);
-      if (fs.existsSync(final)) {
-        // Left over from a run that went further before it was stopped: replace it.
-        const old = tempSibling(final, 'old');
-        fs.renameSync(final, old);
-        fs.renameSync(tmp, final);
-        fs.rmSync(old, { recursive: true, force: true });
-      } else {
-        fs.renameSync(tmp, final);
-      }
+      // A directory left at `final` by a run that went further before it was stopped is replaced.
+      writeDirAtomic(final, write);
       placed = true;
-      fsyncDirectory(this.root);
       writeFileAtomic(path.join(this.root, LATEST_FILE), `${CheckpointManager.dirName(step)}\n`);
     } catch (e) {
-      fs.rmSync(tmp, { recursive: true, force: true });
       // The pointer could not be updated: take the new directory back out, so the run directory
       // is exactly as it was before this save.
       if (placed && final !== previous) fs.rmSync(final, { recursive: true, force: true });

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '@apertus/model';
+import { writeFileAtomic } from '@apertus/atomic-file';
 import { CheckpointReadError } from './errors';
 
 /** Name of the manifest inside a checkpoint directory. */

@@ -2,8 +2,8 @@
 // (`runTraining`): run directory with its lock, resume / overwrite, micro-batches with gradient
 // accumulation and a token-normalised (Goldfish-masked) loss, clipping, optimizer and schedule
 // steps, validation loss, atomic checksummed checkpoints, a JSONL metrics log, a progress bar, the
-// loss-curve plot; the settings the apps share (one validator) and their command-line scaffold;
-// the evaluation suite that compares stages side by side (apertus-eval).
+// loss-curve plot; the settings the apps share (one validator) and their command-line scaffold.
+// The recipes that run on it (pretraining, SFT, alignment, evaluation) are @apertus/recipes.
 
 export {
   TrainerError,
@@ -20,9 +20,7 @@ export {
   InterruptedError,
   isDiskFull,
 } from './errors';
-export { writeFileAtomic, fsyncDirectory, fsyncTree, tempSibling } from '@apertus/model';
 export { collateLm, type TrainingSample, type LmBatch, type CollateOptions } from './batch';
-export { lmBatchOfSft, sftBatches } from './sft-batch';
 export { causalLmLoss, summedLmLoss, type CausalLm } from './loss';
 export { trainStep, type TrainStepOptions, type TrainStepResult, type StepOptimizer } from './train-step';
 export { evaluateLm, type EvalResult } from './evaluate';
@@ -87,19 +85,4 @@ export {
   type TrainingOptimizer,
   type TrainingResult,
 } from './run-training';
-export { translationRecord, translationScores, chrfTrend, chrfSummary, type TranslationScores } from './translation-eval';
-export {
-  DEFAULT_SUITE,
-  PRETRAIN_UDHR_LANGUAGES,
-  loadSuiteTexts,
-  probeSequences,
-  evaluateStage,
-  formatStages,
-  type SuiteOptions,
-  type SuiteTexts,
-  type Stage,
-  type StageResult,
-} from './eval-suite';
-export { DEFAULT_STAGES, parseStage, parseEvalFlags, type RawEvalFlags } from './eval-options';
 export { runTrainingCli, trainingProgram, addConfigFlags, reportError, withStopSignals, type TrainingCliSpec, type RunControl } from './cli';
-export * from './pretrain/index';

@@ -4,7 +4,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '@apertus/model';
+import { writeFileAtomic } from '@apertus/atomic-file';
 import { OutputWriteError } from './errors';
 import type { MetricRecord } from './trainer-state';
 

@@ -1,7 +1,7 @@
 // The loss-curve plot: a self-contained HTML page with inline SVG line charts (no script, no
 // dependency) — training loss (raw and smoothed) with validation loss, and the learning rate.
 
-import { writeFileAtomic } from '@apertus/model';
+import { writeFileAtomic } from '@apertus/atomic-file';
 import { OutputWriteError } from './errors';
 import { escapeXml, smooth, svgLineChart, type Series } from './chart';
 import type { MetricRecord } from './trainer-state';

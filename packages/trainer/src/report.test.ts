@@ -4,7 +4,7 @@ import path from 'node:path';
 import { syncBuiltinESMExports } from 'node:module';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CHART_MARGIN, MetricsLogger, OutputWriteError, ProgressReporter, escapeXml, formatDuration, niceTicks, readMetrics, renderLossCurve, smooth, svgLineChart, writeFileAtomic, type MetricRecord } from './index';
+import { CHART_MARGIN, MetricsLogger, OutputWriteError, ProgressReporter, escapeXml, formatDuration, niceTicks, readMetrics, renderLossCurve, smooth, svgLineChart, type MetricRecord } from './index';
 
 let dir: string;
 beforeEach(() => {
@@ -51,17 +51,6 @@ describe('MetricsLogger', () => {
     const c = new MetricsLogger(file, []);
     c.log({ type: 'train', step: 1, loss: Math.fround(7.123456789) });
     expect(readMetrics(file)[0]!.loss).toBe(Math.fround(7.123456789));
-  });
-});
-
-describe('writeFileAtomic', () => {
-  it('replaces the file and leaves no temporary behind', () => {
-    const f = path.join(dir, 'a.json');
-    writeFileAtomic(f, 'one');
-    writeFileAtomic(f, new Uint8Array([116, 119, 111]));
-    expect(fs.readFileSync(f, 'utf8')).toBe('two');
-    expect(fs.readdirSync(dir)).toEqual(['a.json']);
-    expect(() => writeFileAtomic(path.join(dir, 'missing', 'b'), 'x')).toThrow(/ENOENT/);
   });
 });
 

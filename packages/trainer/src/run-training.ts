@@ -10,6 +10,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
+import { writeFileAtomic } from '@apertus/atomic-file';
 import { LrScheduler, type LrSchedule, type OptimizerStateDict } from '@apertus/ademamix';
 import { saveAdapter, saveCheckpoint, type ApertusModel } from '@apertus/model';
 import { describeDevice, setGemmThreads, useDevice, type Tensor } from '@apertus/tensor';
@@ -247,7 +248,7 @@ export async function runTraining<C extends RunConfig, B>(o: RunTrainingOptions<
       if (resume.state.step > s.totalSteps) throw new ResumeError(resume.dir, `the checkpoint is at step ${resume.state.step}, beyond the run's ${s.totalSteps} steps`);
       s.optimizer.loadStateDict(resume.optimizerState);
     }
-    fs.writeFileSync(paths.config, `${JSON.stringify(cfg, null, 2)}\n`);
+    writeFileAtomic(paths.config, `${JSON.stringify(cfg, null, 2)}\n`);
     const scheduler = new LrScheduler(s.schedule, state?.scheduler.count ?? 0);
     const metrics = new MetricsLogger(paths.metrics, state?.metrics ?? []);
     let step = state?.step ?? 0;

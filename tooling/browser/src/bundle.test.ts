@@ -21,7 +21,7 @@ describe.each(BROWSER_PACKAGES)('@apertus/%s', (pkg) => {
 });
 
 test('a package with Node I/O names a separate browser entry and keeps its Node entry for Node', () => {
-  for (const pkg of ['safetensors', 'tokenizer', 'model', 'trainer', 'gguf', 'hub', 'pretrained']) {
+  for (const pkg of ['safetensors', 'tokenizer', 'model', 'trainer', 'recipes', 'gguf', 'hub', 'pretrained']) {
     const manifest = JSON.parse(fs.readFileSync(path.join(root, 'packages', pkg, 'package.json'), 'utf8')) as { exports: Record<string, Record<string, unknown>> };
     expect(browserTarget(pkg, '.'), pkg).toBe('./dist/browser.js');
     expect(JSON.stringify(manifest.exports['.']!['node']), pkg).toContain('./dist/index.js');

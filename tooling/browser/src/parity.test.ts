@@ -6,7 +6,7 @@
 // SwiftShader adapter): the workload in a Web Worker, the device's own worker (the GPUDevice) in a
 // second one. The WebGPU page's losses are compared with Node's on webgpu (the same kernels);
 // cpu against webgpu over 20 steps is
-// `packages/trainer/src/pretrain/device-parity.test.ts`. Step 1 (the same parameters) and the
+// `packages/recipes/src/pretrain/device-parity.test.ts`. Step 1 (the same parameters) and the
 // greedy tokens are still compared with Node's cpu backend. The WebGPU worker also generates from
 // two GGUF files of a tiny model widened to 256 (Q4_K and Q8_0: the quantized products on the
 // device) and must give Node's cpu tokens.

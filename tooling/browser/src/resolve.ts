@@ -11,7 +11,7 @@ import { build, type BuildResult, type Metafile, type Plugin } from 'esbuild';
 export const root = path.resolve(import.meta.dirname, '../../..');
 
 /** The packages whose cores must run in a browser. */
-export const BROWSER_PACKAGES = ['tensor', 'safetensors', 'xielu', 'ademamix', 'goldfish', 'qrpo', 'tokenizer', 'model', 'trainer', 'gguf', 'hub', 'pretrained'] as const;
+export const BROWSER_PACKAGES = ['tensor', 'safetensors', 'xielu', 'ademamix', 'goldfish', 'qrpo', 'tokenizer', 'model', 'trainer', 'recipes', 'gguf', 'hub', 'pretrained'] as const;
 
 type Conditions = Record<string, unknown>;
 

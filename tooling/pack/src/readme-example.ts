@@ -1,9 +1,10 @@
-// A package README's example: its first ```ts / ```js block, and that code in the three shapes
-// a user runs it in (ES module, CommonJS, bundle input).
+// A package README's example: its first ```js block — plain JavaScript, so that it runs as it is
+// when pasted into a `.mjs` file — and that code in the other shapes a user runs it in
+// (CommonJS, bundle input).
 
-/** The first code block fenced as ts, typescript or js; null when the README has none. */
+/** The first code block fenced as js; null when the README has none. */
 export function readmeExample(markdown: string): string | null {
-  const m = /^```(?:ts|typescript|js)[ \t]*\n([\s\S]*?)^```[ \t]*$/m.exec(markdown);
+  const m = /^```js[ \t]*\n([\s\S]*?)^```[ \t]*$/m.exec(markdown);
   return m ? m[1]! : null;
 }
 

@@ -8,7 +8,7 @@
 //
 // The same experiment is `apertus-pretrain goldfish`; a fast version runs in the test suite.
 
-import { runGoldfishExperiment } from '@apertus/trainer';
+import { runGoldfishExperiment } from '@apertus/recipes';
 
 const arg = (name) => {
   const i = process.argv.indexOf(name);

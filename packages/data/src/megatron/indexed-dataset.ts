@@ -1,9 +1,10 @@
-import { closeSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
 import type { Document, DocumentSource, TokenEncoder } from '../document';
 import { DataError, DataWriteError, DocumentReadError, EmptyCorpusError, InvalidOptionError, MegatronFormatError, TokenError } from '../errors';
 import { checkInteger } from '../packing/packer';
 import { LITTLE_ENDIAN } from '../shards/format';
-import { writeFileAtomic } from '../shards/writer';
+import { renameIntoPlace, tempSibling } from '@apertus/atomic-file';
+import { writeDataFile } from '../shards/writer';
 
 /**
  * Megatron-LM indexed dataset (`megatron/core/datasets/indexed_dataset.py`), the
@@ -64,8 +65,6 @@ export interface MegatronWriterOptions {
   readonly bufferTokens?: number;
 }
 
-let tmpCounter = 0;
-
 function le(bytes: Uint8Array, size: number): Uint8Array {
   if (LITTLE_ENDIAN || size === 1) return bytes;
   const b = Buffer.from(bytes);
@@ -111,7 +110,7 @@ export class MegatronDatasetWriter {
     this.limit = Math.min(options.vocabSize ?? Infinity, this.dtype === 'uint16' ? 65536 : 2 ** 31);
     const bufferTokens = checkInteger('bufferTokens', options.bufferTokens ?? 2 ** 20, 1, 2 ** 28);
     this.buffer = this.dtype === 'uint16' ? new Uint16Array(bufferTokens) : new Int32Array(bufferTokens);
-    this.binTmp = `${prefix}.bin.tmp-${process.pid}-${tmpCounter++}`;
+    this.binTmp = tempSibling(`${prefix}.bin`);
     try {
       this.fd = openSync(this.binTmp, 'w');
     } catch (cause) {
@@ -235,12 +234,12 @@ export class MegatronDatasetWriter {
     const bin = `${this.prefix}.bin`;
     const idxPath = `${this.prefix}.idx`;
     try {
-      renameSync(this.binTmp, bin);
+      renameIntoPlace(this.binTmp, bin);
     } catch (cause) {
       rmSync(this.binTmp, { force: true });
       throw new DataWriteError(bin, 'cannot move the .bin into place', { cause });
     }
-    writeFileAtomic(idxPath, idx);
+    writeDataFile(idxPath, idx);
     return { bin, idx: idxPath };
   }
 

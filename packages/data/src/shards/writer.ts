@@ -1,5 +1,6 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { renameIntoPlace, tempSibling, writeFileAtomic } from '@apertus/atomic-file';
 import type { Document, DocumentSource, TokenEncoder } from '../document';
 import { DataError, DataWriteError, EmptyCorpusError, InvalidOptionError, TokenError } from '../errors';
 import { checkInteger } from '../packing/packer';
@@ -33,29 +34,14 @@ export interface ShardWriterOptions {
   readonly bufferTokens?: number;
 }
 
-let tmpCounter = 0;
-
-/** Write `data` to `file` atomically (temporary file, fsync, rename); {@link DataWriteError} on failure. */
-export function writeFileAtomic(file: string, data: string | Uint8Array): void {
-  const tmp = `${file}.tmp-${process.pid}-${tmpCounter++}`;
-  let fd: number;
+/**
+ * Write `data` to `file` atomically (@apertus/atomic-file: temporary sibling, fsync, rename, fsync
+ * of the directory); {@link DataWriteError} naming the file on failure.
+ */
+export function writeDataFile(file: string, data: string | Uint8Array): void {
   try {
-    fd = openSync(tmp, 'w');
+    writeFileAtomic(file, data);
   } catch (cause) {
-    throw new DataWriteError(file, 'cannot create file', { cause });
-  }
-  try {
-    writeSync(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
-    fsyncSync(fd);
-    closeSync(fd);
-    renameSync(tmp, file);
-  } catch (cause) {
-    try {
-      closeSync(fd);
-    } catch {
-      // already closed
-    }
-    rmSync(tmp, { force: true });
     throw new DataWriteError(file, 'write failed', { cause });
   }
 }
@@ -83,7 +69,7 @@ class OpenShard {
     readonly firstToken: number,
     readonly firstDocument: number,
   ) {
-    this.tmp = `${file}.tmp-${process.pid}-${tmpCounter++}`;
+    this.tmp = tempSibling(file);
     try {
       this.fd = openSync(this.tmp, 'w');
     } catch (cause) {
@@ -234,7 +220,7 @@ export class ShardWriter {
     fsyncSync(shard.fd);
     closeSync(shard.fd);
     shard.closed = true;
-    renameSync(shard.tmp, shard.file);
+    renameIntoPlace(shard.tmp, shard.file);
   }
 
   private checkOpen(): void {
@@ -327,7 +313,7 @@ export class ShardWriter {
       numDocuments: this.totalDocuments,
       shards: this.done,
     };
-    writeFileAtomic(this.manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+    writeDataFile(this.manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
     this.state = 'closed';
     return manifest;
   }

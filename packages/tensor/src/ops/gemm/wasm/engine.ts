@@ -60,7 +60,7 @@ export interface EngineTuning {
 /** Problems with fewer multiply-adds than this run on the calling thread only. */
 export const THREAD_MIN_WORK = 1 << 20;
 
-/** Default tuning, measured on x86-64 (see tooling/bench/results/gemm.md). */
+/** Default tuning, measured on x86-64 with `bench/gemm.mjs`. */
 export const DEFAULT_ENGINE_TUNING: Readonly<EngineTuning> = {
   MC: 264,
   NC: 1024,

@@ -6,8 +6,7 @@
  * - `simd`: mul + add (WebAssembly SIMD, available in every Node >= 16; the same bits on every
  *   CPU). 4 x 8 micro-tile: with
  *   V8's 16 xmm registers it keeps 8 accumulators, 2 B vectors and the broadcast A value in
- *   registers; measured faster than 4 x 16, 6 x 8, 8 x 8 and 4 x 12 on x86-64 (see
- *   tooling/bench/results/gemm.md).
+ *   registers; measured faster than 4 x 16, 6 x 8, 8 x 8 and 4 x 12 on x86-64 (`bench/gemm.mjs`).
  * - `relaxed`: `f32x4.relaxed_madd` (relaxed SIMD: Node >= 22, Chrome >= 114, Firefox >= 145;
  *   Safari rejects it). With fused multiply-add one temporary
  *   register is freed, so a 6 x 8 tile fits.

@@ -1,0 +1,3 @@
+import { apertusProject } from '@apertus/vitest-preset';
+
+export default apertusProject(import.meta.dirname);
