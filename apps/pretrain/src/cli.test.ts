@@ -168,7 +168,7 @@ describe('apertus-pretrain CLI', () => {
       expect(r.status).toBe(1);
       // The last line is ours (the Vulkan loader and Dawn print their own warnings before it), with no stack.
       const last = r.stderr.trimEnd().split('\n').at(-1)!;
-      expect(last).toMatch(/^apertus-pretrain: error: webgpu: no WebGPU adapter .*no Vulkan driver: VK_ICD_FILENAMES names .*no-such-icd\.json, which does not exist; .*apt install chromium and set VK_ICD_FILENAMES=\/usr\/lib\/chromium\/vk_swiftshader_icd\.json/);
+      expect(last).toMatch(/^apertus-pretrain: webgpu: no WebGPU adapter .*no Vulkan driver: VK_ICD_FILENAMES names .*no-such-icd\.json, which does not exist; .*apt install chromium and set VK_ICD_FILENAMES=\/usr\/lib\/chromium\/vk_swiftshader_icd\.json/);
       expect(r.stderr).not.toMatch(/\.(js|ts):\d+:\d+/);
       expect(fs.existsSync(path.join(t.dir, 'gpu'))).toBe(false);
     } finally {

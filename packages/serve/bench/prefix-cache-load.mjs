@@ -13,17 +13,15 @@
 // until each had `duration` seconds; A's cache keeps what it stored across its segments. Reported
 // per server: generated tokens/s overall and per segment (the trend as A's cache grows), A's
 // prefix-cache bytes and hit rate at the end, the ratio A / B (≥ 0.9 is the bar), the CPU and
-// the load average. With --write the table goes to tooling/bench/results/prefix-cache-load.md.
+// the load average. With --write the figure goes to tooling/bench/results/prefix-cache-load.json.
 
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CORPUS, makeCheckpoint } from './checkpoint.mjs';
 import { startServer } from './server.mjs';
-import { cpuDescription } from '../../../tooling/bench/src/cpu.mjs';
+import { cpuDescription, loadRange, writeRecords } from '@apertus/bench';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
 const arg = (name, d) => {
   const i = argv.indexOf(`--${name}`);
@@ -111,4 +109,13 @@ const md = [
   '',
 ].join('\n');
 console.log(md);
-if (argv.includes('--write')) fs.writeFileSync(path.join(here, '../../../tooling/bench/results/prefix-cache-load.md'), md);
+if (argv.includes('--write')) {
+  console.log(`wrote ${writeRecords('prefix-cache-load', [{
+    id: 'prefix-cache-load',
+    target: `${CLIENTS} streaming chat clients for ${DURATION / 1000} s, unique messages: the prefix cache on keeps ≥ 0.9× the throughput of --no-prefix-cache (#31)`,
+    status: on / off >= 0.9 ? 'met' : 'not met',
+    figure: `${on.toFixed(1)} vs ${off.toFixed(1)} generated tok/s (tiny, --max-batch ${BATCH}); cache ${(m.bytes / 2 ** 20).toFixed(1)} MiB at the end, ${((100 * m.hit) / Math.max(1, m.hit + m.miss)).toFixed(1)} % hits`,
+    ratio: `${(on / off).toFixed(3)}×`,
+    load: loadRange(loadBefore[0]),
+  }])}`);
+}

@@ -60,12 +60,13 @@ describe('one training step on webgpu', { timeout: 600_000 }, () => {
         // keys (2N each: forward and backward), targets and row weights (cross-entropy), the
         // embedding backward's token order; the clip coefficient, and the update's scalars once
         // per parameter group (with and without weight decay). Parameters, optimizer state,
-        // RoPE's table, xIELU's α: already there.
+        // RoPE's table, xIELU's α: already there. The update's uniform block: AdEMAMix 13 scalars (β1,
+        // 1 − β1, β2, 1 − β2, β3, 1 − β3, α, bc1, √bc2, ε, λ, lr, a flag) padded to 64 bytes, AdamW 8 (32).
         const N = 16;
         expect(uploads.map((u) => [u.what, u.bytes])).toEqual([
           ['token ids', 4 * N], ['positions', 4 * N], ['positions', 4 * N], ['document ids', 4 * 2 * N], ['targets', 4 * N], ['row weights', 4 * N],
           ['document ids', 4 * 2 * N], ['token order', 4 * N],
-          ['scaleBy.inplace parameters', 16], [`${update} parameters`, kind === 'AdEMAMix' ? 48 : 32], [`${update} parameters`, kind === 'AdEMAMix' ? 48 : 32],
+          ['scaleBy.inplace parameters', 16], [`${update} parameters`, kind === 'AdEMAMix' ? 64 : 32], [`${update} parameters`, kind === 'AdEMAMix' ? 64 : 32],
         ]);
         // Two reads: the loss and the gradient norm (one float each); no pipeline is built.
         expect([counters.readbacks, counters.readbackBytes, counters.pipelineBuilds]).toEqual([2, 8, 0]);

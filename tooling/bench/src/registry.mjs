@@ -86,6 +86,13 @@ export const benchmarks = [
     about: 'time to first token of a second chat turn (≈2,000-token history) with and without the prefix cache',
   },
   {
+    name: 'prefix-cache-load',
+    title: 'Prefix cache under load',
+    script: 'packages/serve/bench/prefix-cache-load.mjs',
+    needs: 'built @apertus/serve',
+    about: 'throughput of 32 streaming chat clients for 3 minutes, prefix cache on against --no-prefix-cache, interleaved',
+  },
+  {
     name: 'safetensors',
     title: '@apertus/safetensors',
     script: 'packages/safetensors/bench/io.mjs',
