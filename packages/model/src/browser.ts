@@ -9,7 +9,8 @@ export { type CheckpointLayout, type CheckpointArchitecture, type CarriedTensors
 export { ModelError, ConfigError, CheckpointError, GenerationError, AdapterError } from './errors';
 export { ropeInvFreq } from './rope';
 export { parameterShapes, initParameters, isBuffer } from './params';
-export { ApertusModel, type LayerWeights, type ForwardOptions, type LossOptions } from './model';
+export { ApertusModel, type ForwardOptions, type LossOptions } from './model';
+export type { LayerWeights } from './layer';
 export { decoderLayer, plainProjection, type Attend, type Projection, type ProjName } from './layer';
 export { KVCache } from './kv-cache';
 export { KVBlockPool, type KVBlock, type KVBlockPoolOptions } from './kv-blocks';
@@ -18,6 +19,7 @@ export { project, embedWeight, weightRows, isPacked, type PackedMatrix, type Wei
 export { step, stepLogits, hiddenStates, type StepInput } from './infer';
 export { Sampler, validateSampling, type SamplingParams } from './sampling';
 export { generate, generateBatch, generateStream, type GenerateOptions, type Generation, type FinishReason } from './generate';
-export { LoraAdapter, LORA_TARGET_MODULES, parseLoraConfig, mergeAdapter, type LoraConfig, type LoraPair, type TrainableTokens } from './lora';
+export { LoraAdapter, LORA_TARGET_MODULES, parseLoraConfig, type LoraConfig, type LoraPair, type TrainableTokens } from './lora';
+export { mergeAdapter } from './merge-adapter';
 export { modelFromWeights, modelFromWeightsAsync, modelFromHfFiles, hfCheckpointFiles, configJson, generationConfigJson, weightEntries, checkpointReader, expectedTensors, firstNonFinite, type CheckpointReader, type LoadProgress, type WeightPrecision } from './hf-format';
 export { parseGenerationConfig, type GenerationConfig } from './generation-config';

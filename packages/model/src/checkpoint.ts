@@ -7,7 +7,7 @@ import { parseGenerationConfig, type GenerationConfig } from './generation-confi
 import { checkpointReader, configJson, generationConfigJson, modelFromWeights, modelFromWeightsAsync, weightEntries, type LoadProgress, type WeightPrecision } from './hf-format';
 import { CheckpointError, ConfigError } from './errors';
 import { carriedTensors, layoutOfConfig, type CheckpointLayout } from './layout';
-import { mergeAdapter } from './lora';
+import { mergeAdapter } from './merge-adapter';
 import type { ApertusModel } from './model';
 import { ADAPTER_CONFIG_FILE, loadAdapter, writeAdapterFiles } from './peft';
 

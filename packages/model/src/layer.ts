@@ -1,7 +1,20 @@
 import { add, mul, reshape, rmsnorm, rope, silu, type Tensor } from '@apertus/tensor';
-import { xielu } from '@apertus/xielu';
-import type { ApertusModel } from './model';
+import { xielu, type XieluParams } from '@apertus/xielu';
+import type { ApertusConfig } from './config';
 import { project, type Weight } from './packed';
+
+/** The tensors of one decoder layer (matrices may be packed, e.g. GGUF-quantized). */
+export interface LayerWeights {
+  attention_layernorm: Tensor;
+  q_proj: Weight; k_proj: Weight; v_proj: Weight; o_proj: Weight;
+  q_norm: Tensor; k_norm: Tensor;
+  feedforward_layernorm: Tensor;
+  up_proj: Weight; down_proj: Weight;
+  /** SwiGLU MLP only. */
+  gate_proj?: Weight;
+  /** xIELU MLP only: its trainable αp, αn and buffers β, ε. */
+  act?: XieluParams;
+}
 
 /** The projections of a decoder layer, by their checkpoint names. */
 export type ProjName = 'q_proj' | 'k_proj' | 'v_proj' | 'o_proj' | 'gate_proj' | 'up_proj' | 'down_proj';
@@ -20,6 +33,14 @@ export type Projection = (x: Tensor, w: Weight, layer: number, name: ProjName) =
  */
 export type Attend = (layer: number, q: Tensor, k: Tensor, v: Tensor) => Tensor;
 
+/** What a decoder layer reads of its model (an `ApertusModel`): the layer's weights, RoPE's inverse frequencies, the projection. */
+export interface DecoderWeights {
+  readonly config: ApertusConfig;
+  readonly layers: readonly LayerWeights[];
+  readonly invFreq: Float32Array;
+  readonly projection: Projection;
+}
+
 /**
  * One pre-norm decoder layer on the residual stream h [B, T, H] with positions [B, T]:
  *   h ← h + o_proj(attend(RoPE(q_norm(q_proj(a))), RoPE(k_norm(k_proj(a))), v_proj(a))),  a = attention_layernorm(h)
@@ -27,7 +48,7 @@ export type Attend = (layer: number, q: Tensor, k: Tensor, v: Tensor) => Tensor;
  * The one definition of the layer: training (`ApertusModel.hidden`) and KV-cache inference (`step`)
  * both run it and differ only in `attend`.
  */
-export function decoderLayer(model: ApertusModel, l: number, h: Tensor, positions: Tensor, attend: Attend): Tensor {
+export function decoderLayer(model: DecoderWeights, l: number, h: Tensor, positions: Tensor, attend: Attend): Tensor {
   const c = model.config, L = model.layers[l]!, eps = c.rms_norm_eps;
   const [B, T] = h.shape as [number, number];
   const proj = (name: ProjName, x: Tensor) => model.projection(x, L[name]!, l, name);

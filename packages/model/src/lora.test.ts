@@ -4,7 +4,8 @@ import { presetConfig } from './config';
 import { AdapterError } from './errors';
 import { step } from './infer';
 import { KVCache } from './kv-cache';
-import { LoraAdapter, mergeAdapter, parseLoraConfig, type LoraConfig } from './lora';
+import { LoraAdapter, parseLoraConfig, type LoraConfig } from './lora';
+import { mergeAdapter } from './merge-adapter';
 import { ApertusModel } from './model';
 
 const SMALL = presetConfig('tiny', { vocab_size: 64, hidden_size: 32, intermediate_size: 48, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 8 });

@@ -10,7 +10,6 @@
 import { isGradEnabled, matmul, noGrad, Rng, Tensor } from '@apertus/tensor';
 import { outputVocabSize, type ApertusConfig } from './config';
 import type { Projection, ProjName } from './layer';
-import { ApertusModel } from './model';
 import { AdapterError } from './errors';
 import { loraLinear } from './lora-linear';
 import { parameterShapes } from './params';
@@ -27,6 +26,14 @@ export const LORA_TARGET_MODULES: readonly ProjName[] = ['q_proj', 'k_proj', 'v_
 export const TOKEN_MODULES = { embed_tokens: 'model.embed_tokens', lm_head: 'lm_head' } as const;
 /** A key of {@link TOKEN_MODULES}. */
 export type TokenModule = keyof typeof TOKEN_MODULES;
+
+/** What an adapter reads and sets of the model it adapts (an `ApertusModel`). */
+export interface AdaptableModel {
+  readonly config: ApertusConfig;
+  readonly params: ReadonlyMap<string, Tensor>;
+  projection: Projection;
+  adapter: LoraAdapter | null;
+}
 
 /** LoRA hyper-parameters, with PEFT's `LoraConfig` field names. */
 export interface LoraConfig {
@@ -184,8 +191,8 @@ export class LoraAdapter {
    * kaiming-uniform with a = √5), B = 0, both trainable; trainable token rows start as the base
    * model's rows (as PEFT's), so they need the model itself, not only its config.
    */
-  static init(model: ApertusModel | ApertusConfig, config: LoraConfig, seed = 0): LoraAdapter {
-    const arch = model instanceof ApertusModel ? model.config : model;
+  static init(model: AdaptableModel | ApertusConfig, config: LoraConfig, seed = 0): LoraAdapter {
+    const arch = 'params' in model ? model.config : model;
     const rng = new Rng(seed);
     const modules = new Map<string, LoraPair>();
     const shapes = parameterShapes(arch);
@@ -203,7 +210,7 @@ export class LoraAdapter {
     }
     const tokens = new Map<string, TrainableTokens>();
     for (const [key, indices] of Object.entries(config.trainable_token_indices ?? {})) {
-      if (!(model instanceof ApertusModel)) throw new AdapterError('trainable_token_indices', 'token rows start as the base rows: initialise the adapter from the model, not its config');
+      if (!('params' in model)) throw new AdapterError('trainable_token_indices', 'token rows start as the base rows: initialise the adapter from the model, not its config');
       const module = TOKEN_MODULES[key as TokenModule], w = model.params.get(`${module}.weight`);
       checkTable(`trainable_token_indices.${key}`, module, indices, arch);
       if (!w) throw new AdapterError(`trainable_token_indices.${key}`, `the model's ${module}.weight is packed (inference only)`);
@@ -263,7 +270,7 @@ export class LoraAdapter {
    * for the base. `saveCheckpoint` then writes the adapter next to the base weights. Throws
    * AdapterError when a factor or token row does not fit the model.
    */
-  attach(model: ApertusModel): void {
+  attach(model: AdaptableModel): void {
     for (const [m, { A, B }] of this.modules) {
       const w = model.params.get(`${m}.weight`);
       if (!w) throw new AdapterError(m, 'the model has no such projection');
@@ -318,25 +325,5 @@ export function checkTable(field: string, module: string, indices: readonly numb
 function tableRows(w: Tensor, indices: readonly number[]): Float32Array {
   const W = w.toFloat32(), H = w.shape[1]!, out = new Float32Array(indices.length * H);
   indices.forEach((id, i) => out.set(W.subarray(id * H, (id + 1) * H), i * H));
-  return out;
-}
-
-/**
- * A new model whose adapted projections are W + s·B·A and whose token tables carry the trained
- * rows (PEFT's `merge_and_unload`): it computes what the base model with the adapter enabled
- * computes, without the adapter. Every other tensor is shared with `model`; `model` itself is
- * unchanged.
- */
-export function mergeAdapter(model: ApertusModel, adapter: LoraAdapter): ApertusModel {
-  for (const [m, { indices }] of adapter.tokens) checkTable(m, m, indices, model.config);
-  for (const m of [...adapter.modules.keys(), ...adapter.tokens.keys()]) if (!model.params.has(`${m}.weight`)) throw new AdapterError(m, 'the model has no such weight');
-  const params = new Map<string, Tensor>();
-  for (const [name, w] of model.params) {
-    const merged = adapter.mergeWeight(moduleOf(name), w);
-    if (merged !== w) { merged.name = name; if (w.requiresGrad) merged.requireGrad(); }
-    params.set(name, merged);
-  }
-  const out = new ApertusModel(model.config, params);
-  out.layout = model.layout;
   return out;
 }

@@ -1,26 +1,13 @@
 import { attention, linearCrossEntropy, rmsnorm, Tensor, tidy } from '@apertus/tensor';
-import type { XieluParams } from '@apertus/xielu';
 import type { ApertusConfig } from './config';
 import { CheckpointError, ModelError } from './errors';
-import { decoderLayer, plainProjection, type Attend, type Projection } from './layer';
+import { decoderLayer, plainProjection, type Attend, type LayerWeights, type Projection } from './layer';
 import type { LoraAdapter } from './lora';
 import { embedWeight, isPacked, project, type PackedMatrix, type Weight } from './packed';
 import { CAUSAL_LM_LAYOUT, type CheckpointLayout } from './layout';
 import { initParameters, isBuffer, parameterShapes } from './params';
 import { ropeInvFreq } from './rope';
 
-/** The tensors of one decoder layer (matrices may be packed, e.g. GGUF-quantized). */
-export interface LayerWeights {
-  attention_layernorm: Tensor;
-  q_proj: Weight; k_proj: Weight; v_proj: Weight; o_proj: Weight;
-  q_norm: Tensor; k_norm: Tensor;
-  feedforward_layernorm: Tensor;
-  up_proj: Weight; down_proj: Weight;
-  /** SwiGLU MLP only. */
-  gate_proj?: Weight;
-  /** xIELU MLP only: its trainable αp, αn and buffers β, ε. */
-  act?: XieluParams;
-}
 
 /** Loss options of `ApertusModel.loss`. */
 export interface LossOptions extends ForwardOptions {
