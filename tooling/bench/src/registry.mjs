@@ -86,6 +86,13 @@ export const benchmarks = [
     about: 'time to first token of a second chat turn (≈2,000-token history) with and without the prefix cache',
   },
   {
+    name: 'gpu-budget',
+    title: 'WebGPU decode budgets (counters, any adapter)',
+    script: 'packages/model/bench/gpu-budget.mjs',
+    needs: 'built packages; a WebGPU adapter (SwiftShader: VK_ICD_FILENAMES, set by default to Chromium\'s)',
+    about: 'uploads, readbacks, dispatches and pipeline builds per decode token on webgpu (tiny, small), one JSON line per case',
+  },
+  {
     name: 'prefix-cache-load',
     title: 'Prefix cache under load',
     script: 'packages/serve/bench/prefix-cache-load.mjs',
