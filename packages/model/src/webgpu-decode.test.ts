@@ -59,36 +59,29 @@ function expectSteadyBudgets(c: ApertusConfig, d: Decoded): void {
   }
 }
 
+/** Greedy tokens of a model of `c` on cpu, then on webgpu: equal, and webgpu's steps within the budgets. */
+async function checkDecode(c: ApertusConfig, seed: number, prompt: number[], n: number): Promise<void> {
+  const model = ApertusModel.init(c, seed);
+  await useDevice('cpu');
+  const cpu = decode(model, prompt, n);
+  await useDevice('webgpu');
+  try {
+    const gpu = decode(model, prompt, n);
+    expect(gpu.tokens).toEqual(cpu.tokens);
+    expectSteadyBudgets(c, gpu);
+  } finally {
+    await useDevice('cpu');
+  }
+}
+
 describe('decoding on the webgpu device', { timeout: 900_000 }, () => {
   it('tiny (4 layers): 100 positions of greedy tokens equal cpu\'s, within the steady-state budgets, no pipeline built after the first step', async () => {
-    const c = presetConfig('tiny');
-    const model = ApertusModel.init(c, 7), prompt = [1, 200, 300, 400, 500];
-    await useDevice('cpu');
-    const cpu = decode(model, prompt, 100);
-    await useDevice('webgpu');
-    try {
-      const gpu = decode(model, prompt, 100);
-      expect(gpu.tokens).toEqual(cpu.tokens);
-      expectSteadyBudgets(c, gpu);
-    } finally {
-      await useDevice('cpu');
-    }
+    await checkDecode(presetConfig('tiny'), 7, [1, 200, 300, 400, 500], 100);
   });
 
   // SwiftShader runs a `small` decode step in ~13 s (2 cores): 64 tokens would take 14 minutes of
   // CI, so `small` decodes 8 here (the budgets hold from the third step on, as for tiny's 100).
   it('small (12 layers, F32): 8 greedy tokens equal cpu\'s, within the same budgets', async () => {
-    const c = presetConfig('small');
-    const model = ApertusModel.init(c, 11), prompt = [1, 1000, 2000, 3000];
-    await useDevice('cpu');
-    const cpu = decode(model, prompt, 8);
-    await useDevice('webgpu');
-    try {
-      const gpu = decode(model, prompt, 8);
-      expect(gpu.tokens).toEqual(cpu.tokens);
-      expectSteadyBudgets(c, gpu);
-    } finally {
-      await useDevice('cpu');
-    }
+    await checkDecode(presetConfig('small'), 11, [1, 1000, 2000, 3000], 8);
   });
 });
