@@ -10,7 +10,7 @@ export { ModelError, ConfigError, CheckpointError, GenerationError, AdapterError
 export { ropeInvFreq } from './rope';
 export { parameterShapes, initParameters, isBuffer } from './params';
 export { ApertusModel, type ForwardOptions, type LossOptions } from './model';
-export type { LayerWeights } from './layer';
+export type { DecoderWeights, LayerWeights } from './layer';
 export { decoderLayer, plainProjection, type Attend, type Projection, type ProjName } from './layer';
 export { KVCache } from './kv-cache';
 export { KVBlockPool, type KVBlock, type KVBlockPoolOptions } from './kv-blocks';
@@ -19,7 +19,7 @@ export { project, embedWeight, weightRows, isPacked, type PackedMatrix, type Wei
 export { step, stepLogits, hiddenStates, type StepInput } from './infer';
 export { Sampler, validateSampling, type SamplingParams } from './sampling';
 export { generate, generateBatch, generateStream, type GenerateOptions, type Generation, type FinishReason } from './generate';
-export { LoraAdapter, LORA_TARGET_MODULES, parseLoraConfig, type LoraConfig, type LoraPair, type TrainableTokens } from './lora';
+export { LoraAdapter, LORA_TARGET_MODULES, parseLoraConfig, type AdaptableModel, type LoraConfig, type LoraPair, type TrainableTokens } from './lora';
 export { mergeAdapter } from './merge-adapter';
 export { modelFromWeights, modelFromWeightsAsync, modelFromHfFiles, hfCheckpointFiles, configJson, generationConfigJson, weightEntries, checkpointReader, expectedTensors, firstNonFinite, type CheckpointReader, type LoadProgress, type WeightPrecision } from './hf-format';
 export { parseGenerationConfig, type GenerationConfig } from './generation-config';

@@ -1,6 +1,7 @@
 // What every GGUF block format of this folder describes: its geometry, the integer parts of a
 // block (what the product kernels multiply), its dequantization as gguf-py computes it, and the
 // activation format llama.cpp pairs with it (the `vec_dot_type` of ggml's CPU type traits).
+import { ShapeError } from '../errors';
 
 /** The quantized storage dtypes: GGUF block bytes, shape [N, K] in elements, K a multiple of the block size. */
 export type QuantDType = 'q4_0' | 'q4_1' | 'q5_0' | 'q5_1' | 'q8_0' | 'q2_k' | 'q3_k' | 'q4_k' | 'q5_k' | 'q6_k' | 'iq4_nl' | 'iq4_xs';
@@ -48,6 +49,15 @@ export interface QuantFormat {
   dequantize(bytes: Uint8Array, out: Float32Array): void;
   /** The integer parts of the block at bytes[at] into `parts` (see {@link BlockParts}). */
   unpack(bytes: Uint8Array, at: number, parts: BlockParts): void;
+}
+
+/**
+ * The output bytes of a quantizer: `x.length / blockValues` blocks of `blockBytes` each, zeroed.
+ * @throws ShapeError naming the quantizer when `x.length` is not a whole number of blocks
+ */
+export function quantizedBlocks(x: Float32Array, blockValues: number, blockBytes: number, quantizer: string): Uint8Array {
+  if (x.length % blockValues !== 0) throw new ShapeError(`${quantizer}: ${x.length} values are not a whole number of ${blockValues}-value blocks`);
+  return new Uint8Array((x.length / blockValues) * blockBytes);
 }
 
 /** Scratch for {@link QuantFormat.unpack} of one block of `f`. */

@@ -10,6 +10,7 @@
 //               19 trial scales), int8 codes of the scales against the largest, 6-bit quants
 //               centred at 32 (low 4 bits in ql, high 2 in qh)
 
+import { quantizedBlocks } from './format';
 import { toF16 } from './rounding';
 
 const QK_K = 256;
@@ -164,7 +165,7 @@ function quantizeKBlock(x: Float32Array, b: number, nmax: number, rmin: number, 
 
 /** Q4_K super-blocks of x (length a multiple of 256), bit for bit llama.cpp's quantize_row_q4_K_ref. */
 export function quantizeQ4_K(x: Float32Array): Uint8Array {
-  const BYTES = 144, out = new Uint8Array((x.length / QK_K) * BYTES), L = new Uint8Array(QK_K);
+  const BYTES = 144, out = quantizedBlocks(x, QK_K, BYTES, 'quantizeQ4_K'), L = new Uint8Array(QK_K);
   for (let b = 0, o = 0; b < x.length; b += QK_K, o += BYTES) {
     quantizeKBlock(x, b, 15, -1, 20, out, o, L);
     for (let c = 0; c < 4; c++) for (let l = 0; l < 32; l++) out[o + 16 + 32 * c + l] = L[64 * c + l]! | (L[64 * c + 32 + l]! << 4);
@@ -174,7 +175,7 @@ export function quantizeQ4_K(x: Float32Array): Uint8Array {
 
 /** Q5_K super-blocks of x (length a multiple of 256), bit for bit llama.cpp's quantize_row_q5_K_ref. */
 export function quantizeQ5_K(x: Float32Array): Uint8Array {
-  const BYTES = 176, out = new Uint8Array((x.length / QK_K) * BYTES), L = new Uint8Array(QK_K);
+  const BYTES = 176, out = quantizedBlocks(x, QK_K, BYTES, 'quantizeQ5_K'), L = new Uint8Array(QK_K);
   for (let b = 0, o = 0; b < x.length; b += QK_K, o += BYTES) {
     quantizeKBlock(x, b, 31, -0.5, 15, out, o, L);
     // qh[0…32) at o+16 holds bit 4 of every code (value 64c + l in bit 2c, 64c + 32 + l in bit 2c + 1); qs at o+48.
@@ -237,7 +238,7 @@ function makeQx(n: number, nmax: number, x: Float32Array, at: number, L: Int8Arr
 
 /** Q6_K super-blocks of x (length a multiple of 256), bit for bit llama.cpp's quantize_row_q6_K_ref. */
 export function quantizeQ6_K(x: Float32Array): Uint8Array {
-  const BYTES = 210, out = new Uint8Array((x.length / QK_K) * BYTES), L = new Int8Array(QK_K), scales = new Float32Array(16);
+  const BYTES = 210, out = quantizedBlocks(x, QK_K, BYTES, 'quantizeQ6_K'), L = new Int8Array(QK_K), scales = new Float32Array(16);
   for (let b = 0, o = 0; b < x.length; b += QK_K, o += BYTES) {
     let maxScale = 0, maxAbs = 0;
     for (let ib = 0; ib < 16; ib++) {

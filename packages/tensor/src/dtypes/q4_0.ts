@@ -1,6 +1,6 @@
 // Q4_0: blocks of 32 values = f16 scale d + 16 bytes; byte j holds quant j (low nibble) and
 // quant j + 16 (high nibble); x = d · (q − 8).
-import { dequantizeBlocks, type BlockParts, type QuantFormat } from './format';
+import { dequantizeBlocks, quantizedBlocks, type BlockParts, type QuantFormat } from './format';
 import { f16At, setF16, toF16 } from './rounding';
 
 const QK = 32, BYTES = 18;
@@ -23,7 +23,7 @@ export const Q4_0: QuantFormat = {
 
 /** Quantize as ggml's reference: d = −(the value of largest magnitude) / 8, q = min(15, trunc(x / d + 8.5)). */
 export function quantizeQ4_0(x: Float32Array): Uint8Array {
-  const out = new Uint8Array((x.length / QK) * BYTES);
+  const out = quantizedBlocks(x, QK, BYTES, 'quantizeQ4_0');
   for (let b = 0, o = 0; b < x.length; b += QK, o += BYTES) {
     let amax = 0, max = 0;
     for (let j = 0; j < QK; j++) { const v = x[b + j]!; if (Math.abs(v) > amax) { amax = Math.abs(v); max = v; } }

@@ -5,6 +5,7 @@
 //   Q5_1  f16 d, f16 m, u32 qh, 16 bytes;          x = d · q + m,      d = (max − min) / 31
 // Value j < 16 of a block is the low nibble of byte j, value j + 16 its high nibble; bit j of qh is
 // bit 4 of value j.
+import { quantizedBlocks } from './format';
 import { toF16 } from './rounding';
 
 const QK = 32, f = Math.fround;
@@ -22,7 +23,7 @@ function put(out: Uint8Array, o: number, q: (j: number) => number): void {
 
 /** Q5_0 blocks of x (length a multiple of 32), bit for bit quantize_row_q5_0_ref. */
 export function quantizeQ5_0(x: Float32Array): Uint8Array {
-  const BYTES = 22, out = new Uint8Array((x.length / QK) * BYTES), view = new DataView(out.buffer);
+  const BYTES = 22, out = quantizedBlocks(x, QK, BYTES, 'quantizeQ5_0'), view = new DataView(out.buffer);
   for (let b = 0, o = 0; b < x.length; b += QK, o += BYTES) {
     let amax = 0, max = 0;
     for (let j = 0; j < QK; j++) { const v = x[b + j]!; if (amax < Math.abs(v)) { amax = Math.abs(v); max = v; } }
@@ -36,7 +37,7 @@ export function quantizeQ5_0(x: Float32Array): Uint8Array {
 
 /** Q5_1 blocks of x (length a multiple of 32), bit for bit quantize_row_q5_1_ref. */
 export function quantizeQ5_1(x: Float32Array): Uint8Array {
-  const BYTES = 24, out = new Uint8Array((x.length / QK) * BYTES), view = new DataView(out.buffer);
+  const BYTES = 24, out = quantizedBlocks(x, QK, BYTES, 'quantizeQ5_1'), view = new DataView(out.buffer);
   for (let b = 0, o = 0; b < x.length; b += QK, o += BYTES) {
     let min = Infinity, max = -Infinity;
     for (let j = 0; j < QK; j++) { const v = x[b + j]!; if (v < min) min = v; if (v > max) max = v; }

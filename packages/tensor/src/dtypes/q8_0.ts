@@ -1,6 +1,6 @@
 // Q8_0: blocks of 32 values = f16 scale d + 32 int8 quants; x = d · q. Also the activation format
 // llama.cpp quantizes a product's input to for Q4_0, Q5_0, Q8_0 and IQ4_NL weights.
-import { blockParts, dequantizeBlocks, type BlockParts, type QuantFormat } from './format';
+import { blockParts, dequantizeBlocks, quantizedBlocks, type BlockParts, type QuantFormat } from './format';
 import { f16At, rint, roundAway, setF16, toF16 } from './rounding';
 
 const QK = 32, BYTES = 34;
@@ -19,7 +19,7 @@ export const Q8_0: QuantFormat = {
 
 /** Quantize `x` (length a multiple of 32) as ggml's reference does: d = max|x| / 127, q = roundf(x / d). */
 export function quantizeQ8_0(x: Float32Array): Uint8Array {
-  const out = new Uint8Array((x.length / QK) * BYTES);
+  const out = quantizedBlocks(x, QK, BYTES, 'quantizeQ8_0');
   for (let b = 0, o = 0; b < x.length; b += QK, o += BYTES) {
     let amax = 0;
     for (let j = 0; j < QK; j++) amax = Math.max(amax, Math.abs(x[b + j]!));

@@ -10,8 +10,9 @@ import { peerPython } from '@apertus/peers';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { bf16BitsToF32, f32ToBf16Bits, f32ToF16Bits } from '../dtype';
+import { ShapeError } from '../errors';
 import { Rng } from '../random';
-import { Q4_0, Q4_K, Q6_K, Q8_0, quantizeActivationsQ8_0, quantizeActivationsQ8_1, quantizeActivationsQ8_K, quantizeQ4_0, quantizeQ4_K, quantizeQ8_0, roundBf16Into, type QuantFormat, type QuantizedActivations } from './index';
+import { Q4_0, Q4_K, Q6_K, Q8_0, quantizeActivationsQ8_0, quantizeActivationsQ8_1, quantizeActivationsQ8_K, quantizeQ4_0, quantizeQ4_K, quantizeQ5_0, quantizeQ5_1, quantizeQ5_K, quantizeQ6_K, quantizeQ8_0, roundBf16Into, type QuantFormat, type QuantizedActivations } from './index';
 
 const REFERENCE = path.join(import.meta.dirname, 'blocks_reference.py');
 
@@ -123,4 +124,14 @@ describe('roundBf16Into', () => {
       expect(new Uint32Array(roundBf16Into(x, x).buffer)).toEqual(got);
     }), { numRuns: 300 });
   });
+});
+
+describe('quantizer input lengths', () => {
+  const quantizers = { quantizeQ4_0: [quantizeQ4_0, 32], quantizeQ8_0: [quantizeQ8_0, 32], quantizeQ5_0: [quantizeQ5_0, 32], quantizeQ5_1: [quantizeQ5_1, 32], quantizeQ4_K: [quantizeQ4_K, 256], quantizeQ5_K: [quantizeQ5_K, 256], quantizeQ6_K: [quantizeQ6_K, 256] } as const;
+  for (const [name, [quantize, block]] of Object.entries(quantizers)) {
+    it(`${name}: a length that is not a whole number of ${block}-value blocks is a ShapeError naming it; no values, no bytes`, () => {
+      for (const n of [1, block - 1, block + 1, 3 * block + 7]) expect(() => quantize(new Float32Array(n))).toThrow(new ShapeError(`${name}: ${n} values are not a whole number of ${block}-value blocks`));
+      expect(quantize(new Float32Array(0)).length).toBe(0);
+    });
+  }
 });
