@@ -2,7 +2,7 @@
 // hands out the checkpoint's bytes — off the page's main thread, so that the WebGPU device (whose
 // reads sleep in Atomics.wait while its own worker drives the GPUDevice) may run here.
 
-import { gemmThreads, useDevice } from '@apertus/tensor';
+import { gemmThreads, isStoredWeight, useDevice } from '@apertus/tensor';
 import { chatTurn } from './chat';
 import { checkpointFiles } from './download';
 import { modelFromGgufFile } from './gguf-source';
@@ -47,7 +47,7 @@ async function answer(r: StudioRequest): Promise<StudioResults[keyof StudioResul
     case 'load': {
       const m = (current = await load(r.source, r.id));
       const c = m.model.config;
-      return { name: m.name, layers: c.num_hidden_layers, hidden: c.hidden_size, vocab: c.vocab_size, packed: m.model.packed.size > 0 };
+      return { name: m.name, layers: c.num_hidden_layers, hidden: c.hidden_size, vocab: c.vocab_size, packed: [...m.model.params.values()].some(isStoredWeight) };
     }
     case 'chat':
       return chatTurn(model(), r.messages, r.maxTokens, (text, tokens) => post({ id: r.id, type: 'text', text, tokens }));

@@ -1,5 +1,6 @@
 // Where a decode step's time goes, in CPU time of this one thread (steadier than wall clock on a
-// shared machine): the whole step, its products (QuantMatrix.matmulT, counted in place), the same
+// shared machine): the whole step, its products (the registry's packedLinear cpu kernel, timed in
+// place through a wrapping implementation registered above it), the same
 // products replayed alone in the step's order on the real weights (so they stream from memory as
 // in a step), each matrix repeated alone (its weights warm in cache), and the rest of the step
 // (norms, attention, activation, glue). Bytes of weights read per token ÷ time = the bandwidth.
@@ -8,8 +9,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApertusModel, KVCache, presetConfig, step } from '@apertus/model';
-import { setGemmThreads } from '@apertus/tensor';
-import { loadGguf, writeModelGguf, QuantMatrix } from '@apertus/gguf';
+import { packedLinearKernel, setGemmThreads, weightRowBytes } from '@apertus/tensor';
+import { defineKernel, implementationOf } from '@apertus/tensor/kernels';
+import { loadGguf, writeModelGguf } from '@apertus/gguf';
 
 const arg = (name, dflt) => { const i = process.argv.indexOf(name); return i >= 0 ? process.argv[i + 1] : dflt; };
 const PRESETS = {
@@ -20,7 +22,20 @@ const STEPS = Number(arg('--steps', 32)), CONTEXT = Number(arg('--context', 128)
 setGemmThreads(1);
 const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e3; };
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gguf-profile-'));
-const matmulT = QuantMatrix.prototype.matmulT;
+const product = implementationOf(packedLinearKernel, 'wasm');
+/** While set, every product of a step is timed and recorded (its weight handle) here. */
+let timing = null;
+defineKernel(packedLinearKernel, {
+  device: 'cpu', impl: 'profiled', rank: 100,
+  run: (w, x, M, y) => {
+    if (timing === null) return product(w, x, M, y);
+    const t = cpu();
+    product(w, x, M, y);
+    timing.ms += cpu() - t;
+    timing.calls.push(w);
+  },
+});
+const bytesOf = (w) => w.N * weightRowBytes(w.dtype, w.K);
 
 for (const name of arg('--presets', 'small').split(',')) {
   const config = PRESETS[name], source = ApertusModel.init(config, 0);
@@ -32,27 +47,26 @@ for (const name of arg('--presets', 'small').split(',')) {
     const cache = new KVCache(config, CONTEXT + STEPS + 1);
     step(model, [{ cache, tokens: Array.from({ length: CONTEXT }, (_, i) => 1000 + i) }]);
     // The step, with its products timed in place and recorded in order.
-    const calls = [];
-    let inProducts = 0;
-    QuantMatrix.prototype.matmulT = function (x, M, y) { const t = cpu(); matmulT.call(this, x, M, y); inProducts += cpu() - t; calls.push(this); };
+    timing = { ms: 0, calls: [] };
     const t0 = cpu();
     for (let i = 0; i < STEPS; i++) step(model, [{ cache, tokens: [1000 + (i * 7) % 20000] }]);
     const stepMs = (cpu() - t0) / STEPS;
-    QuantMatrix.prototype.matmulT = matmulT;
+    const { ms: inProducts, calls } = timing;
+    timing = null;
     const perStep = calls.slice(0, calls.length / STEPS);
-    const bytes = perStep.reduce((a, m) => a + m.bytes, 0), macs = perStep.reduce((a, m) => a + m.shape[0] * m.shape[1], 0);
+    const bytes = perStep.reduce((a, m) => a + bytesOf(m), 0), macs = perStep.reduce((a, m) => a + m.N * m.K, 0);
     // Replay: the step's products in order, nothing else between them.
-    const io = new Map(perStep.map((m) => [m, { x: Float32Array.from({ length: m.shape[1] }, (_, k) => Math.sin(k)), y: new Float32Array(m.shape[0]) }]));
+    const io = new Map(perStep.map((m) => [m, { x: Float32Array.from({ length: m.K }, (_, k) => Math.sin(k)), y: new Float32Array(m.N) }]));
     const t1 = cpu();
-    for (let i = 0; i < STEPS; i++) for (const m of perStep) { const b = io.get(m); m.matmulT(b.x, 1, b.y); }
+    for (let i = 0; i < STEPS; i++) for (const m of perStep) { const b = io.get(m); product(m, b.x, 1, b.y); }
     const replayMs = (cpu() - t1) / STEPS;
     // Alone: each distinct matrix repeated (warm), summed over the step's calls.
     const alone = new Map();
     for (const m of io.keys()) {
-      const b = io.get(m), R = Math.max(3, Math.ceil(2e7 / (m.shape[0] * m.shape[1])));
-      m.matmulT(b.x, 1, b.y);
+      const b = io.get(m), R = Math.max(3, Math.ceil(2e7 / (m.N * m.K)));
+      product(m, b.x, 1, b.y);
       const t = cpu();
-      for (let r = 0; r < R; r++) m.matmulT(b.x, 1, b.y);
+      for (let r = 0; r < R; r++) product(m, b.x, 1, b.y);
       alone.set(m, (cpu() - t) / R);
     }
     const aloneMs = perStep.reduce((a, m) => a + alone.get(m), 0);

@@ -8,9 +8,9 @@
 // Mini) have no output.weight, as llama.cpp's converter writes them; a split vocabulary (Apertus
 // 1.5) has a token_embd of vocab_size rows, an output of vocab_size_out rows.
 
-import { checkpointReader, expectedTensors, isPacked, parameterShapes, readCheckpointConfig, type ApertusConfig, type ApertusModel } from '@apertus/model';
+import { checkpointReader, expectedTensors, parameterShapes, readCheckpointConfig, type ApertusConfig, type ApertusModel } from '@apertus/model';
 import { openCheckpoint, type TensorReader } from '@apertus/safetensors';
-import { bf16ArrayToF32, f16ArrayToF32, type Tensor } from '@apertus/tensor';
+import { bf16ArrayToF32, f16ArrayToF32, isQuantDType, type Tensor } from '@apertus/tensor';
 import { Tokenizer, withSpecialTokensMap, type TokenizerConfigJson, type TokenizerJson } from '@apertus/tokenizer';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -138,8 +138,8 @@ function tensorRows(t: Tensor, r0: number, r1: number): Float32Array {
 /** Write `model` to `file` as GGUF; returns the stored type of every tensor (GGUF name → type). */
 export function writeModelGguf(model: ApertusModel, file: string, options: WriteModelGgufOptions): Map<string, MixType> {
   const weight = (hf: string): Tensor => {
-    const w = model.params.get(hf) ?? model.packed.get(hf)!;
-    if (isPacked(w)) throw new GgufWriteError(`is already packed (${w.format}); write from a float model`, { tensor: hf });
+    const w = model.params.get(hf)!;
+    if (isQuantDType(w.dtype)) throw new GgufWriteError(`is already quantized (${w.dtype}); write from a float model`, { tensor: hf });
     return w;
   };
   const tok = options.tokenizer ? Tokenizer.fromJSON(options.tokenizer.json, options.tokenizer.config) : null;

@@ -12,7 +12,6 @@ export { GgufFile, type GgufByteSource } from './file';
 export { openGgufFile, loadGguf } from './open';
 export { writeGguf, type GgufEntry, type GgufTensorEntry } from './writer';
 export { quantize, dequantize, dequantizeInto, quantizeQ8_0, dequantizeQ8_0, quantizeQ4_0, dequantizeQ4_0, quantizeQ4_K, dequantizeQ4_K, quantizeQ5_K, quantizeQ6_K, dequantizeQ6_K } from './quant/index';
-export { QuantMatrix } from './quant-matrix';
 export { ARCH, ggufTensorName, ropeFactors, configFromMetadata, checkArchitecture } from './apertus';
 export { tokenizerMetadata, tokenizerFromMetadata, TOKEN_TYPE } from './vocab';
 export { loadGgufFile, type LoadedGguf, type LoadGgufOptions } from './load';

@@ -1,15 +1,15 @@
 // HF model → our GGUF → loadGguf: the loaded model computes what the source model computes on the
 // same (stored) weights, the tokenizer survives, and bad files give typed errors.
 import path from 'node:path';
-import { ApertusModel, KVCache, step, type PackedMatrix } from '@apertus/model';
-import { sgemmReference } from '@apertus/tensor';
+import { ApertusModel, hiddenStates, KVCache, step } from '@apertus/model';
+import { isStoredWeight, sgemmReference, Tensor } from '@apertus/tensor';
 import { Tokenizer } from '@apertus/tokenizer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GgufArchitectureError, GgufMetadataError } from './errors';
 import { loadGguf, openGgufFile } from './open';
 import { convertCheckpoint, writeModelGguf, type QuantizeType } from './convert';
 import { dequantize, quantize } from './quant/index';
-import { roundActivations } from './quant/activations';
+import { roundActivations } from './activations.test-helper';
 import { GGML_TYPES, type GgmlTypeName } from './types';
 import { CONFIG, fixtureModel, fixtureTokenizer, rewrite, tempDir, writeFixtureCheckpoint } from './fixture.test-helper';
 
@@ -19,37 +19,34 @@ const source = fixtureModel();
 const tok = fixtureTokenizer();
 const prompt = [1, 1100, 1200, 1300, 1050, 1399, 1256, 1257];
 
-/** Reference product: the stored weights dequantized, the input rounded as llama.cpp does, a double-accumulating loop. */
-class RefMatrix implements PackedMatrix {
-  readonly format = 'reference';
-  readonly shape: readonly [number, number];
-  constructor(private readonly w: Float32Array, shape: readonly number[], private readonly type: GgmlTypeName) { this.shape = [shape[0]!, shape[1]!]; }
-  get bytes(): number { return this.w.byteLength; }
-  matmulT(x: Float32Array, M: number, y: Float32Array): void {
-    sgemmReference({ transA: false, transB: true, M, N: this.shape[0], K: this.shape[1], A: roundActivations(GGML_TYPES[this.type], x), B: this.w, C: y });
-  }
-  rows(ids: Int32Array, out: Float32Array): void {
-    const K = this.shape[1];
-    ids.forEach((id, i) => out.set(this.w.subarray(id * K, (id + 1) * K), i * K));
-  }
+/** x·Wᵀ as llama.cpp computes it on stored weights: the input rounded as it rounds it, a double-accumulating loop over W. */
+function refProduct(type: GgmlTypeName, x: Float32Array, w: Tensor): Float32Array {
+  const [N, K] = w.shape as [number, number], M = x.length / K, y = new Float32Array(M * N);
+  sgemmReference({ transA: false, transB: true, M, N, K, A: roundActivations(GGML_TYPES[type], x), B: w.toFloat32(), C: y });
+  return y;
 }
 
-/** The source model with every matrix replaced by what `type` stores, multiplied by {@link RefMatrix}. */
+/** The source model with every matrix replaced by the float32 values `type` stores, its products by {@link refProduct}. */
 function storedModel(type: 'F32' | 'BF16' | 'Q8_0' | 'Q4_K'): ApertusModel {
-  const params = new Map(source.params), packed = new Map<string, PackedMatrix>();
+  const params = new Map(source.params);
   for (const [name, t] of source.params) {
     if (t.rank !== 2 || type === 'F32') continue;
     const x = t.toFloat32();
-    packed.set(name, new RefMatrix(dequantize(GGML_TYPES[type], quantize(type, x), x.length), t.shape, type));
-    params.delete(name);
+    params.set(name, Tensor.from(dequantize(GGML_TYPES[type], quantize(type, x), x.length), t.shape));
   }
-  return new ApertusModel(CONFIG, params, packed);
+  const model = new ApertusModel(CONFIG, params);
+  if (type !== 'F32') model.projection = (x, w) => Tensor.from(refProduct(type, x.toFloat32(), w), [...x.shape.slice(0, -1), w.shape[0]!]);
+  return model;
 }
 
-/** Last-token logits after a prefill and two decode steps. */
-function run(model: ApertusModel): Float32Array[] {
-  const cache = new KVCache(CONFIG, 32);
-  return [step(model, [{ cache, tokens: prompt }]), step(model, [{ cache, tokens: [1301] }]), step(model, [{ cache, tokens: [1302] }])];
+/** Last-token logits after a prefill and two decode steps (the head by {@link refProduct} when `type` is given). */
+function run(model: ApertusModel, type?: GgmlTypeName): Float32Array[] {
+  const cache = new KVCache(CONFIG, 32), H = CONFIG.hidden_size;
+  return [prompt, [1301], [1302]].map((tokens) => {
+    if (type === undefined) return step(model, [{ cache, tokens }]);
+    const h = hiddenStates(model, { cache, tokens });
+    return refProduct(type, h.subarray(h.length - H), model.lmHead);
+  });
 }
 
 function relErr(a: Float32Array, b: Float32Array): number {
@@ -73,10 +70,10 @@ describe('loadGguf', () => {
       const matrices = [...loaded.types].filter(([n]) => !n.endsWith('norm.weight'));
       expect(matrices.length).toBe(2 + 6 * CONFIG.num_hidden_layers);
       expect(matrices.every(([, t]) => t === type)).toBe(true);
-      if (type === 'Q8_0' || type === 'Q4_K') expect((loaded.model.lmHead as PackedMatrix).format).toBe(type);
-      const want = run(storedModel(type)), got = run(loaded.model);
+      expect([loaded.model.lmHead.dtype, isStoredWeight(loaded.model.lmHead)]).toEqual([type.toLowerCase(), true]);
+      const want = run(storedModel(type), type === 'F32' ? undefined : type), got = run(loaded.model);
       // F32: equal up to summation order. The others round each product's input (see
-      // quant/activations.ts), a step function: a float32-vs-double difference of 1e-7 in a sum
+      // activations.test-helper.ts), a step function: a float32-vs-double difference of 1e-7 in a sum
       // flips a rounded activation by one step (1/127 of its block's largest) about once in 10^5
       // roundings, and this run rounds ~4·10^4. A flip in a layer's first products moves every
       // later token; one in the last layer's MLP or the head moves that token only (seen: the

@@ -1,15 +1,14 @@
 // Loading an Apertus GGUF file into ApertusModel: vectors and f16 matrices as float32 tensors,
-// f32, bf16 and quantized matrices as QuantMatrix (their stored bytes are copied once into the
-// model's WeightStore, where the kernels multiply them; nothing is expanded whole, and products
-// round their input as llama.cpp does).
+// f32, bf16 and quantized matrices as stored weights of their dtype (`weightTensor`: the bytes
+// copied once into the model's WeightStore, where @apertus/tensor's kernels multiply them; nothing
+// is expanded whole, and products round their input as llama.cpp does).
 
-import { ApertusModel, parameterShapes, type GenerationConfig, type PackedMatrix } from '@apertus/model';
-import { Tensor, WeightStore } from '@apertus/tensor';
+import { ApertusModel, parameterShapes, type GenerationConfig } from '@apertus/model';
+import { Tensor, weightTensor, WeightStore, type WeightDType } from '@apertus/tensor';
 import type { Tokenizer } from '@apertus/tokenizer';
 import { configFromMetadata, ggufTensorName, XIELU_KEYS } from './apertus';
 import { GgufMetadataError } from './errors';
 import type { GgufFile } from './file';
-import { QuantMatrix } from './quant-matrix';
 import { dequantize } from './quant/index';
 import { specialIds, tokenizerFromMetadata } from './vocab';
 
@@ -56,8 +55,8 @@ export function loadGgufFile(file: GgufFile, options: LoadGgufOptions = {}): Loa
     })) as Record<keyof typeof XIELU_KEYS, readonly number[]>;
     const expected = parameterShapes(config);
     const wanted = new Set<string>(['rope_freqs.weight']);
-    const arena = WeightStore.available() ? new WeightStore() : null;
-    const params = new Map<string, Tensor>(), packed = new Map<string, PackedMatrix>(), types = new Map<string, string>();
+    const store = WeightStore.available() ? new WeightStore() : undefined;
+    const params = new Map<string, Tensor>(), types = new Map<string, string>();
     for (const [hf, shape] of expected) {
       const name = ggufTensorName(hf);
       if (name === null) {
@@ -75,7 +74,7 @@ export function loadGgufFile(file: GgufFile, options: LoadGgufOptions = {}): Loa
       types.set(name, info.type.name);
       const bytes = file.read(name);
       const t = info.type.name;
-      if (shape.length === 2 && t !== 'F16') packed.set(hf, new QuantMatrix(info.type, shape as [number, number], bytes, arena));
+      if (shape.length === 2 && t !== 'F16') params.set(hf, weightTensor(t.toLowerCase() as WeightDType, shape as [number, number], bytes, store));
       else if (t === 'F32' || t === 'F16' || t === 'BF16') {
         const values = dequantize(info.type, bytes, info.bytes / info.type.typeSize);
         params.set(hf, shape.length === 1 ? vectorTensor(values) : new Tensor(values, shape, 'f32'));
@@ -85,7 +84,7 @@ export function loadGgufFile(file: GgufFile, options: LoadGgufOptions = {}): Loa
     const extra = file.tensors.filter((t) => !wanted.has(t.name)).map((t) => t.name);
     if (extra.length > 0) throw new GgufMetadataError(`unexpected tensor for the hyper-parameters (${extra.length} in all)`, { file: path, tensor: extra[0]! });
     return {
-      model: new ApertusModel(config, params, packed),
+      model: new ApertusModel(config, params),
       tokenizer: options.tokenizer === false ? null : tokenizerFromMetadata(meta, path),
       generationConfig: { bos_token_id: ids.bos, eos_token_id: ids.eos, pad_token_id: ids.pad },
       types,

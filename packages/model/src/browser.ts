@@ -15,7 +15,6 @@ export { decoderLayer, plainProjection, type Attend, type Projection, type ProjN
 export { KVCache } from './kv-cache';
 export { KVBlockPool, type KVBlock, type KVBlockPoolOptions } from './kv-blocks';
 export { PrefixCache, type PrefixCacheOptions } from './prefix-cache';
-export { project, embedWeight, weightRows, isPacked, type PackedMatrix, type Weight } from './packed';
 export { step, stepLogits, hiddenStates, type StepInput } from './infer';
 export { Sampler, validateSampling, type SamplingParams } from './sampling';
 export { generate, generateBatch, generateStream, type GenerateOptions, type Generation, type FinishReason } from './generate';

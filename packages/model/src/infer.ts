@@ -1,10 +1,9 @@
-import { copyInto, currentDevice, embedding, kernelF32, noGrad, pagedAttention, rmsnorm, Tensor, tidy } from '@apertus/tensor';
+import { copyInto, embedding, kernelF32, linear, noGrad, pagedAttention, rmsnorm, Tensor, tidy } from '@apertus/tensor';
 import { outputVocabSize } from './config';
 import { GenerationError } from './errors';
 import type { KVCache } from './kv-cache';
 import { decoderLayer, type Attend } from './layer';
 import type { ApertusModel } from './model';
-import { isPacked, project, weightRows, type Weight } from './packed';
 
 /** One sequence's share of a batched inference step. */
 export interface StepInput {
@@ -14,16 +13,12 @@ export interface StepInput {
   tokens: ArrayLike<number>;
 }
 
-/** Rows `ids` of the embedding table as float32 [1, n, H] (bf16 or packed tables are converted row by row, never whole). */
-function embedRows(model: ApertusModel, table: Weight, ids: Int32Array): Tensor {
+/** Rows `ids` of the embedding table as float32 [1, n, H] (`embedding` converts bf16 or quantized tables row by row, never whole). */
+function embedRows(model: ApertusModel, table: Tensor, ids: Int32Array): Tensor {
   for (const id of ids) {
     if (!(id >= 0 && id < model.config.vocab_size)) throw new GenerationError('tokens', `token id ${id} outside the vocabulary of ${model.config.vocab_size}`);
   }
-  // On a device, a tensor table is looked up there (the rows never come to the host).
-  if (!isPacked(table) && currentDevice().device !== 'cpu') return embedding(Tensor.from(ids, [1, ids.length]), table);
-  const h = Tensor.zeros([1, ids.length, model.config.hidden_size]);
-  weightRows(table, ids, kernelF32(h, 'embed'));
-  return h;
+  return embedding(Tensor.from(ids, [1, ids.length]), table);
 }
 
 /**
@@ -68,7 +63,7 @@ function batchRows(batch: readonly StepInput[]): number {
  * The decoder over a batch's new tokens, one row of all of them: the hidden states after the last
  * layer, [1, rows, H] (before the final norm), in the caller's `tidy` scope; the caches advance.
  */
-function decodeRows(model: ApertusModel, batch: readonly StepInput[], embed: Weight, rows: number): Tensor {
+function decodeRows(model: ApertusModel, batch: readonly StepInput[], embed: Tensor, rows: number): Tensor {
   const ids = new Int32Array(rows), pos = new Int32Array(rows);
   let r = 0;
   for (const s of batch) for (let t = 0; t < s.tokens.length; t++, r++) { ids[r] = s.tokens[t]!; pos[r] = s.cache.length + t; }
@@ -99,7 +94,7 @@ export function stepLogits(model: ApertusModel, batch: readonly StepInput[]): Te
       const H = c.hidden_size, last = Tensor.zeros([batch.length, H]), hd = kernelF32(h, 'step'), ld = kernelF32(last, 'step');
       let end = 0;
       batch.forEach((s, i) => { end += s.tokens.length; copyInto(hd.subarray((end - 1) * H, end * H), ld.subarray(i * H, (i + 1) * H)); });
-      return project(rmsnorm(last, model.norm, c.rms_norm_eps), head);
+      return linear(rmsnorm(last, model.norm, c.rms_norm_eps), head);
     });
   });
 }

@@ -5,7 +5,6 @@ import { step } from './infer';
 import { KVCache } from './kv-cache';
 import type { ProjName, Projection } from './layer';
 import { ApertusModel } from './model';
-import { project } from './packed';
 
 const config = presetConfig('tiny', { vocab_size: 40, hidden_size: 32, intermediate_size: 48, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 8, max_position_embeddings: 64, initializer_range: 0.3 });
 const prompt = [1, 7, 3, 22, 9, 14];
@@ -24,7 +23,7 @@ describe('the decoder layer', () => {
     test(`${act}: every projection goes through model.projection, in training and in cached inference`, () => {
       const model = ApertusModel.init({ ...config, hidden_act: act, intermediate_size: act === 'swiglu' ? 32 : 48 }, 3);
       const seen = new Set<string>();
-      model.projection = (x, w, l, name) => { seen.add(`${l}.${name}`); return project(x, w); };
+      model.projection = (x, w, l, name) => { seen.add(`${l}.${name}`); return linear(x, w); };
       fullLogits(model);
       const names: ProjName[] = ['q_proj', 'k_proj', 'v_proj', 'o_proj', ...(act === 'swiglu' ? ['gate_proj' as const] : []), 'up_proj', 'down_proj'];
       const expected = [0, 1].flatMap((l) => names.map((n) => `${l}.${n}`)).sort();
@@ -38,7 +37,7 @@ describe('the decoder layer', () => {
   test('a projection that rescales one weight equals a model with that weight rescaled, on both paths', () => {
     const base = ApertusModel.init(config, 4);
     const hooked = ApertusModel.init(config, 4);
-    const double: Projection = (x, w, l, name) => (l === 1 && name === 'v_proj' ? scale(project(x, w), 2) : project(x, w));
+    const double: Projection = (x, w, l, name) => (l === 1 && name === 'v_proj' ? scale(linear(x, w), 2) : linear(x, w));
     hooked.projection = double;
     const edited = ApertusModel.init(config, 4);
     const v = (edited.layers[1]!.v_proj as Tensor).data;

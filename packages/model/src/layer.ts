@@ -1,17 +1,16 @@
-import { add, mul, reshape, rmsnorm, rope, silu, type Tensor } from '@apertus/tensor';
+import { add, linear, mul, reshape, rmsnorm, rope, silu, type Tensor } from '@apertus/tensor';
 import { xielu, type XieluParams } from '@apertus/xielu';
 import type { ApertusConfig } from './config';
-import { project, type Weight } from './packed';
 
-/** The tensors of one decoder layer (matrices may be packed, e.g. GGUF-quantized). */
+/** The tensors of one decoder layer (matrices of any storage dtype, e.g. GGUF-quantized). */
 export interface LayerWeights {
   attention_layernorm: Tensor;
-  q_proj: Weight; k_proj: Weight; v_proj: Weight; o_proj: Weight;
+  q_proj: Tensor; k_proj: Tensor; v_proj: Tensor; o_proj: Tensor;
   q_norm: Tensor; k_norm: Tensor;
   feedforward_layernorm: Tensor;
-  up_proj: Weight; down_proj: Weight;
+  up_proj: Tensor; down_proj: Tensor;
   /** SwiGLU MLP only. */
-  gate_proj?: Weight;
+  gate_proj?: Tensor;
   /** xIELU MLP only: its trainable αp, αn and buffers β, ε. */
   act?: XieluParams;
 }
@@ -21,9 +20,9 @@ export type ProjName = 'q_proj' | 'k_proj' | 'v_proj' | 'o_proj' | 'gate_proj' |
 
 /**
  * x·Wᵀ of one projection of one layer: x [..., in], w [out, in] → [..., out]. The model's default
- * is `linear` (`project` for packed weights); an adapter (LoRA: x·Wᵀ + s·(x·Aᵀ)·Bᵀ) replaces it to reach every projection.
+ * is `linear` (whatever the weight's dtype); an adapter (LoRA: x·Wᵀ + s·(x·Aᵀ)·Bᵀ) replaces it to reach every projection.
  */
-export type Projection = (x: Tensor, w: Weight, layer: number, name: ProjName) => Tensor;
+export type Projection = (x: Tensor, w: Tensor, layer: number, name: ProjName) => Tensor;
 
 /**
  * Where a layer's queries meet keys and values, given the new q [B, T, nh, d] and k, v
@@ -68,5 +67,5 @@ export function decoderLayer(model: DecoderWeights, l: number, h: Tensor, positi
   return add(h, proj('down_proj', inner));
 }
 
-/** The default projection: a plain bias-free linear layer (a packed matrix multiplies itself). */
-export const plainProjection: Projection = (x, w) => project(x, w);
+/** The default projection: a plain bias-free linear layer. */
+export const plainProjection: Projection = (x, w) => linear(x, w);

@@ -6,13 +6,12 @@
 // merged weight W + s·B·A, and the frozen W is an attribute, not an input, so it never gets a
 // gradient buffer.
 
-import { defineOp, Rng, sgemm, sgemmBf16, Tensor } from '@apertus/tensor';
+import { defineOp, isStoredWeight, linear, Rng, sgemm, sgemmBf16, Tensor } from '@apertus/tensor';
 import { AdapterError } from './errors';
-import { isPacked, project, type Weight } from './packed';
 
 interface LoraLinearAttrs {
-  /** The frozen base weight [out, in] (a tensor or a packed matrix). */
-  readonly w: Weight;
+  /** The frozen base weight [out, in] (any storage dtype). */
+  readonly w: Tensor;
   /** s = lora_alpha / r. */
   readonly scaling: number;
   /** Dropout probability on the adapter's input (0: none). */
@@ -45,7 +44,7 @@ const loraLinearOp = defineOp<LoraLinearAttrs, Float32Array>({
   name: 'loraLinear',
   forward([x, A, B], { w, scaling, p, seed }) {
     const r = A!.shape[0]!, inp = A!.shape[1]!, out = B!.shape[0]!, M = x!.size / inp;
-    const y = project(x!, w);
+    const y = linear(x!, w);
     const u = new Float32Array(M * r);
     sgemm({ transA: false, transB: true, M, N: r, K: inp, A: droppedInput(f32(x!), p, seed), B: f32(A!), C: u });
     sgemm({ transA: false, transB: true, M, N: out, K: r, A: u, B: f32(B!), C: y.data, alpha: scaling, beta: 1 });
@@ -74,7 +73,7 @@ const loraLinearOp = defineOp<LoraLinearAttrs, Float32Array>({
       sgemm({ transA: false, transB: false, M, N: inp, K: r, A: gu, B: f32(A!), C: gxd });
       if (p > 0) { const d = dropoutMask(X.length, p, seed); for (let i = 0; i < gxd.length; i++) gxd[i]! *= d[i]!; }
       // … then the base's, G·W, accumulated onto it.
-      if (isPacked(w)) throw new AdapterError('(projection)', `a ${w.format} base weight is inference-only: no gradient flows through it`);
+      if (isStoredWeight(w)) throw new AdapterError('(projection)', `a stored ${w.dtype} base weight is inference-only: no gradient flows through it`);
       const wm = w.materialize();
       if (wm.dtype === 'bf16') sgemmBf16({ transA: false, transB: false, M, N: inp, K: out, A: G, B: (wm.storage as Uint16Array).subarray(wm.offset, wm.offset + wm.size), C: gxd, beta: 1 });
       else sgemm({ transA: false, transB: false, M, N: inp, K: out, A: G, B: f32(wm), C: gxd, beta: 1 });
@@ -89,8 +88,8 @@ const loraLinearOp = defineOp<LoraLinearAttrs, Float32Array>({
  * the dropout mask when p > 0. Throws AdapterError when W requires a gradient (the base must be
  * frozen: the op gives W none).
  */
-export function loraLinear(x: Tensor, w: Weight, A: Tensor, B: Tensor, scaling: number, p = 0, seed = 0): Tensor {
-  if (!isPacked(w) && w.requiresGrad) throw new AdapterError('(projection)', `the base weight ${w.name ?? ''} requires a gradient: LoRA trains against a frozen base (LoraAdapter.attach freezes it)`);
+export function loraLinear(x: Tensor, w: Tensor, A: Tensor, B: Tensor, scaling: number, p = 0, seed = 0): Tensor {
+  if (w.requiresGrad) throw new AdapterError('(projection)', `the base weight ${w.name ?? ''} requires a gradient: LoRA trains against a frozen base (LoraAdapter.attach freezes it)`);
   if (x.shape[x.rank - 1] !== A.shape[1] || A.shape[0] !== B.shape[1] || B.shape[0] !== w.shape[0] || w.shape[1] !== A.shape[1]) {
     throw new AdapterError('(projection)', `x [${x.shape}], W [${w.shape}], A [${A.shape}] and B [${B.shape}] do not fit x·Wᵀ + s·x·Aᵀ·Bᵀ`);
   }

@@ -7,13 +7,12 @@
 // `trainable_tokens_delta`, initialised to the base rows), and the effective table is the base
 // with those rows replaced (PEFT's `index_copy`), so special tokens a base never saw can learn.
 
-import { isGradEnabled, matmul, noGrad, Rng, Tensor } from '@apertus/tensor';
+import { isGradEnabled, isStoredWeight, linear, matmul, noGrad, Rng, Tensor } from '@apertus/tensor';
 import { outputVocabSize, type ApertusConfig } from './config';
 import type { Projection, ProjName } from './layer';
 import { AdapterError } from './errors';
 import { loraLinear } from './lora-linear';
 import { parameterShapes } from './params';
-import { isPacked, project, type Weight } from './packed';
 import { replaceRows } from './replace-rows';
 
 /**
@@ -164,7 +163,7 @@ export class LoraAdapter {
   training = false;
   private readonly rng: Rng;
   /** Inference: the last merged table per module with the rows it was built from (reused while they are unchanged). */
-  private readonly tables = new Map<string, { w: Weight; rows: Float32Array; table: Tensor }>();
+  private readonly tables = new Map<string, { w: Tensor; rows: Float32Array; table: Tensor }>();
 
   /**
    * Wrap existing factors and token rows (shapes are checked against `r` and the token lists).
@@ -240,7 +239,7 @@ export class LoraAdapter {
    */
   readonly project: Projection = (x, w, layer, name) => {
     const pair = this.enabled ? this.modules.get(modulePath(layer, name)) : undefined;
-    if (!pair) return project(x, w);
+    if (!pair) return linear(x, w);
     const p = this.training ? this.config.lora_dropout : 0;
     return loraLinear(x, w, pair.A, pair.B, this.scaling, p, p > 0 ? this.rng.nextU32() : 0);
   };
@@ -250,10 +249,10 @@ export class LoraAdapter {
    * trained rows replaced when the adapter is enabled and trains rows of that table (PEFT's
    * `get_merged_weights`; differentiable in the rows only), else `w` itself.
    */
-  table(module: string, w: Weight): Weight {
+  table(module: string, w: Tensor): Tensor {
     const t = this.enabled ? this.tokens.get(module) : undefined;
     if (!t) return w;
-    if (isPacked(w)) throw new AdapterError(module, `trainable token rows over a ${w.format} table: merge the adapter into a float model instead`);
+    if (isStoredWeight(w)) throw new AdapterError(module, `trainable token rows over a stored ${w.dtype} table: merge the adapter into a float model instead`);
     if (isGradEnabled()) return replaceRows(w, t.indices, t.values);
     // Generation asks for the tables at every token: reuse the merged copy while the rows are unchanged.
     const rows = t.values.data, cached = this.tables.get(module);
@@ -291,6 +290,9 @@ export class LoraAdapter {
    * W + ΔW), W with the trained rows copied in for a token table.
    */
   mergeWeight(module: string, w: Tensor): Tensor {
+    if (isStoredWeight(w) && (this.tokens.has(module) || this.modules.has(module))) {
+      throw new AdapterError(module, `the base weight is a stored ${w.dtype} weight: merge the adapter into the float checkpoint, then quantize`);
+    }
     const tokens = this.tokens.get(module);
     if (tokens) {
       const merged = noGrad(() => replaceRows(w, tokens.indices, tokens.values)) as Tensor;

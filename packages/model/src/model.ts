@@ -1,9 +1,8 @@
-import { attention, linearCrossEntropy, rmsnorm, Tensor, tidy } from '@apertus/tensor';
+import { attention, embedding, isStoredWeight, linear, linearCrossEntropy, rmsnorm, Tensor, tidy } from '@apertus/tensor';
 import type { ApertusConfig } from './config';
 import { CheckpointError, ModelError } from './errors';
 import { decoderLayer, plainProjection, type Attend, type LayerWeights, type Projection } from './layer';
 import type { LoraAdapter } from './lora';
-import { embedWeight, isPacked, project, type PackedMatrix, type Weight } from './packed';
 import { CAUSAL_LM_LAYOUT, type CheckpointLayout } from './layout';
 import { initParameters, isBuffer, parameterShapes } from './params';
 import { ropeInvFreq } from './rope';
@@ -32,15 +31,13 @@ export interface ForwardOptions {
  * GQA attention, xIELU MLP — or SwiGLU for ablations), final RMSNorm and the LM head (untied, or
  * the embedding itself with `tie_word_embeddings`). Weights are named as in 2509 Hugging Face
  * checkpoints (`params`; `layout` says how the files name them); large matrices may stay bf16 for
- * inference, or be packed (`packed`: quantized blocks that multiply themselves, inference only).
+ * inference, or be stored weights of any dtype (`weightTensor`: GGUF blocks, inference only).
  */
 export class ApertusModel {
   /** Architecture. */
   readonly config: ApertusConfig;
   /** Every checkpoint tensor by its Hugging Face name. */
   readonly params: Map<string, Tensor>;
-  /** Matrices held packed instead of as tensors (by Hugging Face name; inference only). */
-  readonly packed: ReadonlyMap<string, PackedMatrix>;
   /** Typed views of the per-layer tensors. */
   readonly layers: LayerWeights[];
   /** RoPE inverse frequencies (float32, llama3-scaled). */
@@ -53,33 +50,31 @@ export class ApertusModel {
   layout: CheckpointLayout = CAUSAL_LM_LAYOUT;
 
   /**
-   * Wrap a complete set of named tensors (matrices may instead be in `packed`); throws
-   * CheckpointError naming the first missing or misshapen one.
+   * Wrap a complete set of named tensors; throws CheckpointError naming the first missing or
+   * misshapen one.
    */
-  constructor(config: ApertusConfig, params: Map<string, Tensor>, packed: ReadonlyMap<string, PackedMatrix> = new Map()) {
+  constructor(config: ApertusConfig, params: Map<string, Tensor>) {
     this.config = config;
     this.params = params;
-    this.packed = packed;
     for (const [name, shape] of parameterShapes(config)) {
-      const t = params.get(name) ?? (shape.length === 2 ? packed.get(name) : undefined);
+      const t = params.get(name);
       if (!t) throw new CheckpointError('missing tensor', name);
       if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
         throw new CheckpointError(`shape [${t.shape}] does not match config (expected [${shape}])`, name);
       }
     }
     const get = (n: string) => params.get(n)!;
-    const mat = (n: string): Weight => params.get(n) ?? packed.get(n)!;
     this.layers = Array.from({ length: config.num_hidden_layers }, (_, i) => {
       const p = `model.layers.${i}.`;
       return {
         attention_layernorm: get(p + 'attention_layernorm.weight'),
-        q_proj: mat(p + 'self_attn.q_proj.weight'), k_proj: mat(p + 'self_attn.k_proj.weight'),
-        v_proj: mat(p + 'self_attn.v_proj.weight'), o_proj: mat(p + 'self_attn.o_proj.weight'),
+        q_proj: get(p + 'self_attn.q_proj.weight'), k_proj: get(p + 'self_attn.k_proj.weight'),
+        v_proj: get(p + 'self_attn.v_proj.weight'), o_proj: get(p + 'self_attn.o_proj.weight'),
         q_norm: get(p + 'self_attn.q_norm.weight'), k_norm: get(p + 'self_attn.k_norm.weight'),
         feedforward_layernorm: get(p + 'feedforward_layernorm.weight'),
-        up_proj: mat(p + 'mlp.up_proj.weight'), down_proj: mat(p + 'mlp.down_proj.weight'),
+        up_proj: get(p + 'mlp.up_proj.weight'), down_proj: get(p + 'mlp.down_proj.weight'),
         ...(config.hidden_act === 'swiglu'
-          ? { gate_proj: mat(p + 'mlp.gate_proj.weight') }
+          ? { gate_proj: get(p + 'mlp.gate_proj.weight') }
           : { act: { alpha_p: get(p + 'mlp.act_fn.alpha_p'), alpha_n: get(p + 'mlp.act_fn.alpha_n'), beta: get(p + 'mlp.act_fn.beta'), eps: get(p + 'mlp.act_fn.eps') } }),
       };
     });
@@ -102,14 +97,14 @@ export class ApertusModel {
   }
 
   /** The embedding table (with an attached adapter's trained token rows). */
-  get embedTokens(): Weight { return this.table('model.embed_tokens'); }
+  get embedTokens(): Tensor { return this.table('model.embed_tokens'); }
   /** The final norm weight. */
   get norm(): Tensor { return this.params.get('model.norm.weight')!; }
   /** The LM head [V, H] (with an attached adapter's trained token rows): the embedding table when tied. */
-  get lmHead(): Weight { return this.config.tie_word_embeddings ? this.embedTokens : this.table('lm_head'); }
+  get lmHead(): Tensor { return this.config.tie_word_embeddings ? this.embedTokens : this.table('lm_head'); }
 
-  private table(module: 'model.embed_tokens' | 'lm_head'): Weight {
-    const w = this.params.get(`${module}.weight`) ?? this.packed.get(`${module}.weight`)!;
+  private table(module: 'model.embed_tokens' | 'lm_head'): Tensor {
+    const w = this.params.get(`${module}.weight`)!;
     return this.adapter ? this.adapter.table(module, w) : w;
   }
 
@@ -121,7 +116,7 @@ export class ApertusModel {
     const [B, T] = ids.shape as [number, number];
     const positions = opts.positions ?? Tensor.ints(Array.from({ length: B * T }, (_, i) => i % T), [B, T]);
     const attend: Attend = (_l, q, k, v) => attention(q, k, v, opts.docIds ? { docQ: opts.docIds } : {});
-    let h = embedWeight(ids, this.embedTokens);
+    let h = embedding(ids, this.embedTokens);
     for (let l = 0; l < this.layers.length; l++) h = decoderLayer(this, l, h, positions, attend);
     return rmsnorm(h, this.norm, this.config.rms_norm_eps);
   }
@@ -132,7 +127,7 @@ export class ApertusModel {
    */
   loss(ids: Tensor, targets: Tensor, opts: LossOptions = {}): Tensor {
     const head = this.lmHead;
-    if (isPacked(head)) throw new ModelError(`loss: the LM head is packed (${head.format}); the fused loss needs a float weight`);
+    if (isStoredWeight(head)) throw new ModelError(`loss: the LM head is a stored ${head.dtype} weight (inference only); the fused loss needs a float weight`);
     return linearCrossEntropy(this.hidden(ids, opts), head, targets, {
       ...(opts.mask ? { mask: opts.mask } : {}),
       ...(opts.normalizer !== undefined ? { normalizer: opts.normalizer } : {}),
@@ -142,6 +137,6 @@ export class ApertusModel {
 
   /** Logits [B, T, V] for token ids [B, T]. */
   forward(ids: Tensor, opts: ForwardOptions = {}): Tensor {
-    return project(this.hidden(ids, opts), this.lmHead);
+    return linear(this.hidden(ids, opts), this.lmHead);
   }
 }

@@ -682,7 +682,6 @@ function timings(g: Group): Timings {
 export function autoPrefixCacheBytes(served: ServedModel, blockBytes = 0): number {
   let weights = 0;
   for (const t of served.model.params.values()) weights += t.storage.byteLength;
-  for (const p of served.model.packed.values()) weights += p.bytes;
   return Math.floor(Math.max(64 * blockBytes, Math.min(weights, os.totalmem() / 8)));
 }
 

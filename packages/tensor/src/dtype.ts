@@ -1,24 +1,30 @@
 /**
  * Data types. Compute is float32; bf16 and f16 are storage formats (raw 16-bit patterns in a
- * Uint16Array) converted with round-to-nearest-even; i32 holds token ids and positions.
+ * Uint16Array) converted with round-to-nearest-even; i32 holds token ids and positions; the
+ * quantized dtypes (`dtypes/`) are GGUF block bytes in a Uint8Array.
  */
+import type { QuantDType } from './dtypes/format';
 import { heapF32, heapU16 } from './memory/heap';
 
-export type DType = 'f32' | 'bf16' | 'f16' | 'i32';
+/** The element dtypes with one array element per tensor element. */
+export type ElementDType = 'f32' | 'bf16' | 'f16' | 'i32';
+
+/** Every storage dtype of a tensor. */
+export type DType = ElementDType | QuantDType;
 
 /** The typed array a dtype is stored in. */
-export type Storage = Float32Array | Uint16Array | Int32Array;
+export type Storage = Float32Array | Uint16Array | Int32Array | Uint8Array;
 
 /** Storage typed array for each dtype. */
-export interface StorageOf {
+export type StorageOf = {
   f32: Float32Array;
   bf16: Uint16Array;
   f16: Uint16Array;
   i32: Int32Array;
-}
+} & { [Q in QuantDType]: Uint8Array };
 
 /** Allocate zeroed storage of `n` elements: float formats in the cpu device memory (`kernels/cpu/heap.ts`). */
-export function allocStorage<D extends DType>(dtype: D, n: number): StorageOf[D] {
+export function allocStorage<D extends ElementDType>(dtype: D, n: number): StorageOf[D] {
   switch (dtype) {
     case 'f32': return heapF32(n) as StorageOf[D];
     case 'bf16':

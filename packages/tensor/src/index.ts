@@ -3,9 +3,9 @@
  * @packageDocumentation
  */
 export { Tensor, type GradNode, type NestedArray } from './tensor';
-export { type DType, type Storage, f32ToBf16Bits, bf16BitsToF32, f32ToF16Bits, f16BitsToF32, f32ArrayToBf16, bf16ArrayToF32, f32ArrayToF16, f16ArrayToF32 } from './dtype';
+export { type DType, type ElementDType, type Storage, f32ToBf16Bits, bf16BitsToF32, f32ToF16Bits, f16BitsToF32, f32ArrayToBf16, bf16ArrayToF32, f32ArrayToF16, f16ArrayToF32 } from './dtype';
 export { type Shape, numel, broadcastShapes } from './shape';
-export { QUANT_FORMATS, quantFormat, blockParts, quantizeQ8_0, quantizeQ4_0, quantizeQ4_K, quantizeQ5_K, quantizeQ6_K, quantizeQ5_0, quantizeQ5_1, scaleMinK4, quantizeActivationsQ8_0, quantizeActivationsQ8_1, quantizeActivationsQ8_K, roundBf16Into, roundF16Into, type QuantDType, type QuantFormat, type BlockParts, type ActivationFormat, type QuantizedActivations } from './dtypes/index';
+export { QUANT_FORMATS, QUANTIZERS, quantFormat, isQuantDType, blockParts, quantizeQ8_0, quantizeQ4_0, quantizeQ4_K, quantizeQ5_K, quantizeQ6_K, quantizeQ5_0, quantizeQ5_1, scaleMinK4, quantizeActivationsQ8_0, quantizeActivationsQ8_1, quantizeActivationsQ8_K, roundBf16Into, roundF16Into, type QuantDType, type QuantFormat, type BlockParts, type ActivationFormat, type QuantizedActivations } from './dtypes/index';
 export { TensorError, ShapeError, DTypeError, AutogradError, BackendError, HeapError } from './errors';
 export { Rng } from './random';
 export { backward, noGrad, isGradEnabled, record } from './autograd';
@@ -21,8 +21,9 @@ export { sum, mean, max, argmax, sumSquares } from './ops/reduce';
 export { reshape, permute, transpose, narrow, unsqueeze, squeeze, contiguous, cat } from './ops/view';
 export { matmul, linear } from './ops/matmul';
 export { sgemm, sgemmBf16 } from './ops/gemm';
-export { packedProduct, packedRows, packedLinearKernel, packedRowsKernel } from './ops/linear/quant/kernel';
-export { packedLinear, packedLinearAvailable, packedLinearVariant, setPackedLinearVariant, weightRowBytes, WeightStore, storeOnHeap, type PackedWeight, type WeightDType, type WeightBytes, type PackedLinearVariant } from './ops/linear/quant/index';
+export { packedLinearKernel, packedRowsKernel } from './ops/linear/quant/kernel';
+export { weightTensor, isStoredWeight } from './ops/linear/quant/weight';
+export { packedLinearVariant, setPackedLinearVariant, weightRowBytes, WeightStore, type PackedWeight, type WeightDType, type WeightBytes, type PackedLinearVariant } from './ops/linear/quant/index';
 export { rmsnorm } from './ops/rmsnorm';
 export { gelu } from './ops/gelu';
 export { softmax, logSoftmax } from './ops/softmax';

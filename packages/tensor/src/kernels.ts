@@ -7,11 +7,11 @@
  * @packageDocumentation
  */
 export {
-  DEVICES, defineKernel, kernelInfo, kernelOp, listKernels, resetKernels, selectKernels,
+  DEVICES, defineKernel, implementationOf, kernelInfo, kernelOp, listKernels, resetKernels, selectKernels,
   type Device, type KernelDef, type KernelFn, type KernelListing, type KernelOp,
 } from './registry';
 export * as wasm from './wasm/index';
-export * as gpujs from './kernels/gpujs/ops';
+export * as gpujs from './kernels/gpujs/extension';
 export { onWebgpu, type WebgpuKernelApi } from './device-hooks';
 export * as wgsl from './webgpu/wgsl';
 export type { Binding } from './webgpu/runtime';

@@ -1,4 +1,5 @@
-import { allocStorage, bf16ArrayToF32, f16ArrayToF32, f32ArrayToBf16, f32ArrayToF16, type DType, type Storage } from './dtype';
+import { allocStorage, bf16ArrayToF32, f16ArrayToF32, f32ArrayToBf16, f32ArrayToF16, type DType, type ElementDType, type Storage } from './dtype';
+import { isQuantDType, QUANT_FORMATS, QUANTIZERS } from './dtypes/index';
 import { DTypeError, ShapeError, TensorError } from './errors';
 import { contiguousStrides, numel, type Shape } from './shape';
 import { Rng } from './random';
@@ -20,9 +21,22 @@ export interface GradNode {
 /** Nested number arrays accepted by `Tensor.from`. */
 export type NestedArray = number | readonly NestedArray[];
 
+/** Bytes of `n` elements of a quantized dtype whose rows hold `cols` values (a whole number of blocks). */
+function quantBytes(dtype: DType, shape: Shape): number {
+  const f = QUANT_FORMATS[dtype as keyof typeof QUANT_FORMATS], cols = shape.length === 0 ? 1 : shape[shape.length - 1]!;
+  if (cols % f.blockValues !== 0) throw new ShapeError(`a ${dtype} tensor's rows are whole ${f.blockValues}-value blocks: shape [${shape}]`);
+  return (numel(shape) / f.blockValues) * f.blockBytes;
+}
+
+/** Zeroed storage for a contiguous tensor of `dtype` and `shape`. */
+function storageFor(dtype: DType, shape: Shape): Storage {
+  return isQuantDType(dtype) ? new Uint8Array(quantBytes(dtype, shape)) : allocStorage(dtype, numel(shape));
+}
+
 /**
  * An n-dimensional array: a typed-array storage plus shape, strides and offset (views share
- * storage). Float compute is float32; `bf16`/`f16` tensors are storage that ops convert on use.
+ * storage). Float compute is float32; `bf16`/`f16` tensors are storage that ops convert on use;
+ * a quantized tensor (`q8_0`, `q4_k`, …) holds its GGUF blocks, row by row, and is never a view.
  */
 export class Tensor {
   /** Size of each axis. */
@@ -56,7 +70,10 @@ export class Tensor {
     this.strides = strides ? strides.slice() : contiguousStrides(shape);
     this.offset = offset;
     for (const d of shape) if (!Number.isInteger(d) || d < 0) throw new ShapeError(`invalid shape [${shape}]`);
-    if (!strides && offset === 0 && storage.length < numel(shape)) {
+    if (isQuantDType(dtype)) {
+      if (offset !== 0 || !this.isContiguous()) throw new ShapeError(`a ${dtype} tensor is stored whole: no strided or offset view of shape [${shape}]`);
+      if (storage.length < quantBytes(dtype, shape)) throw new ShapeError(`${storage.length} bytes are too few for a ${dtype} tensor of shape [${shape}]`);
+    } else if (!strides && offset === 0 && storage.length < numel(shape)) {
       throw new ShapeError(`storage of ${storage.length} elements is too small for shape [${shape}]`);
     }
   }
@@ -73,7 +90,7 @@ export class Tensor {
 
   /** A float32 tensor of zeros. */
   static zeros(shape: Shape, dtype: DType = 'f32'): Tensor {
-    return new Tensor(allocStorage(dtype, numel(shape)), shape, dtype);
+    return new Tensor(storageFor(dtype, shape), shape, dtype);
   }
 
   /** A float32 tensor filled with `value`. */
@@ -173,19 +190,24 @@ export class Tensor {
   /** A contiguous copy (or this tensor if already contiguous); no autograd (use `contiguous` from ops for that). */
   materialize(): Tensor {
     if (this.isContiguous()) return this;
-    const out = allocStorage(this.dtype, this.size);
+    const out = allocStorage(this.dtype as ElementDType, this.size);
     // float32 views are copied by the backend registry's kernel (on a device backend, where the
     // storage lives); the other dtypes on the host.
     if (this.dtype === 'f32') copyStridedKernel.run(this.raw as Float32Array, this.offset, this.shape, this.strides, out as Float32Array);
-    else gatherStrided(this.storage, this.offset, this.shape, this.strides, out);
+    else gatherStrided(this.storage as Exclude<Storage, Uint8Array>, this.offset, this.shape, this.strides, out);
     return new Tensor(out, this.shape, this.dtype);
   }
 
-  /** A fresh contiguous float32 copy of the values (converting bf16/f16/i32). */
+  /** A fresh contiguous float32 copy of the values (converting bf16/f16/i32, dequantizing blocks). */
   toFloat32(): Float32Array {
     const t = this.materialize();
     // A copy: the host only reads, so a device copy (webgpu) stays where it is.
     hostRead(t.raw);
+    if (isQuantDType(t.dtype)) {
+      const values = new Float32Array(t.size);
+      QUANT_FORMATS[t.dtype].dequantize(t.raw as Uint8Array, values);
+      return values;
+    }
     const s = t.raw.subarray(t.offset, t.offset + t.size);
     switch (t.dtype) {
       case 'f32': return (s as Float32Array).slice();
@@ -193,6 +215,7 @@ export class Tensor {
       case 'f16': return f16ArrayToF32(s as Uint16Array);
       case 'i32': return Float32Array.from(s as Int32Array);
     }
+    throw new DTypeError(`toFloat32: unknown dtype ${t.dtype}`);
   }
 
   /** Values as nested JS arrays (for tests and printing). */
@@ -218,10 +241,19 @@ export class Tensor {
     return this.raw[this.offset]!;
   }
 
-  /** A copy converted to `dtype` (round to nearest even for bf16/f16); no autograd. */
+  /**
+   * A copy converted to `dtype` (round to nearest even for bf16/f16; llama.cpp's reference
+   * quantization for the quantized dtypes that have one, rows of whole blocks); no autograd.
+   */
   to(dtype: DType): Tensor {
     if (dtype === this.dtype) return this.materialize() === this ? this.clone() : this.materialize();
     const f = this.toFloat32();
+    if (isQuantDType(dtype)) {
+      const quantize = QUANTIZERS[dtype];
+      if (!quantize) throw new DTypeError(`to(${dtype}): no quantizer for ${dtype} (quantizers: ${Object.keys(QUANTIZERS).join(', ')})`);
+      quantBytes(dtype, this.shape);
+      return new Tensor(quantize(f), this.shape, dtype);
+    }
     switch (dtype) {
       case 'f32': return new Tensor(f, this.shape, 'f32');
       case 'bf16': return new Tensor(f32ArrayToBf16(f), this.shape, 'bf16');
@@ -233,7 +265,8 @@ export class Tensor {
   /** A contiguous copy with its own storage; no autograd. */
   clone(): Tensor {
     const m = this.materialize();
-    const s = allocStorage(this.dtype, m.size);
+    if (isQuantDType(this.dtype)) return new Tensor((m.storage as Uint8Array).slice(0, quantBytes(this.dtype, this.shape)), this.shape, this.dtype);
+    const s = allocStorage(this.dtype as ElementDType, m.size);
     s.set(m.storage.subarray(m.offset, m.offset + m.size) as never);
     return new Tensor(s, this.shape, this.dtype);
   }

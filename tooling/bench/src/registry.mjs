@@ -16,6 +16,13 @@ export const benchmarks = [
     about: 'pretraining, SFT, QRPO and evaluation figures the READMEs quote (validation loss, held-out chrF, perplexity, memorization)',
   },
   {
+    name: 'before-after',
+    title: 'Restructuring check: two checkouts timed in one run',
+    script: 'tooling/bench/src/before-after.mjs',
+    needs: 'two built checkouts (--before, --after)',
+    about: 'GEMM, a tiny training step, small decode at batch 1 and 8, and a small GGUF decode step per type, one thread, alternating between the checkouts',
+  },
+  {
     name: 'gemm',
     title: 'GEMM: `sgemm` (WebAssembly SIMD) vs numpy + OpenBLAS',
     script: 'packages/tensor/bench/gemm.mjs',

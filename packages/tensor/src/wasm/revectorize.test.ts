@@ -30,14 +30,14 @@ for (const [M, N, K, tA, tB, beta] of [[1, 1, 1, false, true, 0], [3, 37, 19, fa
 for (const [name, f] of Object.entries(t.QUANT_FORMATS)) {
   const N = 45, K = 2 * f.blockValues * (f.blockValues === 32 ? 8 : 1), bytes = Uint8Array.from({ length: (N * K / f.blockValues) * f.blockBytes }, () => Math.floor((rnd() + 0.5) * 256));
   for (let o = 0; o < bytes.length; o += f.blockBytes) for (let k = 0; k < f.blockBytes; k += f.blockBytes) { const h = t.f32ToF16Bits(rnd() * 1e-2); bytes[o + (f.blockValues === 32 ? 0 : f.blockBytes - 2)] = h & 255; bytes[o + (f.blockValues === 32 ? 1 : f.blockBytes - 1)] = h >> 8; }
-  const w = { dtype: name, N, K, ...new t.WeightStore().store(bytes) };
-  for (const M of [1, 5, 17]) { const x = Float32Array.from({ length: M * K }, rnd), y = new Float32Array(M * N); t.packedLinear(w, x, M, y); out.push(name + ' ' + M + ' ' + hash(y)); }
+  const w = t.weightTensor(name, [N, K], bytes);
+  for (const M of [1, 5, 17]) { const x = t.Tensor.from(Float32Array.from({ length: M * K }, rnd), [M, K]); out.push(name + ' ' + M + ' ' + hash(t.linear(x, w).data)); }
 }
 for (const dtype of ['f32', 'bf16', 'f16']) {
   const N = 77, K = 264, vals = Float32Array.from({ length: N * K }, rnd);
   const bytes = dtype === 'f32' ? new Uint8Array(vals.buffer) : new Uint8Array(Uint16Array.from(vals, (v) => dtype === 'bf16' ? t.f32ToBf16Bits(v) : t.f32ToF16Bits(v)).buffer);
-  const w = { dtype, N, K, ...new t.WeightStore().store(bytes) };
-  for (const M of [1, 3, 40]) { const x = Float32Array.from({ length: M * K }, rnd), y = new Float32Array(M * N); t.packedLinear(w, x, M, y); out.push(dtype + ' ' + M + ' ' + hash(y)); }
+  const w = t.weightTensor(dtype, [N, K], bytes);
+  for (const M of [1, 3, 40]) { const x = t.Tensor.from(Float32Array.from({ length: M * K }, rnd), [M, K]); out.push(dtype + ' ' + M + ' ' + hash(t.linear(x, w).data)); }
 }
 const x = t.Tensor.from(Float32Array.from({ length: 6 * 96 }, rnd), [6, 96]), g = t.Tensor.from(Float32Array.from({ length: 96 }, rnd), [96]);
 out.push('softmax ' + hash(t.softmax(x).data), 'rmsnorm ' + hash(t.rmsnorm(x, g, 1e-5).data));

@@ -1,6 +1,6 @@
 /**
  * Writing a gpu.js kernel op, without gpu.js: the types and helpers an op generator is made of
- * (`call`, `kept`, `into`, `HostTable`, the size checks). gpu.js itself is loaded only by the
+ * (`call`, `kept`, `into`, the host tables, the size checks). gpu.js itself is loaded only by the
  * runtime that runs the ops (`runtime.ts`); packages that bring their own gpu.js kernels import
  * these from `@apertus/tensor/kernels` and get `inp` (which builds a gpu.js `Input`) from the
  * webgpu device when it starts (`onWebgpu`).

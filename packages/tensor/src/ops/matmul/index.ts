@@ -1,4 +1,6 @@
-import { record } from '../../autograd';
+import { isGradEnabled, record } from '../../autograd';
+import { packedLinearKernel } from '../linear/quant/kernel';
+import { storedWeight } from '../linear/quant/weight';
 import { sgemm, sgemmBf16 } from '../gemm';
 import { DTypeError, ShapeError } from '../../errors';
 import { heapView } from '../../memory/heap';
@@ -82,17 +84,26 @@ export function matmul(a: Tensor, b: Tensor): Tensor {
 
 /**
  * A bias-free linear layer in PyTorch's weight layout: x [..., in] · Wᵀ with W [out, in].
- * `W` may be bf16 (inference with checkpoint weights kept in bf16: converted inside the kernel).
+ * `W` may be bf16 (inference with checkpoint weights kept in bf16: converted inside the kernel),
+ * or a stored weight (`weightTensor`, any quantized dtype: the registry's `packedLinear` kernels
+ * for its dtype on the current device, as llama.cpp computes it; inference only).
  */
 export function linear(x: Tensor, w: Tensor): Tensor {
   if (w.rank !== 2) throw new ShapeError(`linear: weight must be [out, in], got [${w.shape}]`);
   const [N, K] = w.shape as [number, number];
   if (x.shape[x.rank - 1] !== K) throw new ShapeError(`linear: input [${x.shape}] does not end in ${K} for weight ${w}`);
   const M = x.size / K;
+  const stored = storedWeight(w);
+  if (stored !== null) {
+    if (x.requiresGrad && isGradEnabled()) throw new DTypeError(`linear: ${w} is a stored ${w.dtype} weight for inference: no gradient flows through it`);
+    const y = out([...x.shape.slice(0, -1), N]);
+    packedLinearKernel.run(stored, kernelF32(x, 'linear'), M, y.data);
+    return y;
+  }
   const X = kernelF32(x, 'linear');
   const res = out([...x.shape.slice(0, -1), N]);
   const wBits = w.dtype === 'bf16' ? w.materialize() : null;
-  if (w.dtype === 'f16' || w.dtype === 'i32') throw new DTypeError(`linear: weight ${w} must be f32 or bf16`);
+  if (w.dtype !== 'f32' && w.dtype !== 'bf16') throw new DTypeError(`linear: weight ${w} must be f32, bf16 or a stored weight`);
   const W = wBits ? heapView(wBits.raw as Uint16Array, wBits.offset, wBits.offset + wBits.size) : kernelF32(w, 'linear');
   if (wBits) sgemmBf16({ transA: false, transB: true, M, N, K, A: X, B: W as Uint16Array, C: res.data });
   else sgemm({ transA: false, transB: true, M, N, K, A: X, B: W as Float32Array, C: res.data });

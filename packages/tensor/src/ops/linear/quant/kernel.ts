@@ -7,10 +7,13 @@
 import type { F32, I32 } from '../../../arrays';
 import { QUANT_FORMATS, type QuantDType } from '../../../dtypes/index';
 import { bf16ArrayToF32, f16ArrayToF32 } from '../../../dtype';
+import { roundBf16Into } from '../../../dtypes/bf16';
+import { roundF16Into } from '../../../dtypes/f16';
 import { onWebgpu } from '../../../device-hooks';
 import { ShapeError } from '../../../errors';
 import { defineKernel, kernelOp } from '../../../registry';
 import { jsGemm } from '../../gemm/cpu';
+import { WeightStore } from './memory';
 import { packedLinear as packedLinearCpu, packedLinearAvailable, weightRowBytes, type PackedWeight } from './product';
 import { quantMatmulReference } from './reference';
 import { packedLinearWgsl, packedRowsWgsl } from './webgpu';
@@ -35,16 +38,18 @@ function dequantizeRows(w: PackedWeight, r0: number, r1: number, out: F32): void
   else QUANT_FORMATS[w.dtype].dequantize(b, out.subarray(0, n));
 }
 
-/** The reference product: quantized weights as reference.ts (the integer block sums and their float order), float weights dequantized into the TypeScript GEMM. */
+/** The reference product: quantized weights as reference.ts (the integer block sums and their float order), float weights dequantized into the TypeScript GEMM with the input rounded to their precision. */
 function packedLinearReference(w: PackedWeight, x: F32, M: number, y: F32): void {
   const { N, K, dtype } = w;
   if (dtype !== 'f32' && dtype !== 'bf16' && dtype !== 'f16') {
     y.set(quantMatmulReference(dtype as QuantDType, rowsOf(w, 0, N), N, K, x.subarray(0, M * K), M));
     return;
   }
-  const W = new Float32Array(N * K);
+  const W = new Float32Array(N * K), X = x.slice(0, M * K);
   dequantizeRows(w, 0, N, W);
-  jsGemm({ transA: false, transB: true, M, N, K, A: x.subarray(0, M * K), B: W, C: y.subarray(0, M * N) });
+  // The input rounded to the weight's precision, as the cpu kernels (and llama.cpp) round it.
+  if (dtype === 'bf16') roundBf16Into(X, X); else if (dtype === 'f16') roundF16Into(X, X);
+  jsGemm({ transA: false, transB: true, M, N, K, A: X, B: W, C: y.subarray(0, M * N) });
 }
 
 function packedRowsReference(w: PackedWeight, ids: I32, out: F32): void {
@@ -56,7 +61,8 @@ function packedRowsReference(w: PackedWeight, ids: I32, out: F32): void {
 }
 
 defineKernel(packedLinearKernel, { device: 'cpu', impl: 'reference', run: packedLinearReference });
-defineKernel(packedLinearKernel, { device: 'cpu', impl: 'wasm', available: () => packedLinearAvailable('q8_0', 32), run: packedLinearCpu });
+// The WebAssembly kernels run on weights in a shared memory (memory.ts): without one, the reference.
+defineKernel(packedLinearKernel, { device: 'cpu', impl: 'wasm', available: () => WeightStore.available() && packedLinearAvailable('q8_0', 32), run: packedLinearCpu });
 defineKernel(packedRowsKernel, { device: 'cpu', impl: 'reference', run: packedRowsReference });
 onWebgpu((gpu) => {
   defineKernel(packedLinearKernel, { device: 'webgpu', impl: 'wgsl', run: gpu.record(packedLinearWgsl) });
