@@ -124,9 +124,14 @@ function cpuBound(type: Quant, w: Decoded, x: Float32Array, M: number, N: number
   return out;
 }
 
-/** y = x·Wᵀ on the current device, read back to the host. */
+/** y = x·Wᵀ on the current device, read back to the host (the output's storage released at once, as a decode step releases it). */
 function product(w: Tensor, x: Float32Array, M: number): Float32Array {
-  return linear(Tensor.from(x.subarray(0, M * w.shape[1]!), [M, w.shape[1]!]), w).toFloat32();
+  const y = linear(Tensor.from(x.subarray(0, M * w.shape[1]!), [M, w.shape[1]!]), w);
+  try {
+    return y.toFloat32();
+  } finally {
+    y.dispose();
+  }
 }
 
 /** A stored weight of GGUF type `t` over `bytes`. */
