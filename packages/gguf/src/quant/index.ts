@@ -1,6 +1,6 @@
 // Conversion between float32 values and the bytes of every supported ggml type: the block
 // formats of @apertus/tensor's dtypes, plus the float types.
-import { bf16ArrayToF32, f16ArrayToF32, f32ArrayToBf16, f32ArrayToF16, quantFormat, quantizeQ4_0, quantizeQ4_K, quantizeQ5_0, quantizeQ5_1, quantizeQ5_K, quantizeQ6_K, quantizeQ8_0 } from '@apertus/tensor';
+import { bf16ArrayToF32, f16ArrayToF32, f32ArrayToBf16, f32ArrayToF16, quantFormat, QUANTIZERS, quantizeQ4_0, quantizeQ4_K, quantizeQ5_0, quantizeQ5_1, quantizeQ5_K, quantizeQ6_K, quantizeQ8_0, type QuantDType } from '@apertus/tensor';
 import { GgufWriteError } from '../errors';
 import type { GgmlType, GgmlTypeName } from '../types';
 
@@ -36,14 +36,11 @@ export function quantize(type: GgmlTypeName, x: Float32Array, tensor?: string): 
     case 'F32': return new Uint8Array(x.slice().buffer);
     case 'F16': return new Uint8Array(f32ArrayToF16(x).buffer);
     case 'BF16': return new Uint8Array(f32ArrayToBf16(x).buffer);
-    case 'Q4_0': return quantizeQ4_0(x);
-    case 'Q8_0': return quantizeQ8_0(x);
-    case 'Q5_0': return quantizeQ5_0(x);
-    case 'Q5_1': return quantizeQ5_1(x);
-    case 'Q4_K': return quantizeQ4_K(x);
-    case 'Q5_K': return quantizeQ5_K(x);
-    case 'Q6_K': return quantizeQ6_K(x);
-    default: throw new GgufWriteError(`cannot write ${type}`, tensor !== undefined ? { tensor } : {});
+    default: {
+      const quantizeBlocks = QUANTIZERS[type.toLowerCase() as QuantDType];
+      if (quantizeBlocks === undefined) throw new GgufWriteError(`cannot write ${type}`, tensor !== undefined ? { tensor } : {});
+      return quantizeBlocks(x);
+    }
   }
 }
 
