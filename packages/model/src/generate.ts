@@ -1,8 +1,9 @@
 import { outputVocabSize } from './config';
 import { GenerationError } from './errors';
-import { currentDevice, sampleTokens } from '@apertus/tensor';
+import { currentDevice, sampleTokens, type KvDType } from '@apertus/tensor';
 import { step, stepLogits, type StepInput } from './infer';
 import { KVCache } from './kv-cache';
+import { KVBlockPool } from './kv-blocks';
 import type { ApertusModel } from './model';
 import { Sampler, type SamplingParams } from './sampling';
 
@@ -13,6 +14,8 @@ export type FinishReason = 'stop' | 'length';
 export interface GenerateOptions extends SamplingParams {
   /** Maximum new tokens. Default 256. */
   maxTokens?: number;
+  /** Element type of the KV cache: 'f32' (default) or 'f16' (half the memory and the bytes a long-context step reads; cpu device). */
+  kvCacheType?: KvDType;
   /** Token ids that end generation (not included in the output). Default: the config's eos ids. */
   stopTokenIds?: readonly number[];
   /** Strings that end generation; needs `decode`. The output text is cut before the match. */
@@ -82,7 +85,7 @@ function newSeq(model: ApertusModel, prompt: readonly number[], opts: GenerateOp
   const limit = model.config.max_position_embeddings;
   if (prompt.length >= limit) throw new GenerationError('prompt', `${prompt.length} prompt tokens leave no room in the ${limit}-token context`);
   const capacity = Math.min(limit, prompt.length + maxTokens);
-  return { prompt, cache: new KVCache(model.config, capacity), sampler: new Sampler(opts, prompt), out: [], done: null, opts, eos: eosIds(model, opts) };
+  return { prompt, cache: new KVCache(model.config, capacity, new KVBlockPool(model.config, { dtype: opts.kvCacheType ?? 'f32' })), sampler: new Sampler(opts, prompt), out: [], done: null, opts, eos: eosIds(model, opts) };
 }
 
 const GREEDY = { temperature: 0, topK: 0, topP: 1, minP: 0, u: 0 };

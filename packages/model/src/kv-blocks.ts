@@ -1,15 +1,15 @@
-import { kvBlockStorage } from '@apertus/tensor';
+import { currentDevice, kvBlockStorage, type KvBlockData, type KvDType } from '@apertus/tensor';
 import { wasm as wasmKernels } from '@apertus/tensor/kernels';
 import type { ApertusConfig } from './config';
 import { GenerationError } from './errors';
 
 /**
  * One block of KV memory: keys and values of `blockSize` consecutive tokens for every layer,
- * laid out [layer][k | v][blockSize][num_key_value_heads · head_dim] float32. `refs` counts the
- * caches (sequences, stored prefixes) whose block table holds it.
+ * laid out [layer][k | v][blockSize][num_key_value_heads · head_dim], float32 or f16 bits (the
+ * pool's `dtype`). `refs` counts the caches (sequences, stored prefixes) whose block table holds it.
  */
 export interface KVBlock {
-  readonly data: Float32Array;
+  readonly data: KvBlockData;
   refs: number;
 }
 
@@ -17,6 +17,12 @@ export interface KVBlock {
 export interface KVBlockPoolOptions {
   /** Tokens per block (default 16). */
   blockSize?: number;
+  /**
+   * Element type of the cache (default 'f32'): 'f16' keeps keys and values in half precision, as
+   * llama.cpp does by default: half the memory and half the bytes a long-context decoding step
+   * reads, each value rounded once to the nearest half (cpu device only).
+   */
+  dtype?: KvDType;
 }
 
 /**
@@ -41,12 +47,18 @@ export class KVBlockPool {
   readonly layers: number;
   /** Longest sequence a cache of this pool may hold (max_position_embeddings). */
   readonly maxPositions: number;
+  /** Element type of the blocks. */
+  readonly dtype: KvDType;
   private live = 0;
 
   /** A pool for caches of a model of this config. Throws GenerationError for a bad block size. */
   constructor(config: ApertusConfig, options: KVBlockPoolOptions = {}) {
     const bs = options.blockSize ?? 16;
     if (!Number.isInteger(bs) || bs < 1) throw new GenerationError('blockSize', `must be a positive integer, got ${bs}`);
+    const dtype = options.dtype ?? 'f32';
+    if (dtype !== 'f32' && dtype !== 'f16') throw new GenerationError('kvCacheType', `must be 'f32' or 'f16', got ${JSON.stringify(dtype)}`);
+    if (dtype === 'f16' && currentDevice().device !== 'cpu') throw new GenerationError('kvCacheType', `an f16 KV cache runs on the cpu device, not on ${currentDevice().device}`);
+    this.dtype = dtype;
     this.config = config;
     this.blockSize = bs;
     this.rowSize = config.num_key_value_heads * config.head_dim;
@@ -62,7 +74,7 @@ export class KVBlockPool {
 
   /** Bytes of one block. */
   get blockBytes(): number {
-    return this.layers * 2 * this.blockSize * this.rowSize * 4;
+    return this.layers * 2 * this.blockSize * this.rowSize * (this.dtype === 'f16' ? 2 : 4);
   }
 
   /** Bytes of all blocks held (a shared block counts once). */
@@ -73,7 +85,7 @@ export class KVBlockPool {
   /** A fresh block with one reference. */
   allocate(): KVBlock {
     this.live++;
-    return { data: kvBlockStorage({ layers: this.layers, blockSize: this.blockSize, rowSize: this.rowSize }), refs: 1 };
+    return { data: kvBlockStorage({ layers: this.layers, blockSize: this.blockSize, rowSize: this.rowSize, dtype: this.dtype }), refs: 1 };
   }
 
   /** One more holder of `block`. */

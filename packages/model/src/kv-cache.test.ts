@@ -6,6 +6,7 @@ import { hiddenStates, step } from './infer';
 import { KVBlockPool } from './kv-blocks';
 import { KVCache } from './kv-cache';
 import { ApertusModel } from './model';
+import { f32ArrayToF16 } from '@apertus/tensor';
 
 const config = presetConfig('tiny', { vocab_size: 64, hidden_size: 32, intermediate_size: 48, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 8, max_position_embeddings: 256, initializer_range: 0.3 });
 const model = ApertusModel.init(config, 5);
@@ -109,4 +110,43 @@ test('hiddenStates: the final-norm states the LM head reads, the same for any ch
   let off = 0;
   for (const p of parts) { joined.set(p, off); off += p.length; }
   for (let i = 0; i < whole.length; i++) expect(joined[i]).toBeCloseTo(whole[i]!, 5);
+});
+
+describe('f16 KV cache', () => {
+  // head_dim 16: decoding runs the SIMD kernel's f16 variant (head_dim 8 above takes the gathered path).
+  const c16 = presetConfig('tiny', { vocab_size: 64, hidden_size: 64, intermediate_size: 48, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 16, max_position_embeddings: 256, initializer_range: 0.3 });
+  const m16 = ApertusModel.init(c16, 7);
+  const run = (cache: KVCache, tokens: number[]) => { step(m16, [{ cache, tokens: tokens.slice(0, 20) }]); for (const t of tokens.slice(20)) step(m16, [{ cache, tokens: [t] }]); };
+
+  test('holds the f16 rounding of what an f32 cache holds (layer 0, whose keys and values no cached attention has touched), in half the bytes', () => {
+    const tokens = ids(37, 3), f32 = new KVCache(c16, 64, new KVBlockPool(c16, { blockSize: 8 })), f16 = new KVCache(c16, 64, new KVBlockPool(c16, { blockSize: 8, dtype: 'f16' }));
+    run(f32, tokens); run(f16, tokens);
+    expect(f16.bytes * 2).toBe(f32.bytes);
+    const a = f32.update(0, new Float32Array(0), new Float32Array(0)), b = f16.update(0, new Float32Array(0), new Float32Array(0));
+    expect(b.dtype).toBe('f16');
+    const rows = (p: typeof a, at: number, b0: number) => Array.from(p.blocks[b0]!.subarray(at, at + 8 * 32));
+    const half = new Uint16Array(8 * 32);
+    for (let blk = 0; blk < a.blocks.length - 1; blk++) {
+      for (const at of [a.keys, a.values]) {
+        f32ArrayToF16(rows(a, at, blk), half);
+        expect(rows(b, at, blk)).toEqual(Array.from(half));
+      }
+    }
+  });
+
+  test('a fork shares f16 blocks and copies one on write; decoding after it gives the unshared cache\'s logits exactly', () => {
+    const prefix = ids(30, 4), tail = ids(5, 9), pool = new KVBlockPool(c16, { blockSize: 8, dtype: 'f16' });
+    const base = new KVCache(c16, 64, pool);
+    run(base, prefix);
+    const fork = base.fork(27), alone = new KVCache(c16, 64, new KVBlockPool(c16, { blockSize: 8, dtype: 'f16' }));
+    run(alone, prefix.slice(0, 27));
+    const got = tail.map((t) => step(m16, [{ cache: fork, tokens: [t] }])), want = tail.map((t) => step(m16, [{ cache: alone, tokens: [t] }]));
+    expect(got).toEqual(want);
+    fork.release(); base.release();
+    expect(pool.blocksInUse).toBe(0);
+  });
+
+  test('a bad cache type is a GenerationError naming kvCacheType', () => {
+    expect(() => new KVBlockPool(c16, { dtype: 'bf16' as 'f16' })).toThrow(/kvCacheType/);
+  });
 });

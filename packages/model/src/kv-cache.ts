@@ -5,7 +5,8 @@ import { KVBlockPool, type KVBlock } from './kv-blocks';
 
 /**
  * Per-sequence key/value cache of up to `capacity` tokens: for every layer, keys (after QK-norm and
- * RoPE) and raw values, [num_key_value_heads, head_dim] float32 per token, stored in the blocks of
+ * RoPE) and raw values, [num_key_value_heads, head_dim] per token (float32, or f16 in an f16
+ * pool: rounded as they are written), stored in the blocks of
  * a {@link KVBlockPool} listed by the sequence's block table (token t lives in block ⌊t / blockSize⌋).
  * Blocks are allocated as tokens arrive; `fork` shares them with another cache, and a shared block
  * is copied before it is written (copy-on-write).
@@ -77,7 +78,7 @@ export class KVCache {
       copyInto(v.subarray(r * row, (r + n) * row), block.data.subarray(vAt, vAt + n * row));
       t += n;
     }
-    return { blocks: this.table.map((b) => b.data), blockSize: bs, keys: pool.offset(layer, 0, 0), values: pool.offset(layer, 1, 0), heads, length: S };
+    return { blocks: this.table.map((b) => b.data), dtype: pool.dtype, blockSize: bs, keys: pool.offset(layer, 0, 0), values: pool.offset(layer, 1, 0), heads, length: S };
   }
 
   /** Count `n` tokens written by `update` (to every layer) as cached. */

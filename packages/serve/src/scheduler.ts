@@ -18,6 +18,7 @@
 
 import os from 'node:os';
 import { GenerationError, KVBlockPool, KVCache, outputVocabSize, PrefixCache, Sampler, step, validateSampling, type SamplingParams } from '@apertus/model';
+import type { KvDType } from '@apertus/tensor';
 import { EngineError } from './errors';
 import type { ServedModel } from './load';
 import type { ServerMetrics } from './metrics';
@@ -143,6 +144,8 @@ export interface SchedulerOptions {
   prefixCacheBytes?: number | 'auto';
   /** Tokens per KV block. Default 16. */
   kvBlockSize?: number;
+  /** Element type of the KV cache: 'f32' (default) or 'f16' (half the memory, llama.cpp's default; cpu device). */
+  kvCacheType?: KvDType;
 }
 
 interface Seq {
@@ -249,7 +252,7 @@ export class Scheduler {
     if (!Number.isInteger(this.maxQueue) || this.maxQueue < 0) throw new GenerationError('maxQueue', `must be a non-negative integer, got ${this.maxQueue}`);
     this.prefillChunk = posInt(options.prefillChunk, 512, 'prefillChunk');
     this.metrics = options.metrics;
-    this.pool = new KVBlockPool(served.model.config, { blockSize: posInt(options.kvBlockSize, 16, 'kvBlockSize') });
+    this.pool = new KVBlockPool(served.model.config, { blockSize: posInt(options.kvBlockSize, 16, 'kvBlockSize'), dtype: options.kvCacheType ?? 'f32' });
     const cap = options.prefixCacheBytes === 'auto' ? autoPrefixCacheBytes(served, this.pool.blockBytes) : options.prefixCacheBytes;
     this.prefixCache = cap === undefined ? null : new PrefixCache(this.pool, { maxBytes: posInt(cap, 0, 'prefixCacheBytes') });
     this.sampleableVocab = Math.min(outputVocabSize(served.model.config), served.tokenizer.vocabSize);

@@ -30,7 +30,7 @@ export { softmax, logSoftmax } from './ops/softmax';
 export { embedding } from './ops/embedding';
 export { rope } from './ops/rope';
 export { attention, pagedAttention, type AttentionOptions, type KVPages } from './ops/attention';
-export { copyInto, kvBlockStorage, type KvLayout } from './ops/copy';
+export { copyInto, kvBlockStorage, type KvLayout, type KvDType, type KvBlockData } from './ops/copy';
 export { sampleTokens, drawToken, argmaxRow, type SampleParams } from './ops/sample';
 export { crossEntropy, type CrossEntropyOptions } from './ops/cross-entropy';
 export { linearCrossEntropy, type LinearCrossEntropyOptions } from './ops/linear-cross-entropy';

@@ -170,6 +170,11 @@ export function persistentF32(n: number): Float32Array {
   return storage(n, 4, Float32Array, true);
 }
 
+/** `n` zeroed 16-bit values on the heap that belong to no scope (f16 KV-cache blocks); see {@link persistentF32}. */
+export function persistentU16(n: number): Uint16Array {
+  return storage(n, 2, Uint16Array, true);
+}
+
 /**
  * `bytes` of kernel scratch on the heap (not zeroed): the caller must {@link heapRelease} it. Fails
  * only where the memory cannot grow: returns null then.

@@ -222,6 +222,7 @@ export const v128 = {
   f32x4_nearest: (a: Code): Code => [...a, ...simd(0x6a)],
   f64x2_promote_low_f32x4: (a: Code): Code => [...a, ...simd(0x5f)],
   i32x4_shl: simdBin(0xab),
+  i32x4_gt_s: simdBin(0x3b),
   i32x4_shr_s: simdBin(0xac),
   i32x4_add: simdBin(0xae),
   i32x4_sub: simdBin(0xb1),

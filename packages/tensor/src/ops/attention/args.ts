@@ -1,4 +1,5 @@
 import type { F32, I32 } from '../../arrays';
+import type { KvBlockData, KvDType } from '../../memory/kv-blocks';
 
 /** Arguments of the fused causal attention kernels (flash-style streaming softmax). */
 export interface AttentionArgs {
@@ -52,13 +53,15 @@ export interface AttentionBackwardArgs extends AttentionArgs {
  * at `keys + (s mod blockSize) · heads · d` of that block, its value row likewise from `values`.
  */
 export interface KVPages {
-  /** The blocks, in token order. */
-  readonly blocks: readonly Float32Array[];
+  /** The blocks, in token order: float32, or f16 bits where `dtype` is 'f16'. */
+  readonly blocks: readonly KvBlockData[];
+  /** Element type of the blocks (default 'f32'). */
+  readonly dtype?: KvDType;
   /** Tokens per block. */
   readonly blockSize: number;
-  /** Offset (floats) of the first key row in each block. */
+  /** Offset (elements) of the first key row in each block. */
   readonly keys: number;
-  /** Offset (floats) of the first value row in each block. */
+  /** Offset (elements) of the first value row in each block. */
   readonly values: number;
   /** Key/value heads. */
   readonly heads: number;

@@ -18,12 +18,18 @@
  * GGUF Q4_K decode step of `small` (context 128–160) took 7.95–8.01 ms of CPU that way, 7.10–7.36
  * this way.
  * `m` and `l` per row and head come back for the log-sum-exp.
+ *
+ * `decode_attention_f16` reads f16 blocks (an f16 KV cache: half the bytes of a long-context
+ * step) and widens each half to the float32 it is, exactly (bits shifted into place and scaled by
+ * 2^112, Inf/NaN exponents restored), before the same float operations: its result is
+ * `decode_attention`'s on float32 blocks holding the same values, bit for bit.
  */
 import { block, br, brIf, call, f32, f64, forLoop, get, i32, loop, seq, set, v128, ValType, type Code, type FuncDef, Locals } from '../../wasm/encoder';
 import type { F32 } from '../../arrays';
 import { heapAddress, heapRelease, scratchF32, staged } from '../../memory/heap';
 import { expFn } from '../linear-cross-entropy/cpu-rows';
 import { instantiateOnHeap } from '../../wasm/module';
+import type { KvDType } from '../../memory/kv-blocks';
 
 /** Query rows per sequence up to which attention takes this path (beyond it the tiled GEMM path is faster). */
 export const DECODE_MAX_ROWS = 8;
@@ -36,13 +42,32 @@ const hsum = (x: Code): Code => f32.add(f32.add(v128.f32x4_extract_lane(x, 0), v
  * decode_attention(q, out, T, nh, nkv, rep, d, qOffset, scale, ktab, vtab, bs, scores, stats):
  * pointers in bytes; ktab/vtab hold the byte address of each block's first key/value row.
  */
-function decodeFn(): FuncDef {
+function decodeFn(kv: KvDType): FuncDef {
   const A = { q: 0, out: 1, T: 2, nh: 3, nkv: 4, rep: 5, d: 6, qOffset: 7, scale: 8, ktab: 9, vtab: 10, bs: 11, scores: 12, stats: 13 };
   const L = new Locals(14);
   const t = L.add(I32), g = L.add(I32), hh = L.add(I32), h = L.add(I32), sEnd = L.add(I32), s = L.add(I32), bEnd = L.add(I32);
   const tp = L.add(I32), p = L.add(I32), e = L.add(I32), qp = L.add(I32), op = L.add(I32), kp = L.add(I32);
   const rowB = L.add(I32), dB = L.add(I32), sp = L.add(I32), st = L.add(I32), hs = L.add(I32), ss = L.add(I32), q0 = L.add(I32), o0 = L.add(I32);
   const a = [L.add(V128), L.add(V128), L.add(V128), L.add(V128)], pv = L.add(V128), lv = L.add(V128);
+  const kdB = L.add(I32), kw = [L.add(V128), L.add(V128)], hx = L.add(V128);
+  /**
+   * Floats 4j … 4j + 3 of the 16 at key/value byte e of the row at kp: a float32 load, or for f16
+   * blocks the halves of the 32-byte run at kp + e/2 (loaded into kw once per 16 floats) widened.
+   */
+  const kvLoad = (j: number): Code => {
+    if (kv === 'f32') return v128.load(i32.add(get(kp), get(e)), 16 * j);
+    const x = (j & 1 ? v128.i32x4_extend_high_i16x8_u : v128.i32x4_extend_low_i16x8_u)(get(kw[j >> 1]!));
+    const em = v128.and(get(hx), v128.const_i32x4([0x7fff, 0x7fff, 0x7fff, 0x7fff]));
+    const scaled = v128.f32x4_mul(v128.i32x4_shl(em, c(13)), v128.const_f32x4([2 ** 112, 2 ** 112, 2 ** 112, 2 ** 112]));
+    const infNan = v128.and(v128.i32x4_gt_s(em, v128.const_i32x4([0x7bff, 0x7bff, 0x7bff, 0x7bff])), v128.const_i32x4([0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000]));
+    const sign = v128.and(v128.i32x4_shl(get(hx), c(16)), v128.const_i32x4([-0x80000000, -0x80000000, -0x80000000, -0x80000000]));
+    return seq(set(hx, x), v128.or(v128.or(scaled, infNan), sign));
+  };
+  /** Before the four loads of a 16-float run: the f16 run's two 16-byte halves. */
+  const kvRun: Code = kv === 'f32' ? seq() : seq(
+    set(kw[0]!, v128.load(i32.add(get(kp), i32.shr_u(get(e), c(1))))),
+    set(kw[1]!, v128.load(i32.add(get(kp), i32.shr_u(get(e), c(1))), 16)),
+  );
   const mx = L.add(F32T), l = L.add(F64T);
   const zero = seq(...a.map((x) => set(x, v128.zero())));
   /** Walk the keys s < sEnd block by block, whole rows [nkv, d] in memory order: p at key s's row, sp at its score of head 0 (`body` runs per key). */
@@ -63,16 +88,17 @@ function decodeFn(): FuncDef {
   const heads = (body: Code): Code => seq(
     set(h, c(0)),
     forLoop(g, c(0), get(A.nkv), c(1),
-      set(kp, i32.add(get(p), i32.mul(get(g), get(dB)))),
+      set(kp, i32.add(get(p), i32.mul(get(g), get(kdB)))),
       forLoop(hh, c(0), get(A.rep), c(1), body, set(h, i32.add(get(h), c(1))))),
   );
   return {
-    name: 'decode_attention',
+    name: kv === 'f32' ? 'decode_attention' : 'decode_attention_f16',
     params: [I32, I32, I32, I32, I32, I32, I32, I32, F32T, I32, I32, I32, I32, I32],
     results: [],
     locals: L.types,
     body: seq(
-      set(dB, i32.shl(get(A.d), c(2))), set(rowB, i32.mul(get(A.nkv), get(dB))),
+      // dB: bytes of a query/output head; kdB: of a key/value head in the blocks.
+      set(dB, i32.shl(get(A.d), c(2))), set(kdB, kv === 'f32' ? get(dB) : i32.shl(get(A.d), c(1))), set(rowB, i32.mul(get(A.nkv), get(kdB))),
       // Scores of head h at scores + h·ss (ss = 4·(qOffset + T) bytes).
       set(ss, i32.shl(i32.add(get(A.qOffset), get(A.T)), c(2))),
       forLoop(t, c(0), get(A.T), c(1),
@@ -83,8 +109,8 @@ function decodeFn(): FuncDef {
         keys(A.ktab, heads(seq(
           set(qp, i32.add(get(q0), i32.mul(get(h), get(dB)))),
           zero,
-          forLoop(e, c(0), get(dB), c(64),
-            ...a.map((x, j) => set(x, v128.f32x4_add(get(x), v128.f32x4_mul(v128.load(i32.add(get(qp), get(e)), 16 * j), v128.load(i32.add(get(kp), get(e)), 16 * j)))))),
+          forLoop(e, c(0), get(dB), c(64), kvRun,
+            ...a.map((x, j) => set(x, v128.f32x4_add(get(x), v128.f32x4_mul(v128.load(i32.add(get(qp), get(e)), 16 * j), kvLoad(j)))))),
           set(a[0]!, v128.f32x4_add(v128.f32x4_add(get(a[0]!), get(a[1]!)), v128.f32x4_add(get(a[2]!), get(a[3]!)))),
           f32.store(i32.add(get(sp), i32.mul(get(h), get(ss))), f32.mul(hsum(get(a[0]!)), get(A.scale))),
         ))),
@@ -103,8 +129,8 @@ function decodeFn(): FuncDef {
         keys(A.vtab, heads(seq(
           set(pv, v128.load32_splat(i32.add(get(sp), i32.mul(get(h), get(ss))))),
           set(op, i32.add(get(o0), i32.mul(get(h), get(dB)))),
-          forLoop(e, c(0), get(dB), c(64),
-            ...a.map((_, j) => v128.store(i32.add(get(op), get(e)), v128.f32x4_add(v128.load(i32.add(get(op), get(e)), 16 * j), v128.f32x4_mul(get(pv), v128.load(i32.add(get(kp), get(e)), 16 * j))), 16 * j))),
+          forLoop(e, c(0), get(dB), c(64), kvRun,
+            ...a.map((_, j) => v128.store(i32.add(get(op), get(e)), v128.f32x4_add(v128.load(i32.add(get(op), get(e)), 16 * j), v128.f32x4_mul(get(pv), kvLoad(j))), 16 * j))),
         ))),
         // o /= l.
         forLoop(h, c(0), get(A.nh), c(1),
@@ -118,10 +144,12 @@ function decodeFn(): FuncDef {
 }
 
 /** The module's functions: `exp_shift` (called by index 0) and `decode_attention` (exported for the validation test). */
-export const decodeAttentionFuncs = (): FuncDef[] => [expFn(), decodeFn()];
+export const decodeAttentionFuncs = (): FuncDef[] => [expFn(), decodeFn('f32'), decodeFn('f16')];
 
+type DecodeFn = (q: number, out: number, T: number, nh: number, nkv: number, rep: number, d: number, qOffset: number, scale: number, ktab: number, vtab: number, bs: number, scores: number, stats: number) => void;
 interface DecodeExports {
-  decode_attention(q: number, out: number, T: number, nh: number, nkv: number, rep: number, d: number, qOffset: number, scale: number, ktab: number, vtab: number, bs: number, scores: number, stats: number): void;
+  decode_attention: DecodeFn;
+  decode_attention_f16: DecodeFn;
 }
 
 let instance: DecodeExports | null | undefined;
@@ -143,13 +171,15 @@ export interface DecodeAttentionArgs {
   scale: number;
   /** Position of the first query row (keys s ≤ qOffset + t are visible to row t). */
   qOffset: number;
-  /** Key blocks ([blockSize, nkv, d] from float `kAt` of each); block b holds tokens [b·blockSize, (b + 1)·blockSize). */
-  kBlocks: readonly F32[];
-  /** Value blocks, laid out as the key blocks (from float `vAt`); may be the same arrays as `kBlocks` (a paged cache's blocks hold both). */
-  vBlocks: readonly F32[];
-  /** Float offset of the first key row in every key block (default 0). */
+  /** Key blocks ([blockSize, nkv, d] from element `kAt` of each); block b holds tokens [b·blockSize, (b + 1)·blockSize). */
+  kBlocks: readonly F32[] | readonly Uint16Array[];
+  /** Value blocks, laid out as the key blocks (from element `vAt`); may be the same arrays as `kBlocks` (a paged cache's blocks hold both). */
+  vBlocks: readonly F32[] | readonly Uint16Array[];
+  /** Element type of the blocks: float32, or f16 bits on the heap (default 'f32'). */
+  kv?: KvDType;
+  /** Element offset of the first key row in every key block (default 0). */
   kAt?: number;
-  /** Float offset of the first value row in every value block (default 0). */
+  /** Element offset of the first value row in every value block (default 0). */
   vAt?: number;
   blockSize: number;
   /** Where to write the log-sum-exp m + ln l of row t, head h: lse[lseAt + h·lseStride + t]. */
@@ -163,23 +193,32 @@ export function decodeAttentionRuns(d: number): boolean {
   return d % 16 === 0 && d > 0 && ex() !== null;
 }
 
+/** Whether {@link decodeAttention} reads these f16 blocks: it reads them in place, so all must be on the heap. */
+export function decodeAttentionReads(blocks: readonly Uint16Array[]): boolean {
+  return blocks.every((b) => heapAddress(b) >= 0);
+}
+
 /**
  * Attention of a sequence's new query rows over its cached keys and values (see the file
  * comment). Arrays that are not on the heap are staged into heap scratch, so the bits do not
  * depend on where they live. Call only where {@link decodeAttentionRuns}.
  */
 export function decodeAttention(a: DecodeAttentionArgs): void {
-  const { T, nh, nkv, d, blockSize } = a, nb = a.kBlocks.length, S = a.qOffset + T;
-  // Blocks shared by keys and values are staged (and looked up) once; the tables point into them, so no view per block is made.
-  const shared = a.kBlocks === a.vBlocks, io = staged(shared ? [a.q, a.out, ...a.kBlocks] : [a.q, a.out, ...a.kBlocks, ...a.vBlocks], [a.out]);
+  const { T, nh, nkv, d, blockSize } = a, nb = a.kBlocks.length, S = a.qOffset + T, f16 = a.kv === 'f16';
+  // Blocks shared by keys and values are staged (and looked up) once; the tables point into them,
+  // so no view per block is made. f16 blocks are read where they are (decodeAttentionReads).
+  const shared = a.kBlocks === a.vBlocks;
+  const blocks = (f16 ? [] : shared ? a.kBlocks : [...a.kBlocks, ...a.vBlocks]) as F32[];
+  const io = staged([a.q, a.out, ...blocks], [a.out]);
+  const addr = (i: number): number => f16 ? heapAddress((i < nb ? a.kBlocks[i] : a.vBlocks[i - nb])!) : io.at[2 + i]!;
   // One scratch block: the statistics (8 floats per row and head, 32-byte aligned for their f64
   // lanes), the scores of one row, then the block tables.
   const scratch = scratchF32(8 * T * nh + nh * S + 2 * nb), stats = scratch.subarray(0, 8 * T * nh), scores = scratch.subarray(8 * T * nh, 8 * T * nh + nh * S);
   const tab = scratch.subarray(8 * T * nh + nh * S), tabI = new Int32Array(tab.buffer, tab.byteOffset, 2 * nb);
-  const kAt = 4 * (a.kAt ?? 0), vAt = 4 * (a.vAt ?? 0);
-  for (let b = 0; b < nb; b++) { tabI[b] = io.at[2 + b]! + kAt; tabI[nb + b] = io.at[2 + (shared ? b : nb + b)]! + vAt; }
-  const at = heapAddress(tab);
-  ex()!.decode_attention(io.at[0]!, io.at[1]!, T, nh, nkv, nh / nkv, d, a.qOffset, a.scale, at, at + 4 * nb, blockSize, heapAddress(scores), heapAddress(stats));
+  const es = f16 ? 2 : 4, kAt = es * (a.kAt ?? 0), vAt = es * (a.vAt ?? 0);
+  for (let b = 0; b < nb; b++) { tabI[b] = addr(b) + kAt; tabI[nb + b] = addr(shared && !f16 ? b : nb + b) + vAt; }
+  const at = heapAddress(tab), run = f16 ? ex()!.decode_attention_f16 : ex()!.decode_attention;
+  run(io.at[0]!, io.at[1]!, T, nh, nkv, nh / nkv, d, a.qOffset, a.scale, at, at + 4 * nb, blockSize, heapAddress(scores), heapAddress(stats));
   io.done();
   if (a.lse) {
     const l = new Float64Array(stats.buffer, stats.byteOffset, 4 * T * nh);

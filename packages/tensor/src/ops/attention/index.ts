@@ -1,6 +1,6 @@
 import { record } from '../../autograd';
 import { attentionBackwardKernel, attentionKernel, pagedAttentionKernel } from './kernel';
-import { ShapeError } from '../../errors';
+import { DTypeError, ShapeError } from '../../errors';
 import type { KVPages } from './kernel';
 import type { Tensor } from '../../tensor';
 import { i32, kernelF32, out, zerosF32 } from '../util';
@@ -56,13 +56,15 @@ export function attention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOption
  * registry's `pagedAttention` kernel: the cpu one reads the pages in place when decoding (few
  * query rows); the reference and the webgpu one gather the pages into contiguous keys and values
  * and run attention, so every backend's result is the one of `attention` on the gathered keys
- * and values.
+ * and values. f16 pages (`kv.dtype`) are read as the float32 values they hold, on the cpu device.
  */
 export function pagedAttention(q: Tensor, kv: KVPages, opts: Pick<AttentionOptions, 'scale' | 'qOffset'> = {}): Tensor {
   if (q.rank !== 4 || q.shape[0] !== 1) throw new ShapeError(`pagedAttention: q must be [1, T, heads, d], got [${q.shape}]`);
   const [, T, nh, d] = q.shape as [number, number, number, number];
   const S = kv.length, nkv = kv.heads, row = nkv * d, bs = kv.blockSize;
   const qOffset = opts.qOffset ?? S - T, scale = opts.scale ?? 1 / Math.sqrt(d);
+  const Block = (kv.dtype ?? 'f32') === 'f16' ? Uint16Array : Float32Array;
+  if (!kv.blocks.every((b) => b instanceof Block)) throw new DTypeError(`pagedAttention: ${kv.dtype ?? 'f32'} pages need ${Block.name} blocks`);
   if (nh % nkv !== 0 || kv.blocks.length * bs < S || qOffset < 0 || qOffset + T > S || kv.blocks.some((b) => b.length < Math.max(kv.keys, kv.values) + bs * row)) {
     throw new ShapeError(`pagedAttention: q [${q.shape}] does not fit ${S} cached tokens of ${nkv} heads in ${kv.blocks.length} blocks of ${bs} (qOffset ${qOffset})`);
   }

@@ -10,7 +10,7 @@
  * splits' partial (max, sum, output). Shapes and positions are uniform parameters: decoding across
  * a block boundary, or any number of tokens, builds no pipeline.
  */
-import { ShapeError } from '../../errors';
+import { DTypeError, ShapeError } from '../../errors';
 import type { WebgpuContext } from '../../webgpu/kernel';
 import type { Binding } from '../../webgpu/runtime';
 import { MATH, params, wgsl } from '../../webgpu/wgsl';
@@ -132,6 +132,7 @@ function tableOf(ctx: WebgpuContext, slots: readonly number[]): Int32Array {
 /** Attention of T new query rows over paged keys and values (see `PagedAttentionArgs`). */
 export function pagedAttention(ctx: WebgpuContext, a: PagedAttentionArgs): void {
   const { T, nh, d, kv } = a, nkv = kv.heads, row = nkv * d, bs = kv.blockSize, S = a.qOffset + T;
+  if (kv.dtype === 'f16') throw new DTypeError('pagedAttention: f16 KV pages are read on the cpu device (keep an f32 cache on webgpu)');
   if (nh % nkv !== 0 || a.q.length !== T * nh * d || a.out.length !== T * nh * d || S > kv.length || kv.blocks.length * bs < S) {
     throw new ShapeError(`pagedAttention: q [${T}, ${nh}, ${d}] over ${kv.length} tokens of ${nkv} heads in ${kv.blocks.length} blocks of ${bs} (qOffset ${a.qOffset})`);
   }
