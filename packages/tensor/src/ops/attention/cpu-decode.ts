@@ -20,9 +20,11 @@
  * `m` and `l` per row and head come back for the log-sum-exp.
  *
  * `decode_attention_f16` reads f16 blocks (an f16 KV cache: half the bytes of a long-context
- * step) and widens each half to the float32 it is, exactly (bits shifted into place and scaled by
- * 2^112, Inf/NaN exponents restored), before the same float operations: its result is
- * `decode_attention`'s on float32 blocks holding the same values, bit for bit.
+ * step) and widens each key or value row once, for all heads, to the float32 values it holds,
+ * exactly (bits shifted into place and scaled by 2^112, Inf/NaN exponents restored), before the
+ * same float operations: its result is `decode_attention`'s on float32 blocks holding the same
+ * values, bit for bit. (Widening each head's run where it is read instead, once per query head,
+ * took 3.3× the f32 kernel's time at a 2,048-token context.)
  */
 import { block, br, brIf, call, f32, f64, forLoop, get, i32, loop, seq, set, v128, ValType, type Code, type FuncDef, Locals } from '../../wasm/encoder';
 import type { F32 } from '../../arrays';
@@ -39,35 +41,39 @@ const c = i32.const;
 const hsum = (x: Code): Code => f32.add(f32.add(v128.f32x4_extract_lane(x, 0), v128.f32x4_extract_lane(x, 1)), f32.add(v128.f32x4_extract_lane(x, 2), v128.f32x4_extract_lane(x, 3)));
 
 /**
- * decode_attention(q, out, T, nh, nkv, rep, d, qOffset, scale, ktab, vtab, bs, scores, stats):
- * pointers in bytes; ktab/vtab hold the byte address of each block's first key/value row.
+ * decode_attention(q, out, T, nh, nkv, rep, d, qOffset, scale, ktab, vtab, bs, scores, stats, row):
+ * pointers in bytes; ktab/vtab hold the byte address of each block's first key/value row; row:
+ * nkv·d floats of scratch (the f16 variant widens each key or value row there once, for all heads).
  */
 function decodeFn(kv: KvDType): FuncDef {
-  const A = { q: 0, out: 1, T: 2, nh: 3, nkv: 4, rep: 5, d: 6, qOffset: 7, scale: 8, ktab: 9, vtab: 10, bs: 11, scores: 12, stats: 13 };
-  const L = new Locals(14);
+  const A = { q: 0, out: 1, T: 2, nh: 3, nkv: 4, rep: 5, d: 6, qOffset: 7, scale: 8, ktab: 9, vtab: 10, bs: 11, scores: 12, stats: 13, row: 14 };
+  const L = new Locals(15);
   const t = L.add(I32), g = L.add(I32), hh = L.add(I32), h = L.add(I32), sEnd = L.add(I32), s = L.add(I32), bEnd = L.add(I32);
   const tp = L.add(I32), p = L.add(I32), e = L.add(I32), qp = L.add(I32), op = L.add(I32), kp = L.add(I32);
   const rowB = L.add(I32), dB = L.add(I32), sp = L.add(I32), st = L.add(I32), hs = L.add(I32), ss = L.add(I32), q0 = L.add(I32), o0 = L.add(I32);
   const a = [L.add(V128), L.add(V128), L.add(V128), L.add(V128)], pv = L.add(V128), lv = L.add(V128);
-  const kdB = L.add(I32), kw = [L.add(V128), L.add(V128)], hx = L.add(V128);
-  /**
-   * Floats 4j … 4j + 3 of the 16 at key/value byte e of the row at kp: a float32 load, or for f16
-   * blocks the halves of the 32-byte run at kp + e/2 (loaded into kw once per 16 floats) widened.
-   */
-  const kvLoad = (j: number): Code => {
-    if (kv === 'f32') return v128.load(i32.add(get(kp), get(e)), 16 * j);
-    const x = (j & 1 ? v128.i32x4_extend_high_i16x8_u : v128.i32x4_extend_low_i16x8_u)(get(kw[j >> 1]!));
-    const em = v128.and(get(hx), v128.const_i32x4([0x7fff, 0x7fff, 0x7fff, 0x7fff]));
-    const scaled = v128.f32x4_mul(v128.i32x4_shl(em, c(13)), v128.const_f32x4([2 ** 112, 2 ** 112, 2 ** 112, 2 ** 112]));
-    const infNan = v128.and(v128.i32x4_gt_s(em, v128.const_i32x4([0x7bff, 0x7bff, 0x7bff, 0x7bff])), v128.const_i32x4([0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000]));
-    const sign = v128.and(v128.i32x4_shl(get(hx), c(16)), v128.const_i32x4([-0x80000000, -0x80000000, -0x80000000, -0x80000000]));
-    return seq(set(hx, x), v128.or(v128.or(scaled, infNan), sign));
-  };
-  /** Before the four loads of a 16-float run: the f16 run's two 16-byte halves. */
-  const kvRun: Code = kv === 'f32' ? seq() : seq(
-    set(kw[0]!, v128.load(i32.add(get(kp), i32.shr_u(get(e), c(1))))),
-    set(kw[1]!, v128.load(i32.add(get(kp), i32.shr_u(get(e), c(1))), 16)),
+  const kdB = L.add(I32), rp = L.add(I32), hx = L.add(V128), hw = L.add(V128);
+  const K = { m: L.add(V128), big: L.add(V128), inf: L.add(V128), sign: L.add(V128), scale: L.add(V128) };
+  const splat = (x: number): Code => v128.i32x4_splat(c(x | 0));
+  /** The constants of the widening, set once (V8 would otherwise rebuild them in the loop). */
+  const constants: Code = kv === 'f32' ? seq() : seq(
+    set(K.m, splat(0x7fff)), set(K.big, splat(0x7bff)), set(K.inf, splat(0x7f800000)), set(K.sign, splat(0x80000000)),
+    set(K.scale, v128.f32x4_splat(f32.const(2 ** 112))),
   );
+  /** Four halves (zero-extended in i32 lanes, in hx) as float32: bits moved into place and scaled by 2^112 (exact for normal and subnormal halves), Inf/NaN exponents set, the sign put back. */
+  const widen = (x: Code): Code => {
+    const em = v128.and(get(hx), get(K.m));
+    return seq(set(hx, x), v128.or(v128.or(v128.f32x4_mul(v128.i32x4_shl(em, c(13)), get(K.scale)), v128.and(v128.i32x4_gt_s(em, get(K.big)), get(K.inf))), v128.and(v128.i32x4_shl(get(hx), c(16)), get(K.sign))));
+  };
+  /** For f16 blocks, key/value row p (rowB bytes) widened into the float32 row at A.row, once per key for all heads; rp: where the heads read the row. */
+  const rowAt: Code = kv === 'f32' ? set(rp, get(p)) : seq(
+    forLoop(e, c(0), get(rowB), c(16),
+      set(hw, v128.load(i32.add(get(p), get(e)))),
+      v128.store(i32.add(get(A.row), i32.shl(get(e), c(1))), widen(v128.i32x4_extend_low_i16x8_u(get(hw)))),
+      v128.store(i32.add(get(A.row), i32.shl(get(e), c(1))), widen(v128.i32x4_extend_high_i16x8_u(get(hw))), 16)),
+    set(rp, get(A.row)),
+  );
+  const kvLoad = (j: number): Code => v128.load(i32.add(get(kp), get(e)), 16 * j);
   const mx = L.add(F32T), l = L.add(F64T);
   const zero = seq(...a.map((x) => set(x, v128.zero())));
   /** Walk the keys s < sEnd block by block, whole rows [nkv, d] in memory order: p at key s's row, sp at its score of head 0 (`body` runs per key). */
@@ -78,7 +84,7 @@ function decodeFn(kv: KvDType): FuncDef {
       set(p, i32.load(get(tp))),
       set(bEnd, i32.min_s(i32.add(get(s), get(A.bs)), get(sEnd))),
       forLoop(s, get(s), get(bEnd), c(1),
-        body,
+        rowAt, body,
         set(sp, i32.add(get(sp), c(4))), set(p, i32.add(get(p), get(rowB)))),
       set(tp, i32.add(get(tp), c(4))),
       br(0),
@@ -88,16 +94,17 @@ function decodeFn(kv: KvDType): FuncDef {
   const heads = (body: Code): Code => seq(
     set(h, c(0)),
     forLoop(g, c(0), get(A.nkv), c(1),
-      set(kp, i32.add(get(p), i32.mul(get(g), get(kdB)))),
+      set(kp, i32.add(get(rp), i32.mul(get(g), get(dB)))),
       forLoop(hh, c(0), get(A.rep), c(1), body, set(h, i32.add(get(h), c(1))))),
   );
   return {
     name: kv === 'f32' ? 'decode_attention' : 'decode_attention_f16',
-    params: [I32, I32, I32, I32, I32, I32, I32, I32, F32T, I32, I32, I32, I32, I32],
+    params: [I32, I32, I32, I32, I32, I32, I32, I32, F32T, I32, I32, I32, I32, I32, I32],
     results: [],
     locals: L.types,
     body: seq(
       // dB: bytes of a query/output head; kdB: of a key/value head in the blocks.
+      constants,
       set(dB, i32.shl(get(A.d), c(2))), set(kdB, kv === 'f32' ? get(dB) : i32.shl(get(A.d), c(1))), set(rowB, i32.mul(get(A.nkv), get(kdB))),
       // Scores of head h at scores + h·ss (ss = 4·(qOffset + T) bytes).
       set(ss, i32.shl(i32.add(get(A.qOffset), get(A.T)), c(2))),
@@ -109,7 +116,7 @@ function decodeFn(kv: KvDType): FuncDef {
         keys(A.ktab, heads(seq(
           set(qp, i32.add(get(q0), i32.mul(get(h), get(dB)))),
           zero,
-          forLoop(e, c(0), get(dB), c(64), kvRun,
+          forLoop(e, c(0), get(dB), c(64),
             ...a.map((x, j) => set(x, v128.f32x4_add(get(x), v128.f32x4_mul(v128.load(i32.add(get(qp), get(e)), 16 * j), kvLoad(j)))))),
           set(a[0]!, v128.f32x4_add(v128.f32x4_add(get(a[0]!), get(a[1]!)), v128.f32x4_add(get(a[2]!), get(a[3]!)))),
           f32.store(i32.add(get(sp), i32.mul(get(h), get(ss))), f32.mul(hsum(get(a[0]!)), get(A.scale))),
@@ -129,7 +136,7 @@ function decodeFn(kv: KvDType): FuncDef {
         keys(A.vtab, heads(seq(
           set(pv, v128.load32_splat(i32.add(get(sp), i32.mul(get(h), get(ss))))),
           set(op, i32.add(get(o0), i32.mul(get(h), get(dB)))),
-          forLoop(e, c(0), get(dB), c(64), kvRun,
+          forLoop(e, c(0), get(dB), c(64),
             ...a.map((_, j) => v128.store(i32.add(get(op), get(e)), v128.f32x4_add(v128.load(i32.add(get(op), get(e)), 16 * j), v128.f32x4_mul(get(pv), kvLoad(j))), 16 * j))),
         ))),
         // o /= l.
@@ -146,7 +153,7 @@ function decodeFn(kv: KvDType): FuncDef {
 /** The module's functions: `exp_shift` (called by index 0) and `decode_attention` (exported for the validation test). */
 export const decodeAttentionFuncs = (): FuncDef[] => [expFn(), decodeFn('f32'), decodeFn('f16')];
 
-type DecodeFn = (q: number, out: number, T: number, nh: number, nkv: number, rep: number, d: number, qOffset: number, scale: number, ktab: number, vtab: number, bs: number, scores: number, stats: number) => void;
+type DecodeFn = (q: number, out: number, T: number, nh: number, nkv: number, rep: number, d: number, qOffset: number, scale: number, ktab: number, vtab: number, bs: number, scores: number, stats: number, row: number) => void;
 interface DecodeExports {
   decode_attention: DecodeFn;
   decode_attention_f16: DecodeFn;
@@ -212,13 +219,13 @@ export function decodeAttention(a: DecodeAttentionArgs): void {
   const io = staged([a.q, a.out, ...blocks], [a.out]);
   const addr = (i: number): number => f16 ? heapAddress((i < nb ? a.kBlocks[i] : a.vBlocks[i - nb])!) : io.at[2 + i]!;
   // One scratch block: the statistics (8 floats per row and head, 32-byte aligned for their f64
-  // lanes), the scores of one row, then the block tables.
-  const scratch = scratchF32(8 * T * nh + nh * S + 2 * nb), stats = scratch.subarray(0, 8 * T * nh), scores = scratch.subarray(8 * T * nh, 8 * T * nh + nh * S);
-  const tab = scratch.subarray(8 * T * nh + nh * S), tabI = new Int32Array(tab.buffer, tab.byteOffset, 2 * nb);
+  // lanes), one widened key/value row (f16), the scores of one row, then the block tables.
+  const R = 8 * T * nh, W = nkv * d, scratch = scratchF32(R + W + nh * S + 2 * nb), stats = scratch.subarray(0, R), scores = scratch.subarray(R + W, R + W + nh * S);
+  const tab = scratch.subarray(R + W + nh * S), tabI = new Int32Array(tab.buffer, tab.byteOffset, 2 * nb);
   const es = f16 ? 2 : 4, kAt = es * (a.kAt ?? 0), vAt = es * (a.vAt ?? 0);
   for (let b = 0; b < nb; b++) { tabI[b] = addr(b) + kAt; tabI[nb + b] = addr(shared && !f16 ? b : nb + b) + vAt; }
   const at = heapAddress(tab), run = f16 ? ex()!.decode_attention_f16 : ex()!.decode_attention;
-  run(io.at[0]!, io.at[1]!, T, nh, nkv, nh / nkv, d, a.qOffset, a.scale, at, at + 4 * nb, blockSize, heapAddress(scores), heapAddress(stats));
+  run(io.at[0]!, io.at[1]!, T, nh, nkv, nh / nkv, d, a.qOffset, a.scale, at, at + 4 * nb, blockSize, heapAddress(scores), heapAddress(stats), heapAddress(stats) + 4 * R);
   io.done();
   if (a.lse) {
     const l = new Float64Array(stats.buffer, stats.byteOffset, 4 * T * nh);
