@@ -62,6 +62,7 @@ export function serveCommand(): Command {
     .option('--prefix-cache <MiB>', 'memory cap of the prefix cache (KV of earlier prompts and replies reused by later requests); default: the weights\' size, at most an eighth of the machine\'s memory', count())
     .option('--no-prefix-cache', 'do not reuse KV across requests')
     .addOption(new Option('--pooling <how>', '/v1/embeddings: mean of the final hidden states, or the last token\'s').choices(['mean', 'last']).default('mean'))
+    .addOption(new Option('--kv-cache-type <t>', "KV cache elements: 'f32', or 'f16' (half the memory, as llama.cpp keeps it; cpu device)").choices(['f32', 'f16']).default('f32'))
     .addOption(new Option('--precision <p>', "weights in memory: 'auto' (bf16 matrices as stored) or 'f32'").choices(['auto', 'f32']).default('auto'))
     .option('--cors-origin <origin>', 'allow browser calls from this origin (repeatable; * for any). Default: same origin only', collectValues, [])
     .option('--allowed-host <name>', 'accept this Host name while bound to loopback (repeatable; DNS-rebinding protection)', collectValues, [])
@@ -75,7 +76,7 @@ export function serveCommand(): Command {
 interface ServeFlags {
   model: string; port: number; host: string; threads?: number; device: Device; ctx?: number; maxTokens?: number;
   apiKey?: string; name?: string; maxQueue: number; maxBatch: number; maxBody: number; maxConnections: number; prefillChunk: number;
-  prefixCache?: number | boolean; pooling: 'mean' | 'last'; precision: 'auto' | 'f32'; corsOrigin: string[]; allowedHost: string[];
+  prefixCache?: number | boolean; kvCacheType: 'f32' | 'f16'; pooling: 'mean' | 'last'; precision: 'auto' | 'f32'; corsOrigin: string[]; allowedHost: string[];
   adapter?: string; web: boolean; studio?: string; quiet?: boolean;
 }
 
@@ -107,7 +108,7 @@ export async function runServeCli(argv: readonly string[], options: ServeCliOpti
       precision: o.precision, onWarning, onProgress, onLoadProgress,
       ...(o.name !== undefined ? { name: o.name } : {}), ...(o.adapter !== undefined ? { adapter: o.adapter } : {}),
     }))),
-    apiKey, maxQueue: o.maxQueue, maxBatch: o.maxBatch, maxBodyBytes: o.maxBody, maxConnections: o.maxConnections, prefillChunk: o.prefillChunk, webPage: o.web,
+    apiKey, maxQueue: o.maxQueue, maxBatch: o.maxBatch, maxBodyBytes: o.maxBody, maxConnections: o.maxConnections, prefillChunk: o.prefillChunk, kvCacheType: o.kvCacheType, webPage: o.web,
     corsOrigins, allowedHosts: o.allowedHost, embeddingPooling: o.pooling,
     prefixCacheBytes: o.prefixCache === false ? null : typeof o.prefixCache === 'number' ? o.prefixCache * 2 ** 20 : 'auto',
     ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),

@@ -25,6 +25,8 @@ export interface ServerOptions {
   maxBatch?: number;
   /** Prompt tokens prefilled per step. Default 512. */
   prefillChunk?: number;
+  /** Element type of the KV cache: 'f32' (default) or 'f16' (half the memory; cpu device). */
+  kvCacheType?: 'f32' | 'f16';
   /**
    * Memory cap in bytes of the prefix cache (KV of earlier prompts and replies reused by later
    * requests), or 'auto' (the weights' size, at most an eighth of the machine's memory); off when absent or null.

@@ -279,6 +279,7 @@ describe('apertus-serve CLI', () => {
     for (const cap of ['0', '-5', '1.5']) await expect(runServeCli(['--model', dir, '--prefix-cache', cap], quiet)).rejects.toMatchObject({ option: '--prefix-cache' });
     await expect(runServeCli(['--model', dir, '--device', 'tpu'], quiet)).rejects.toMatchObject({ option: '--device' });
     await expect(runServeCli(['--model', dir, '--precision', 'fp8'], quiet)).rejects.toMatchObject({ option: '--precision' });
+    await expect(runServeCli(['--model', dir, '--kv-cache-type', 'q8_0'], quiet)).rejects.toMatchObject({ option: '--kv-cache-type' });
     const help: string[] = [];
     expect(await runServeCli(['--help'], { out: (s) => help.push(s), err: () => {} })).toBeNull();
     expect(help.join('')).toContain('--max-queue <n>');

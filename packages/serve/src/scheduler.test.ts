@@ -111,3 +111,17 @@ describe('scheduler KV memory', () => {
     }
   });
 });
+
+describe('scheduler with an f16 KV cache', () => {
+  test('blocks of half the bytes; greedy tokens and log-probabilities of generate() on an f16 cache, through the prefix cache too', async () => {
+    const half = new Scheduler(served, { kvCacheType: 'f16', prefixCacheBytes: 1 << 24, kvBlockSize: 8 });
+    expect(half.pool.blockBytes * 2).toBe(new Scheduler(served, { kvBlockSize: 8 }).pool.blockBytes);
+    const p = prompt(40, 5), want = generate(served.model, p, { temperature: 0, maxTokens: 6, stopTokenIds: [], kvCacheType: 'f16' }).tokens;
+    const got = await run(half, { prompt: p, maxTokens: 6 });
+    expect(got.tokens[0]!.length).toBe(6);
+    // Token bytes name the tokens: the same ids as generate()'s.
+    const again = await run(half, { prompt: [...p, ...want.slice(0, 3)], maxTokens: 3 });
+    expect(again.tokens[0]).toEqual(got.tokens[0]!.slice(3));
+    expect(() => new Scheduler(served, { kvCacheType: 'q8' as 'f16' })).toThrow(GenerationError);
+  });
+});

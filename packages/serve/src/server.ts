@@ -120,6 +120,7 @@ export function createServer(options: ServerOptions): ApertusServer {
       const prefixCacheBytes = options.prefixCacheBytes ?? undefined;
       const scheduler = new Scheduler(served, {
         maxBatch: options.maxBatch, maxQueue: options.maxQueue, prefillChunk: options.prefillChunk, contextLength: options.contextLength, metrics,
+        ...(options.kvCacheType !== undefined ? { kvCacheType: options.kvCacheType } : {}),
         ...(prefixCacheBytes !== undefined ? { prefixCacheBytes } : {}),
       });
       const limits: RequestLimits = { served, contextLength: scheduler.contextLength, maxTokens: Math.min(options.maxTokens ?? scheduler.contextLength, scheduler.contextLength), maxN: scheduler.maxBatch };

@@ -100,6 +100,13 @@ export const benchmarks = [
     about: 'uploads, readbacks, dispatches and pipeline builds per decode token on webgpu (tiny, small), one JSON line per case',
   },
   {
+    name: 'kv-f16',
+    title: 'f16 KV cache',
+    script: 'packages/model/bench/kv-f16.mjs',
+    needs: 'built @apertus/model',
+    about: "one decoding step's attention at a long context (small shapes) over an f32 and an f16 KV cache, alternating rounds, CPU time",
+  },
+  {
     name: 'prefix-cache-load',
     title: 'Prefix cache under load',
     script: 'packages/serve/bench/prefix-cache-load.mjs',
