@@ -102,7 +102,7 @@ export function bf16ArrayToF32(src: Uint16Array, out: Float32Array = new Float32
 }
 
 /** Convert a whole float32 array to f16 bits. */
-export function f32ArrayToF16(src: ArrayLike<number>, out = new Uint16Array(src.length)): Uint16Array {
+export function f32ArrayToF16(src: ArrayLike<number>, out: Uint16Array = new Uint16Array(src.length)): Uint16Array {
   for (let i = 0; i < src.length; i++) out[i] = f32ToF16Bits(src[i]!);
   return out;
 }

@@ -7,7 +7,7 @@
  * device holds each layer of every float32 block in one buffer per layer (an arena), where
  * attention reads them. f16 blocks are read by the cpu kernels only.
  */
-import { f32ToF16Bits } from '../dtype';
+import { f32ArrayToF16 } from '../dtype';
 import { heapAddress, heapHolds, persistentF32, persistentU16 } from './heap';
 
 /** Element type of a KV cache: float32, or f16 bits. */
@@ -61,8 +61,8 @@ const F16 = (globalThis as { Float16Array?: new (b: ArrayBufferLike, o: number, 
  */
 export function f16RowsInto(src: ArrayLike<number>, dst: Uint16Array, native = F16 !== undefined): void {
   if (src.length !== dst.length) throw new RangeError(`f16RowsInto: ${src.length} values into ${dst.length}`);
-  if (native && F16) { new F16(dst.buffer, dst.byteOffset, dst.length).set(src); return; }
-  for (let i = 0; i < src.length; i++) dst[i] = f32ToF16Bits(src[i]!);
+  if (native && F16) new F16(dst.buffer, dst.byteOffset, dst.length).set(src);
+  else f32ArrayToF16(src, dst);
 }
 
 let halfTable: Float32Array | undefined;

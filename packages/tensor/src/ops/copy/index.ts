@@ -5,7 +5,7 @@
  * the cache without leaving the device.
  */
 import type { F32 } from '../../arrays';
-import { DTypeError } from '../../errors';
+import { DTypeError, ShapeError } from '../../errors';
 import { kernelDevice } from '../../registry';
 import { f16RowsInto, type KvBlockData } from '../../memory/kv-blocks';
 import { copyKernel } from './kernel';
@@ -22,7 +22,7 @@ export function copyInto(src: F32 | Uint16Array, dst: KvBlockData): void {
   if (dst instanceof Float32Array && src instanceof Float32Array) { copyKernel.run(src, dst); return; }
   if (!(dst instanceof Uint16Array)) throw new DTypeError('copyInto: f16 bits cannot go into float32 storage');
   if (kernelDevice().device !== 'cpu') throw new DTypeError(`copyInto: f16 KV blocks are written on the cpu device, not on ${kernelDevice().device}`);
-  if (src.length !== dst.length) throw new DTypeError(`copyInto: ${src.length} values into ${dst.length}`);
+  if (src.length !== dst.length) throw new ShapeError(`copyInto: ${src.length} values into ${dst.length}`);
   if (src instanceof Uint16Array) dst.set(src);
   else f16RowsInto(src, dst);
 }
